@@ -1,0 +1,30 @@
+# Everything starts from a fresh clone: `make test` and `make demo` create
+# .venv, install the package with its dependencies, then do their work.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install test demo bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q
+
+demo: install
+	$(BIN)/referee play confirmation --seed 2026
+	$(BIN)/referee play aegis --seed 2026
+
+bench: install
+	$(BIN)/python -m referee.bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

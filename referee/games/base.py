@@ -1,0 +1,269 @@
+"""The interface every game implements, and what the games share.
+
+A game is a pure state machine (as in OpenSpiel): who acts now, the legal
+actions of a seat, apply an action, terminal, scores. What a seat may know is
+built by the game's ``observation(seat)`` and ``visible_events(seat)``, the
+one place per game where a seat's view is computed; the state itself is never
+handed to a seat.
+
+Actions are ints. Each game documents its encoding and provides
+``action_name``/``parse_action``; ``legal_actions`` always returns them in
+ascending order, the canonical order (its first element is the referee's
+default when a seat must be played for).
+
+Nothing here, nor in any game module, does I/O or imports grpc, asyncio or
+protobuf.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+from referee import cards
+
+# --- errors -----------------------------------------------------------------
+
+
+class GameError(ValueError):
+    """Base of the errors a game raises."""
+
+
+class IllegalActionError(GameError):
+    """An action the rules do not allow. ``rule`` names the RULES.md section."""
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(f"{message} (rule {rule})")
+        self.rule = rule
+        self.reason = message
+
+
+class NotYourTurnError(IllegalActionError):
+    """A seat acted when it was not among the seats to act."""
+
+
+class OptionError(GameError):
+    """A rule option that does not exist or has a bad value."""
+
+
+class ActionSyntaxError(GameError):
+    """A string that does not spell an action of the game."""
+
+
+# --- events -----------------------------------------------------------------
+
+PUBLIC = -1
+
+
+class Event(NamedTuple):
+    """Something that happened. ``to`` is PUBLIC (-1) or the one seat that sees it.
+
+    ``data`` is JSON-compatible (ints, strings, lists, dicts).
+    """
+
+    kind: str
+    seat: int | None
+    data: Any = None
+    to: int = PUBLIC
+
+
+# --- the randomness a match consumes ----------------------------------------
+
+
+class Shoe:
+    """Every random draw of a match: from a seed, or replayed from a record.
+
+    A match asks for whole deck orders (RULES.md §3 turns one into a deal) and,
+    for options that need one, a suit drawn uniformly. What was drawn is kept
+    in ``decks`` and ``suits`` so that a record can replay it exactly.
+    """
+
+    def __init__(self, seed: int | None = None, decks: Sequence[Sequence[int]] | None = None,
+                 suits: Sequence[int] | None = None):
+        self.seed = seed
+        self._replay = decks is not None
+        self._rng = random.Random(seed)
+        self._recorded_decks = [cards.check_deck(d) for d in decks] if decks is not None else []
+        self._recorded_suits = list(suits or [])
+        self.decks: list[tuple[int, ...]] = []
+        self.suits: list[int] = []
+
+    def deck(self) -> tuple[int, ...]:
+        if self._replay:
+            if len(self.decks) >= len(self._recorded_decks):
+                raise GameError(f"the record holds {len(self._recorded_decks)} deck order(s); "
+                                f"the game needs deck #{len(self.decks) + 1}")
+            order = self._recorded_decks[len(self.decks)]
+        else:
+            order = tuple(cards.shuffled_deck(self._rng))
+        self.decks.append(order)
+        return order
+
+    def suit(self) -> int:
+        if self._replay:
+            if len(self.suits) >= len(self._recorded_suits):
+                raise GameError(f"the record holds {len(self._recorded_suits)} drawn suit(s); "
+                                f"the game needs suit #{len(self.suits) + 1}")
+            s = self._recorded_suits[len(self.suits)]
+            if s not in range(4):
+                raise GameError(f"recorded suit #{len(self.suits) + 1} is not a suit: {s!r}")
+        else:
+            s = self._rng.randrange(4)
+        self.suits.append(s)
+        return s
+
+
+# --- options ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One rule option: its default and how to check a value."""
+
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+
+    def check(self, key: str, value: Any) -> Any:
+        kind = type(self.default)
+        if kind is bool:
+            if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+                value = value.lower() in ("true", "yes", "on", "1")
+            if not isinstance(value, bool):
+                raise OptionError(f"option {key!r} must be true or false, got {value!r}")
+        elif kind is int:
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise OptionError(f"option {key!r} must be an integer, got {value!r}")
+            if self.minimum is not None and value < self.minimum:
+                raise OptionError(f"option {key!r} must be at least {self.minimum}, got {value}")
+        elif not isinstance(value, kind):
+            raise OptionError(f"option {key!r} must be a {kind.__name__}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            allowed = ", ".join(repr(c) for c in self.choices)
+            raise OptionError(f"option {key!r} must be one of {allowed}, got {value!r}")
+        return value
+
+
+def check_options(game: str, schema: Mapping[str, Option], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Every option of the schema, with the given values checked and defaults filled in."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(schema))
+    if unknown:
+        raise OptionError(f"{game} has no option {', '.join(map(repr, unknown))} "
+                          f"(its options: {', '.join(schema)})")
+    return {key: opt.check(key, given[key]) if key in given else opt.default for key, opt in schema.items()}
+
+
+# --- the state interface ----------------------------------------------------
+
+
+class GameState(ABC):
+    """A game (or match) in progress. Subclasses hold the rules."""
+
+    #: the game's name in the registry
+    game: ClassVar[str]
+    num_seats: int
+    #: the checked rule options (every option of the game, defaults filled in)
+    options: dict[str, Any]
+    #: the randomness drawn so far (deck orders, suits), for records
+    shoe: Shoe
+    #: everything that happened, in order; a seat sees those with to == PUBLIC or to == seat
+    events: list[Event]
+    #: every action applied, in order, as (seat, action)
+    actions: list[tuple[int, int]]
+
+    @abstractmethod
+    def to_act(self) -> tuple[int, ...]:
+        """The seats that must act now, ascending; () when the game is over.
+
+        More than one seat means a simultaneous decision: each acts without
+        seeing the others' choices, which are revealed once all are in.
+        """
+
+    @abstractmethod
+    def legal_actions(self, seat: int) -> list[int]:
+        """All legal actions of ``seat``, ascending (the canonical order); [] if it need not act."""
+
+    @abstractmethod
+    def apply(self, seat: int, action: int) -> None:
+        """Play ``action`` for ``seat``; raises IllegalActionError naming the rule broken."""
+
+    @abstractmethod
+    def observation(self, seat: int) -> dict[str, Any]:
+        """All that ``seat`` may know now, and nothing else (JSON-compatible)."""
+
+    @abstractmethod
+    def scores(self) -> list[int]:
+        """Each seat's points so far (the final scores once terminal)."""
+
+    @staticmethod
+    @abstractmethod
+    def action_name(action: int) -> str:
+        """The action's notation, e.g. 'AS', 'BID 3'."""
+
+    @staticmethod
+    @abstractmethod
+    def parse_action(text: str) -> int:
+        """The inverse of action_name; raises ActionSyntaxError."""
+
+    def is_terminal(self) -> bool:
+        return not self.to_act()
+
+    def placing(self) -> list[int]:
+        """1-based place of each seat by score; equal scores share a place."""
+        return places_by_score(self.scores())
+
+    def visible_events(self, seat: int, start: int = 0) -> list[Event]:
+        """The events from index ``start`` on that ``seat`` may see."""
+        return [e for e in self.events[start:] if e.to == PUBLIC or e.to == seat]
+
+    def public_events(self, start: int = 0) -> list[Event]:
+        return [e for e in self.events[start:] if e.to == PUBLIC]
+
+    def results(self) -> dict[str, Any]:
+        """Scores and placing, plus whatever the game adds (JSON-compatible)."""
+        return {"scores": self.scores(), "placing": self.placing()}
+
+    def apply_name(self, seat: int, text: str) -> None:
+        self.apply(seat, self.parse_action(text))
+
+    def legal_action_names(self, seat: int) -> list[str]:
+        return [self.action_name(a) for a in self.legal_actions(seat)]
+
+
+def places_by_score(scores: Sequence[int]) -> list[int]:
+    """Competition ranking: [10, 30, 10, 5] -> [2, 1, 2, 4]."""
+    return [1 + sum(other > s for other in scores) for s in scores]
+
+
+# --- the registry entry -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the registry knows of a game: how to start one, its options."""
+
+    name: str
+    num_seats: int
+    options: Mapping[str, Option]
+    #: (checked options, shoe) -> a new match
+    new_match: Callable[[dict[str, Any], Shoe], GameState]
+    #: card-free, option-free notation helpers
+    action_name: Callable[[int], str]
+    parse_action: Callable[[str], int]
+    summary: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def check_options(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        return check_options(self.name, self.options, given)
+
+    def new(self, options: Mapping[str, Any] | None = None, seed: int | None = None,
+            decks: Sequence[Sequence[int]] | None = None, suits: Sequence[int] | None = None) -> GameState:
+        """A new match from a seed, or from explicit deck orders (and drawn suits)."""
+        return self.new_match(self.check_options(options), Shoe(seed, decks, suits))

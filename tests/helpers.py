@@ -1,0 +1,54 @@
+"""Shared helpers for the tests: decks built from chosen hands, quick play."""
+
+from __future__ import annotations
+
+import random
+
+from referee import cards
+
+
+def deck_for_confirmation(hands: dict[int, str | list[int]], dealer: int = 0, seed: int = 0) -> list[int]:
+    """A deck order that deals the given hands (RULES §3: deck card i goes to
+    seat (dealer + 1 + i) mod 4). Seats not given get the remaining cards at
+    random; the dealer's last card (the default trump card) is the last listed."""
+    chosen = {s: cards.parse_list(h) if isinstance(h, str) else list(h) for s, h in hands.items()}
+    used = [c for h in chosen.values() for c in h]
+    assert len(used) == len(set(used)), "a card is given twice"
+    rest = [c for c in range(52) if c not in set(used)]
+    random.Random(seed).shuffle(rest)
+    for s in range(4):
+        if s not in chosen:
+            chosen[s] = [rest.pop() for _ in range(13)]
+        assert len(chosen[s]) == 13, f"seat {s} needs 13 cards"
+    deck = [0] * 52
+    for s, hand in chosen.items():
+        first = (s - dealer - 1) % 4
+        for k, c in enumerate(hand):
+            deck[first + 4 * k] = c
+    return deck
+
+
+def act(state, *names: str) -> None:
+    """Apply actions by name, each for the (single) seat to act."""
+    for text in names:
+        seats = state.to_act()
+        assert len(seats) == 1, f"{len(seats)} seats to act at {text!r}"
+        state.apply(seats[0], state.parse_action(text))
+
+
+def play_first_legal(state, decisions: int) -> None:
+    for _ in range(decisions):
+        seat = state.to_act()[0]
+        state.apply(seat, state.legal_actions(seat)[0])
+
+
+def random_playout(state, rng: random.Random) -> int:
+    """Play to the end with uniform random legal actions; returns the number of decisions."""
+    n = 0
+    while True:
+        seats = state.to_act()
+        if not seats:
+            return n
+        for seat in seats:
+            state.apply(seat, rng.choice(state.legal_actions(seat)))
+            n += 1
