@@ -239,14 +239,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return tabulate(rows, headers=list(headers), tablefmt="simple")
 
 
-def hand_text(hand: Iterable[int]) -> str:
-    """A hand sorted by suit (S H D C), high cards first, suits apart."""
-    groups = []
-    for suit in range(4):
-        in_suit = sorted((c for c in hand if cards.SUIT[c] == suit), reverse=True)
-        if in_suit:
-            groups.append(cards.format_list(in_suit))
-    return "  ".join(groups) or "-"
+def hand_text(hand: Iterable[str]) -> str:
+    """A hand (card names, as the engines' events give them) by suit (S H D C), high cards first,
+    suits apart."""
+    by_suit: dict[str, list[str]] = {suit: [] for suit in cards.SUITS}
+    for name in sorted(hand, key=cards.parse, reverse=True):
+        by_suit[name[-1]].append(name)
+    return "  ".join(" ".join(group) for group in by_suit.values() if group) or "-"
 
 
 def final_table(results: dict[str, Any], seats: Sequence[str]) -> list[str]:
@@ -291,7 +290,7 @@ def _aegis_games(results: dict[str, Any], seats: Sequence[str]) -> list[str]:
     for g in results["games"]:
         totals = [totals[0] + g["points"][0], totals[1] + g["points"][1]]
         slave = "pass" if g["slave_passed"] else g["d_slave"]
-        rows.append([g["game"], g["master"], cards.name(g["key_card"]), g["e"], g["d_master"], slave,
+        rows.append([g["game"], g["master"], g["key_card"], g["e"], g["d_master"], slave,
                      f"{g['attacker']} ({g['d']})", g["tricks"][g["attacker"]],
                      f"{g['points'][0]}-{g['points'][1]}", f"{totals[0]}-{totals[1]}"])
     headers = ["game", "master", "key", "e", "d_master", "d_slave", "attacker (d)", "att. tricks",
@@ -311,7 +310,10 @@ _RESULT_DETAILS: dict[str, Callable[[dict[str, Any], Sequence[str]], list[str]]]
 
 
 def game_log(state: GameState, seats: Sequence[str]) -> list[str]:
-    """A readable log of everything that happened (the referee's view: every hand)."""
+    """A readable log of everything that happened (the referee's view: every hand).
+
+    The engines' events already name cards (``"AS"``) and suits (``"S"``), so
+    the log prints them as they are."""
     writer = _LOGS.get(state.game, _generic_log)
     return list(writer(state.events, seats))
 
@@ -334,8 +336,7 @@ def _confirmation_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator
         elif kind == "deal":
             yield f"  {seats[e.seat]}: {hand_text(data)}"
         elif kind == "trump":
-            how = (f"the dealer's last card {cards.name(data['card'])}" if data["card"] is not None
-                   else "drawn at random")
+            how = f"the dealer's last card {data['card']}" if data["card"] is not None else "drawn at random"
             yield f"trump: {data['suit']} ({how})"
         elif kind == "bid":
             bids.append(f"{seats[e.seat]} {data}")
@@ -345,7 +346,7 @@ def _confirmation_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator
         elif kind == "play":
             if not plays:
                 plays.append(f"{seats[e.seat]} leads")
-            plays.append(cards.name(data))
+            plays.append(data)
         elif kind == "trick":
             yield f"trick {data:2}: {' '.join(plays)} -> {seats[e.seat]} wins"
             plays = []
@@ -373,13 +374,10 @@ def _aegis_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
         who = seats[e.seat] if e.seat is not None else ""
         if kind == "master_draw":
             c0, c1 = data["cards"]
-            yield (f"draw for master: {seats[0]} {cards.name(c0)}, {seats[1]} {cards.name(c1)}"
-                   f" -> {seats[data['master']]} is master")
+            yield f"draw for master: {seats[0]} {c0}, {seats[1]} {c1} -> {seats[data['master']]} is master"
         elif kind == "deal":
-            killers = cards.format_list(data["killers"])
-            yield (f"== game {data['game']}: master {seats[data['master']]}, slave {seats[data['slave']]} ==")
-            yield (f"key card: {cards.name(data['key_card'])} (trump {cards.SUITS[data['trump']]}; "
-                   f"killers {killers})")
+            yield f"== game {data['game']}: master {seats[data['master']]}, slave {seats[data['slave']]} =="
+            yield f"key card: {data['key_card']} (trump {data['trump']}; killers {' '.join(data['killers'])})"
         elif kind == "hand":
             yield f"  {who}: {hand_text(data['cards'])}"
         elif kind == "stop":
@@ -388,8 +386,7 @@ def _aegis_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
             count = "declines" if data["count"] == 0 else f"exchanges {data['count']}"
             yield f"exchange round {data['round']}: {data['role']} {who} {count}"
         elif kind == "exchange_cards":
-            yield (f"    ({who} discards {cards.format_list(data['discarded'])}, "
-                   f"draws {cards.format_list(data['drawn'])})")
+            yield f"    ({who} discards {' '.join(data['discarded'])}, draws {' '.join(data['drawn'])})"
         elif kind == "exchange_end":
             how = "the master stopped" if data["by"] == "stop" else "after 4 rounds"
             yield f"exchanges over ({how}): e = {data['e']}"
@@ -402,7 +399,7 @@ def _aegis_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
         elif kind == "play":
             if not plays:
                 plays.append(f"{who} leads")
-            plays.append(cards.name(data["card"]))
+            plays.append(data["card"])
         elif kind == "trick":
             yield f"trick {data['trick']}: {' '.join(plays)} -> {who} wins"
             plays = []

@@ -11,7 +11,7 @@ import pytest
 from referee import cards
 from referee.games import GAMES
 from referee.games.aegis import DECLARE, EXCHANGE, PASS, STOP, AegisMatch
-from referee.games.base import PUBLIC, IllegalActionError
+from referee.games.base import PUBLIC, IllegalActionError, NotYourTurnError
 
 SPEC = GAMES["aegis"]
 
@@ -104,6 +104,16 @@ def play_match(seed: int, options: dict, uniform: bool, check=None) -> tuple[Aeg
     return m, record
 
 
+def card(name: str) -> int:
+    """A card named in an event or observation, back as the engine's int (views use notation only)."""
+    assert isinstance(name, str) and name in cards.NAMES, name
+    return cards.parse(name)
+
+
+def card_set(named: list[str]) -> set[int]:
+    return {card(c) for c in named}
+
+
 def split_games(events):
     """The events of each game (from its 'deal' to its 'game_end')."""
     games, cur = [], None
@@ -125,6 +135,7 @@ def check_match(m: AegisMatch, options: dict) -> dict:
     assert m.is_terminal() and m.to_act() == ()
     draw = m.events[0]
     assert draw.kind == "master_draw" and draw.to == PUBLIC
+    assert draw.data["cards"] == [cards.NAMES[c] for c in m.shoe.decks[0][:2]] == m.results()["draw"]["cards"]
     games = split_games(m.events)
     assert len(games) == len(m.games) == m.results()["num_games"] >= 1
     totals = [0, 0]
@@ -134,8 +145,13 @@ def check_match(m: AegisMatch, options: dict) -> dict:
         assert deal["game"] == n
         # RULES 2.2: roles alternate, game 1's master is the draw winner
         assert deal["master"] == (draw.data["master"] if n % 2 else 1 - draw.data["master"])
-        master, slave, key = deal["master"], deal["slave"], deal["key_card"]
-        hands = {e.seat: set(e.data["cards"]) for e in evs if e.kind == "hand"}
+        master, slave, key = deal["master"], deal["slave"], card(deal["key_card"])
+        # RULES 2.3 / §3, in notation: the key card is deck card 10, its suit trump, its rank the killers
+        assert key == m.shoe.decks[n][10]
+        assert deal["trump"] == cards.SUITS[key // 13]
+        assert sorted(card_set(deal["killers"])) == [s * 13 + key % 13 for s in range(4) if s != key // 13]
+        hands = {e.seat: card_set(e.data["cards"]) for e in evs if e.kind == "hand"}
+        assert all(e.data["cards"] == sorted(e.data["cards"], key=cards.parse) for e in evs if e.kind == "hand")
         assert e_to_ok(evs)
         # RULES 2.4: exchanges, private cards, draws
         ex = [e for e in evs if e.kind == "exchange"]
@@ -146,8 +162,9 @@ def check_match(m: AegisMatch, options: dict) -> dict:
         for x in (e for e in evs if e.kind == "exchange_cards"):
             assert x.to == x.seat
             h = hands[x.seat]
-            assert set(x.data["discarded"]) <= h and len(x.data["discarded"]) == len(x.data["drawn"])
-            hands[x.seat] = (h - set(x.data["discarded"])) | set(x.data["drawn"])
+            discarded, drawn = card_set(x.data["discarded"]), card_set(x.data["drawn"])
+            assert discarded <= h and len(x.data["discarded"]) == len(x.data["drawn"]) == len(drawn)
+            hands[x.seat] = (h - discarded) | drawn
             assert len(hands[x.seat]) == 5
         assert all(key not in h for h in hands.values())
         end = [e for e in evs if e.kind == "exchange_end"][0].data
@@ -173,7 +190,8 @@ def check_match(m: AegisMatch, options: dict) -> dict:
         for i, tr in enumerate(tricks_ev):
             p1, p2 = plays[2 * i], plays[2 * i + 1]
             assert p1.seat == leader and p2.seat == 1 - leader
-            lead, follow = p1.data["card"], p2.data["card"]
+            lead, follow = card(p1.data["card"]), card(p2.data["card"])
+            assert tr.data["cards"] == [p1.data["card"], p2.data["card"]]
             assert lead in hands[leader] and follow in hands[1 - leader]
             if follow // 13 != lead // 13:
                 assert not any(c // 13 == lead // 13 for c in hands[1 - leader]), "must follow suit"
@@ -189,6 +207,8 @@ def check_match(m: AegisMatch, options: dict) -> dict:
         points = ref_points(attacker, d, d_m, won, options.get("promise", "table"))
         assert result["points"] == points == m.games[n - 1].scores()
         assert result["tricks"] == won and result["attacker"] == attacker and result["d"] == d
+        assert result["key_card"] == deal["key_card"] and result["trump"] == deal["trump"]
+        assert m.results()["games"][n - 1] == result
         assert max(points) >= 1, "every game gives someone a point"
         tally["save"] += result["save"]
         tally["conquest"] += result["conquest"]
@@ -252,6 +272,10 @@ def check_step(m: AegisMatch, seat: int, legal: list[int], rng: random.Random) -
     """Per-decision checks: canonical legal lists, hand sizes, illegal actions refused."""
     assert legal == sorted(set(legal))
     obs = [m.observation(s) for s in (0, 1)]
+    for o in obs:  # cards and suits are named in views
+        card_set(o["hand"] + o["killers"] + [o["key_card"]] + o["draw"]["cards"])
+        assert o["trump"] in cards.SUITS and o["trump"] == cards.SUITS[card(o["key_card"]) // 13]
+    assert sorted(card_set(obs[seat]["hand"])) == cards.cards_of(m.current.hands[seat])
     assert obs[0]["to_act"] == [seat] == obs[1]["to_act"]
     phase = obs[seat]["phase"]
     if phase in ("exchange", "declare"):
@@ -281,9 +305,9 @@ def check_step(m: AegisMatch, seat: int, legal: list[int], rng: random.Random) -
             m.apply(seat, rng.choice(bad))
         assert err.value.rule in ("2.4", "2.5", "2.6")
         assert len(m.events) == n and m.observation(seat) == before
-    with pytest.raises(IllegalActionError) as err:
+    with pytest.raises(NotYourTurnError) as err:
         m.apply(1 - seat, legal[0])
-    assert err.value.rule == "turn"
+    assert err.value.rule == {"exchange": "2.4", "declare": "2.5", "play": "2.6"}[phase]
 
 
 def test_random_matches_step_checks_and_replay():
@@ -316,16 +340,16 @@ def test_json_compatible():
 
 def seen_cards(m: AegisMatch, seat: int) -> list[set[int]]:
     """Per deck of the match (the draw deck, then each game's): the cards ``seat`` has seen."""
-    seen: list[set[int]] = [set(m.events[0].data["cards"])]
+    seen: list[set[int]] = [card_set(m.events[0].data["cards"])]
     for e in m.visible_events(seat):
         if e.kind == "deal":
-            seen.append({e.data["key_card"]})
+            seen.append({card(e.data["key_card"])})
         elif e.kind == "hand":
-            seen[-1] |= set(e.data["cards"])
+            seen[-1] |= card_set(e.data["cards"])
         elif e.kind == "exchange_cards":
-            seen[-1] |= set(e.data["drawn"]) | set(e.data["discarded"])
+            seen[-1] |= card_set(e.data["drawn"]) | card_set(e.data["discarded"])
         elif e.kind == "play":
-            seen[-1].add(e.data["card"])
+            seen[-1].add(card(e.data["card"]))
     return seen
 
 

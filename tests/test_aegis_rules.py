@@ -62,8 +62,16 @@ def act(state, *names: str) -> None:
         state.apply(seat, aegis.parse_action(text))
 
 
+def names(text: str) -> list[str]:
+    """Card names as the engine's views give them (``"2H 3H"`` -> ``["2H", "3H"]``)."""
+    return text.split()
+
+
 def hand(state, seat) -> list[int]:
-    return state.observation(seat)["hand"]
+    """The seat's hand as cards: the observation names them (in ascending card order)."""
+    named = state.observation(seat)["hand"]
+    assert all(isinstance(c, str) for c in named), named
+    return cards.parse_list(named)
 
 
 def last_event(state, kind):
@@ -192,10 +200,11 @@ def test_2_2_master_draw(c0, c1, master):
     m = SPEC.new(decks=[draw_deck(c0, c1), cycle_deck()])
     assert aegis.draw_master(P(c0), P(c1)) == master
     assert m.events[0].kind == "master_draw" and m.events[0].to == PUBLIC
-    assert m.events[0].data == {"cards": [P(c0), P(c1)], "master": master}
+    assert m.events[0].data == {"cards": [c0, c1], "master": master}
     obs = m.observation(1 - master)
     assert obs["master"] == master and obs["role"] == "slave"
-    assert obs["draw"] == {"cards": [P(c0), P(c1)], "master": master}
+    assert obs["draw"] == {"cards": [c0, c1], "master": master}
+    assert m.results()["draw"] == {"cards": [c0, c1], "master": master}
     assert m.to_act() == (master,)
 
 
@@ -204,8 +213,8 @@ def test_2_2_draw_uses_its_own_deck():
     m = SPEC.new(seed=7)
     assert len(m.shoe.decks) == 2
     draw, first = m.shoe.decks
-    assert m.observation(0)["draw"]["cards"] == [draw[0], draw[1]]
-    assert m.observation(0)["key_card"] == first[10]
+    assert m.observation(0)["draw"]["cards"] == [cards.NAMES[draw[0]], cards.NAMES[draw[1]]]
+    assert m.observation(0)["key_card"] == cards.NAMES[first[10]]
 
 
 def test_2_2_roles_alternate():
@@ -232,11 +241,12 @@ def test_2_3_and_3_dealing_convention(master_seat):
     slave_seat = 1 - master_seat
     assert hand(g, slave_seat) == sorted(deck[0:10:2])
     assert hand(g, master_seat) == sorted(deck[1:10:2])
+    assert g.observation(slave_seat)["hand"] == [cards.NAMES[c] for c in sorted(deck[0:10:2])]
     obs = g.observation(master_seat)
-    key = deck[10]
-    assert obs["key_card"] == key == P("4C")
-    assert obs["trump"] == cards.CLUBS
-    assert obs["killers"] == cl("4S 4H 4D")
+    assert deck[10] == P("4C")
+    assert obs["key_card"] == "4C"
+    assert obs["trump"] == "C"
+    assert obs["killers"] == names("4S 4H 4D")
     assert obs["stock_size"] == 41
     assert obs["role"] == "master" and g.observation(slave_seat)["role"] == "slave"
     # the first draw takes card 11, the top of the stock (not the key card)
@@ -251,18 +261,22 @@ def test_2_3_killers_never_trump():
         g = AegisGame(0, [c for c in range(52) if c != key][:10] + [key] +
                       [c for c in range(52) if c != key][10:], None)
         obs = g.observation(0)
-        assert obs["trump"] == cards.SUIT[key]
+        assert obs["key_card"] == cards.NAMES[key]
+        assert obs["trump"] == cards.SUITS[cards.SUIT[key]]
         assert len(obs["killers"]) == 3
-        assert all(cards.RANK[k] == cards.RANK[key] and cards.SUIT[k] != obs["trump"] for k in obs["killers"])
+        assert all(cards.RANK[k] == cards.RANK[key] and cards.SUITS[cards.SUIT[k]] != obs["trump"]
+                   for k in cards.parse_list(obs["killers"]))
+        assert g.killer_mask == cards.mask_of(cards.parse_list(obs["killers"]))
 
 
 def test_2_3_deal_events_private_hands():
     """RULES 2.3: each hand is private; key card, trump and killers are public."""
     g = game("2S 3S 4S 5S 6S", "2H 3H 4H 5H 6H", "9D")
     deal, h_slave, h_master = g.events[:3]
-    assert deal.kind == "deal" and deal.to == PUBLIC and deal.data["key_card"] == P("9D")
-    assert h_slave.kind == "hand" and h_slave.to == 1 and h_slave.data["cards"] == cl("2S 3S 4S 5S 6S")
-    assert h_master.kind == "hand" and h_master.to == 0 and h_master.data["cards"] == cl("2H 3H 4H 5H 6H")
+    assert deal.kind == "deal" and deal.to == PUBLIC and deal.data["key_card"] == "9D"
+    assert deal.data["trump"] == "D" and deal.data["killers"] == names("9S 9H 9C")
+    assert h_slave.kind == "hand" and h_slave.to == 1 and h_slave.data["cards"] == names("2S 3S 4S 5S 6S")
+    assert h_master.kind == "hand" and h_master.to == 0 and h_master.data["cards"] == names("2H 3H 4H 5H 6H")
     assert all(e.to != 1 for e in g.visible_events(0))
 
 
@@ -299,8 +313,8 @@ def test_2_4_draws_from_top_in_order():
     assert hand(g, 0) == sorted(cl("5H 6H AC KC 9C"))
     assert g.observation(1)["stock_size"] == 41 - 6
     assert g.observation(0)["my_exchanges"] == [
-        {"round": 1, "discarded": cl("2H 3H"), "drawn": cl("AC KC")},
-        {"round": 2, "discarded": cl("4H"), "drawn": cl("9C")},
+        {"round": 1, "discarded": names("2H 3H"), "drawn": names("AC KC")},
+        {"round": 2, "discarded": names("4H"), "drawn": names("9C")},
     ]
 
 
@@ -403,11 +417,11 @@ def test_2_4_public_counts_private_cards():
                       ("exchange", 1, {"round": 1, "role": "slave", "count": 1})]
     private = [e for e in g.events if e.kind == "exchange_cards"]
     assert [(e.seat, e.to) for e in private] == [(0, 0), (1, 1)]
-    assert private[0].data == {"round": 1, "discarded": cl("2H 3H"), "drawn": cl("AC KC")}
+    assert private[0].data == {"round": 1, "discarded": names("2H 3H"), "drawn": names("AC KC")}
     obs1 = g.observation(1)
     assert obs1["exchanges"] == [[2, 1]]
-    assert obs1["my_exchanges"] == [{"round": 1, "discarded": cl("2S"), "drawn": cl("QC")}]
-    assert "2H" not in str(obs1) and P("2H") not in obs1["hand"]
+    assert obs1["my_exchanges"] == [{"round": 1, "discarded": names("2S"), "drawn": names("QC")}]
+    assert "2H" not in str(obs1) and "2H" not in obs1["hand"] and "AC" not in str(obs1)
     assert not any(e.kind == "exchange_cards" and e.seat == 0 for e in g.visible_events(1))
     assert any(e.kind == "stop" and e.seat == 0 and e.to == PUBLIC for e in g.events)
 
@@ -504,7 +518,10 @@ def test_2_6_trick_winner(master, slave, lead, follow, winner, why):
     act(g, "STOP", "DECLARE 1", "PASS", lead, follow)
     w = 0 if winner == "leader" else 1
     ev = last_event(g, "trick")
-    assert ev.seat == w and ev.data == {"trick": 1, "leader": 0, "cards": [P(lead), P(follow)], "winner": w}
+    assert ev.seat == w and ev.data == {"trick": 1, "leader": 0, "cards": [lead, follow], "winner": w}
+    assert [e.data for e in g.events if e.kind == "play"] == [{"trick": 1, "card": lead},
+                                                               {"trick": 1, "card": follow}]
+    assert g.observation(1 - w)["tricks"] == [{"trick": 1, "leader": 0, "cards": [lead, follow], "winner": w}]
     assert aegis.follower_wins(P(lead), P(follow), cards.SPADES, cards.mask_of(cl("5H 5D 5C"))) == (w == 1)
     # the winner of a trick leads the next
     assert g.to_act() == (w,)
@@ -529,6 +546,7 @@ def test_2_6_void_may_play_anything_and_any_lead():
     assert g.legal_actions(1) == []
     act(g, "2C")
     assert g.legal_actions(1) == cl("2S 5H 4D 6D 7D")
+    assert g.observation(1)["trick"] == [[0, "2C"]] and g.observation(0)["leader"] == 0
 
 
 def test_2_6_card_must_be_in_hand_and_out_of_turn():
@@ -673,7 +691,10 @@ def test_2_7_game_end_event():
     g = played_game(["DECLARE 2", "PASS"], 3)
     ev = last_event(g, "game_end")
     assert ev.to == PUBLIC and ev.data["points"] == [2, 2] and ev.data["attacker"] == 0 and ev.data["d"] == 2
+    assert ev.data["key_card"] == CYCLE_KEY and ev.data["trump"] == "S"  # in notation, like every view
     assert g.observation(1)["result"]["points"] == [2, 2]
+    assert g.observation(1)["result"] == ev.data == {k: v for k, v in g.results().items()
+                                                     if k not in ("scores", "placing")}
 
 
 # --- 2.8 end of the match -----------------------------------------------------------
@@ -815,10 +836,57 @@ def test_notation_exchange_roundtrip(discard):
 
 
 def test_not_your_turn():
-    """Acting out of turn raises NotYourTurnError (an IllegalActionError, rule 'turn')."""
+    """Acting out of turn raises NotYourTurnError (an IllegalActionError) citing the RULES section of
+    the decision at hand: 2.4 exchanges, 2.5 declarations, 2.6 trick play, 2.8 once the match is over."""
     g = cycle_game()
     with pytest.raises(NotYourTurnError) as err:
         g.apply(1, EXCHANGE)
-    assert err.value.rule == "turn" and isinstance(err.value, IllegalActionError)
-    with pytest.raises(NotYourTurnError):
+    assert err.value.rule == "2.4" and isinstance(err.value, IllegalActionError)
+    assert "seat 0's turn" in err.value.reason
+    with pytest.raises(NotYourTurnError) as err:
         g.apply(2, STOP)
+    assert err.value.rule == "2" and "no seat 2" in err.value.reason
+    act(g, "EXCHANGE 3H", "EXCHANGE")
+    with pytest.raises(NotYourTurnError) as err:
+        g.apply(1, EXCHANGE)
+    assert err.value.rule == "2.4"
+    act(g, "STOP")
+    with pytest.raises(NotYourTurnError) as err:
+        g.apply(1, DECLARE + 2)
+    assert err.value.rule == "2.5"
+    act(g, "DECLARE 2")
+    with pytest.raises(NotYourTurnError) as err:
+        g.apply(0, PASS)
+    assert err.value.rule == "2.5"
+    act(g, "PASS")
+    with pytest.raises(NotYourTurnError) as err:
+        g.apply(1, g.legal_actions(0)[0])
+    assert err.value.rule == "2.6"
+    act(g, g.action_name(g.legal_actions(0)[0]))
+    with pytest.raises(NotYourTurnError) as err:
+        g.apply(0, g.legal_actions(1)[0])
+    assert err.value.rule == "2.6"
+    while not g.is_terminal():
+        (seat,) = g.to_act()
+        g.apply(seat, g.legal_actions(seat)[0])
+    with pytest.raises(NotYourTurnError) as err:
+        g.apply(0, STOP)
+    assert err.value.rule == "2.6" and "is over" in err.value.reason
+
+
+def test_not_your_turn_after_the_match():
+    """RULES 2.8: once the match is over no seat acts; the refusal cites 2.8."""
+    m = new_cycle_match()
+    play_game(m, ["DECLARE 5", "PASS"], 5)
+    play_game(m, ["DECLARE 5", "PASS"], 5)
+    assert m.scores() == [7, 7] and not m.is_terminal()
+    with pytest.raises(NotYourTurnError) as err:
+        m.apply(1, STOP)  # seat 0 is master of game 3
+    assert err.value.rule == "2.4"
+    while not m.is_terminal():
+        play_game(m, ["DECLARE 5", "PASS"], 5)
+    assert m.scores() == [28, 21]
+    for seat in (0, 1):
+        with pytest.raises(NotYourTurnError) as err:
+            m.apply(seat, STOP)
+        assert err.value.rule == "2.8" and "match is over" in err.value.reason

@@ -154,10 +154,34 @@ def test_play_aegis(tmp_path):
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "draw for master" in out and "key card" in out and "declares" in out
-    assert re.search(r"^trick 1: seat \d leads", out, re.M)
+    card = r"[2-9TJQKA][SHDC]"
+    assert re.search(rf"^draw for master: seat 0 {card}, seat 1 {card} -> seat \d is master$", out, re.M)
+    assert re.search(rf"^key card: {card} \(trump [SHDC]; killers {card} {card} {card}\)$", out, re.M)
+    assert re.search(rf"^  seat \d: {card}", out, re.M)
+    assert re.search(rf"^trick 1: seat \d leads {card} {card} -> seat \d wins$", out, re.M)
     assert "match over" in out
     rep = records.replay(records.read(path))
     assert f"{rep.results['scores'][0]}" in out
+
+
+@pytest.mark.parametrize("options", [
+    ["double=true"], ["blind=true"], ["pairs=true"], ["trump=random-suit"],
+    ["double=true", "blind=true", "pairs=true", "trump=random-suit"],
+])
+def test_play_confirmation_variants_log(options):
+    args = [a for o in options for a in ("-o", o)]
+    result = run("play", "confirmation", "--seed", 3, "-o", "rounds=2", *args)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    card = r"[2-9TJQKA][SHDC]"
+    trick = rf"^trick +\d+: seat \d leads {card} {card} {card} {card} -> seat \d wins$"
+    assert len(re.findall(trick, out, re.M)) == 26
+    assert len(re.findall(rf"^  seat \d: {card}", out, re.M)) == 8
+    trump = r"drawn at random" if "trump=random-suit" in options else rf"the dealer's last card {card}"
+    assert len(re.findall(rf"^trump: [SHDC] \({trump}\)$", out, re.M)) == 2
+    phases = 2 if "double=true" in options else 1
+    assert len(re.findall(r"^confirmation phase \d: ", out, re.M)) == 2 * phases
+    assert "rounds:" not in out and "final scores" in out
 
 
 def test_play_is_deterministic_and_quiet():

@@ -43,7 +43,7 @@ def winner_of(trick: list[tuple[int, int]], trump: int) -> int:
 
 
 def check_round(rnd: list, opts: dict, totals: list[int]) -> None:
-    hands = {e.seat: set(e.data) for e in rnd if e.kind == "deal"}
+    hands = {e.seat: set(cards.parse_list(e.data)) for e in rnd if e.kind == "deal"}
     assert sorted(len(h) for h in hands.values()) == [13] * 4
     assert set().union(*hands.values()) == set(range(52))
     trump = cards.SUITS.index(next(e for e in rnd if e.kind == "trump").data["suit"])
@@ -57,6 +57,7 @@ def check_round(rnd: list, opts: dict, totals: list[int]) -> None:
     tricks_seen = 0
     for e in rnd:
         if e.kind == "play":
+            e = e._replace(data=cards.parse(e.data))
             if trick:
                 led = cards.SUIT[trick[0][1]]
                 if cards.SUIT[e.data] != led:

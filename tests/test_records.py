@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import random_playout
-from referee import cards, records
+from referee import records
 from referee.games import GAMES
 from referee.records import IllegalRecordActionError, RecordError, RecordFileError, ResultsMismatchError
 
@@ -204,9 +204,9 @@ def test_revoke_is_rejected():
         obs = state.observation(seat)
         if obs["phase"] != "play" or not obs["trick"]:
             return None
-        legal = set(state.legal_actions(seat))
-        off_suit = [c for c in obs["hand"] if c not in legal]
-        return state.action_name(off_suit[0]) if off_suit else None
+        legal = {state.action_name(a) for a in state.legal_actions(seat)}
+        off_suit = [c for c in obs["hand"] if c not in legal]  # the hand is in notation, like the actions
+        return off_suit[0] if off_suit else None
 
     index, card = _step_to(record, revoke)
     err = replay_error(_truncated(record, index, card))
@@ -234,8 +234,8 @@ def _aegis_master_declares(predicate):
 
 def test_aegis_fifth_exchange_is_rejected():
     record, index, obs = _aegis_master_declares(lambda obs: obs["e"] == 4)
-    card = obs["hand"][0]
-    action = f"EXCHANGE {cards.name(card)}"
+    card = obs["hand"][0]  # in notation
+    action = f"EXCHANGE {card}"
     err = replay_error(_truncated(record, index, action))
     assert isinstance(err, IllegalRecordActionError)
     assert (err.index, err.action, err.rule) == (index, action, "2.4")

@@ -39,10 +39,21 @@ declaration or PASS, the lowest legal card).
 
 Illegal actions raise :class:`IllegalActionError` with the rule broken
 ("2.4" exchange, "2.5" declarations, "2.6" trick play); acting out of turn
-raises :class:`NotYourTurnError` (rule "turn").
+raises :class:`NotYourTurnError` citing the section of the decision at hand
+("2.4" during the exchanges, "2.5" the declarations, "2.6" trick play, "2.8"
+once the match is over; "2" for a seat that does not exist).
 
-Events (``Event(kind, seat, data, to)``; cards and suits are ints)
-------------------------------------------------------------------
+Cards and suits in views
+------------------------
+The engine keeps cards as ints (and actions are ints), but everything that
+leaves it as data -- ``observation(seat)``, ``Event.data`` and ``results()``
+-- names cards in the rule book's notation (``"AS"``, ``"TD"``) and suits by
+letter (``"S"``, ``"H"``, ``"D"``, ``"C"``). Lists of cards (hands, discards,
+draws) are in ascending card order. Conversion happens only where that data
+is built; ``legal_actions`` and ``apply`` stay int-based.
+
+Events (``Event(kind, seat, data, to)``)
+----------------------------------------
 public: ``master_draw`` {cards, master}; ``deal`` {game, master, slave,
 key_card, trump, killers, stock_size}; ``exchange`` {round, role, count};
 ``stop`` {round}; ``exchange_end`` {e, by: "stop"|"limit"}; ``declare``
@@ -134,6 +145,11 @@ def _rank_beats(a: int, b: int) -> bool:
 RANK_BEATS: tuple[tuple[bool, ...], ...] = tuple(
     tuple(_rank_beats(a, b) for b in range(13)) for a in range(13)
 )
+
+#: per key card (RULES 2.3): the three killers (its rank in the other suits), their mask, their names
+_KILLERS = tuple(tuple(s * 13 + RANK[key] for s in range(4) if s != SUIT[key]) for key in range(52))
+_KILLER_MASKS = tuple(cards.mask_of(k) for k in _KILLERS)
+_KILLER_NAMES = tuple(tuple(NAMES[c] for c in k) for k in _KILLERS)
 
 
 # --- pure rule functions ------------------------------------------------------
@@ -247,6 +263,11 @@ def parse_action(text: str) -> int:
                             f"or STOP, PASS, DECLARE n, EXCHANGE [cards])")
 
 
+def _names(card_list) -> list[str]:
+    """Cards leave the engine in the rule book's notation (observations, events, results)."""
+    return [NAMES[c] for c in card_list]
+
+
 def _describe(action: Any) -> str:
     try:
         return action_name(action)
@@ -275,7 +296,10 @@ class AegisGame(GameState):
                  number: int = 1, shoe: Shoe | None = None, events: list[Event] | None = None):
         if master not in (0, 1):
             raise ValueError(f"the master is seat 0 or 1, got {master!r}")
-        order = cards.check_deck(deck)
+        if shoe is not None and shoe.decks and deck is shoe.decks[-1]:
+            order = deck  # the shoe's own last deck: already checked (a record's) or a fresh shuffle
+        else:
+            order = cards.check_deck(deck)
         self.options = check_options("aegis", OPTIONS, options)
         if shoe is None:
             shoe = Shoe(decks=[order])
@@ -293,9 +317,9 @@ class AegisGame(GameState):
         self.hands[master] = cards.mask_of(master_hand)
         self.key_card = key
         self.trump = SUIT[key]
-        self.killers = [s * 13 + RANK[key] for s in range(4) if s != self.trump]
-        self.killer_mask = cards.mask_of(self.killers)
-        self.stock = tuple(stock)
+        self.killers = list(_KILLERS[key])
+        self.killer_mask = _KILLER_MASKS[key]
+        self.stock = stock  # a list, top first; never changed (self.drawn counts the cards taken)
         self.drawn = 0  # cards taken from the top of the stock so far
         # exchange phase
         self.round = 0  # 0-based index of the exchange round in progress
@@ -313,18 +337,23 @@ class AegisGame(GameState):
         self.leader = master
         self.lead: int | None = None
         self.tricks_won = [0, 0]
-        self.completed: list[dict[str, Any]] = []
+        self.completed: list[dict[str, Any]] = []  # finished tricks as shown (cards named)
         self.points = [0, 0]
         self.result: dict[str, Any] | None = None
         self.phase = EXCHANGE_MASTER
         self.turn = master
 
+        # the public face of the deal, in notation (RULES 2.3)
+        self.key_name = NAMES[key]
+        self.trump_name = cards.SUITS[self.trump]
+        self.killer_names = _KILLER_NAMES[key]
         self.events.append(Event("deal", None, {
-            "game": number, "master": master, "slave": self.slave, "key_card": key,
-            "trump": self.trump, "killers": list(self.killers), "stock_size": STOCK_SIZE,
+            "game": number, "master": master, "slave": self.slave, "key_card": self.key_name,
+            "trump": self.trump_name, "killers": list(self.killer_names), "stock_size": STOCK_SIZE,
         }))
-        self.events.append(Event("hand", self.slave, {"game": number, "cards": sorted(slave_hand)}, self.slave))
-        self.events.append(Event("hand", master, {"game": number, "cards": sorted(master_hand)}, master))
+        self.events.append(Event("hand", self.slave, {"game": number, "cards": _names(sorted(slave_hand))},
+                                 self.slave))
+        self.events.append(Event("hand", master, {"game": number, "cards": _names(sorted(master_hand))}, master))
 
     # -- the interface --
 
@@ -361,10 +390,9 @@ class AegisGame(GameState):
 
     def apply(self, seat: int, action: int) -> None:
         if self.phase == OVER:
-            raise NotYourTurnError("turn", f"game {self.number} is over; no seat acts")
+            raise NotYourTurnError("2.6", f"game {self.number} is over (five tricks played); no seat acts")
         if seat != self.turn:
-            raise NotYourTurnError("turn", f"seat {seat!r} cannot act now: it is seat {self.turn}'s turn "
-                                           f"({self._role(self.turn)}, {PHASE_NAMES[self.phase]})")
+            raise self._not_your_turn(seat)
         if not isinstance(action, int) or isinstance(action, bool):
             raise IllegalActionError(self._rule(), f"{action!r} is not an action (actions are ints)")
         phase = self.phase
@@ -379,6 +407,12 @@ class AegisGame(GameState):
         else:
             self._slave_declares(action)
         self.actions.append((seat, action))
+
+    def _not_your_turn(self, seat: Any) -> NotYourTurnError:
+        if seat not in (0, 1):
+            return NotYourTurnError("2", f"there is no seat {seat!r} (aegis seats are 0 and 1)")
+        return NotYourTurnError(self._rule(), f"seat {seat} cannot act now: it is seat {self.turn}'s turn "
+                                              f"({self._role(self.turn)}, {PHASE_NAMES[self.phase]})")
 
     def scores(self) -> list[int]:
         return list(self.points)
@@ -428,18 +462,25 @@ class AegisGame(GameState):
                                             f"(you hold {cards.format_list(cards_of(hand))})")
         discarded = cards_of(mask)
         k = len(discarded)
-        drawn = list(self.stock[self.drawn:self.drawn + k])
-        self.drawn += k
-        self.hands[seat] = (hand & ~mask) | cards.mask_of(drawn)
+        top = self.drawn
+        drawn = self.stock[top:top + k]
+        self.drawn = top + k
+        hand &= ~mask
+        for c in drawn:
+            hand |= 1 << c
+        self.hands[seat] = hand
         if seat == self.master:
+            role = MASTER
             self.exchange_counts.append([k, None])
         else:
+            role = SLAVE
             self.exchange_counts[-1][1] = k
         self.own_exchanges[seat].append({"round": r, "discarded": discarded, "drawn": drawn})
-        self.events.append(Event("exchange", seat, {"round": r, "role": self._role(seat), "count": k}))
-        if k:
-            self.events.append(Event("exchange_cards", seat, {"round": r, "discarded": discarded,
-                                                               "drawn": drawn}, seat))
+        events = self.events
+        events.append(Event("exchange", seat, {"round": r, "role": role, "count": k}))
+        if k:  # the cards themselves only to the seat (RULES 2.4), in notation
+            events.append(Event("exchange_cards", seat, {"round": r, "discarded": [NAMES[c] for c in discarded],
+                                                          "drawn": [NAMES[c] for c in drawn]}, seat))
 
     def _end_exchanges(self, how: str) -> None:
         self.exchange_end = how
@@ -514,14 +555,16 @@ class AegisGame(GameState):
                 raise IllegalActionError("2.6", f"you must follow suit: {NAMES[lead]} was led and you hold "
                                                 f"{follow}; {NAMES[card]} is not allowed")
         self.hands[seat] = hand & ~(1 << card)
-        self.events.append(Event("play", seat, {"trick": trick_no, "card": card}))
+        name = NAMES[card]
+        self.events.append(Event("play", seat, {"trick": trick_no, "card": name}))
         if lead is None:
             self.lead = card
             self.turn = 1 - seat
             return
         winner = seat if follower_wins(lead, card, self.trump, self.killer_mask) else self.leader
         self.tricks_won[winner] += 1
-        trick = {"trick": trick_no, "leader": self.leader, "cards": [lead, card], "winner": winner}
+        trick = {"trick": trick_no, "leader": self.leader, "cards": [NAMES[lead], name],
+                 "winner": winner}
         self.completed.append(trick)
         self.events.append(Event("trick", winner, dict(trick)))
         self.lead = None
@@ -546,8 +589,8 @@ class AegisGame(GameState):
             "game": self.number,
             "master": self.master,
             "slave": self.slave,
-            "key_card": self.key_card,
-            "trump": self.trump,
+            "key_card": self.key_name,
+            "trump": self.trump_name,
             "e": self.e,
             "exchanges": [list(x) for x in self.exchange_counts],
             "d_master": d_m,
@@ -588,24 +631,24 @@ class AegisGame(GameState):
             "master": self.master,
             "phase": PHASE_NAMES[phase],
             "to_act": list(self.to_act()),
-            "hand": cards_of(self.hands[seat]),
-            "key_card": self.key_card,
-            "trump": self.trump,
-            "killers": list(self.killers),
+            "hand": _names(cards_of(self.hands[seat])),
+            "key_card": self.key_name,
+            "trump": self.trump_name,
+            "killers": list(self.killer_names),
             "stock_size": STOCK_SIZE - self.drawn,
             "exchange_round": self.round + 1 if phase <= EXCHANGE_SLAVE else None,
             "exchanges": [list(x) for x in self.exchange_counts],
             "exchange_end": self.exchange_end,
             "e": self.e,
-            "my_exchanges": [{"round": x["round"], "discarded": list(x["discarded"]), "drawn": list(x["drawn"])}
-                             for x in self.own_exchanges[seat]],
+            "my_exchanges": [{"round": x["round"], "discarded": _names(x["discarded"]),
+                              "drawn": _names(x["drawn"])} for x in self.own_exchanges[seat]],
             "d_master": self.d_master,
             "d_slave": self.d_slave,
             "slave_passed": self.slave_passed,
             "attacker": self.attacker,
             "d": self.d,
             "leader": self.leader if phase == PLAY else None,
-            "trick": [] if self.lead is None else [[self.leader, self.lead]],
+            "trick": [] if self.lead is None else [[self.leader, NAMES[self.lead]]],
             "tricks_won": list(self.tricks_won),
             "tricks": [{"trick": x["trick"], "leader": x["leader"], "cards": list(x["cards"]),
                         "winner": x["winner"]} for x in self.completed],
@@ -650,7 +693,8 @@ class AegisMatch(GameState):
         draw = self.shoe.deck()
         self.draw_cards = [draw[0], draw[1]]
         self.first_master = draw_master(draw[0], draw[1])
-        self.events.append(Event("master_draw", None, {"cards": list(self.draw_cards),
+        self.draw_names = _names(self.draw_cards)
+        self.events.append(Event("master_draw", None, {"cards": list(self.draw_names),
                                                         "master": self.first_master}))
         self.totals = [0, 0]
         self.games: list[AegisGame] = []  # finished games
@@ -677,7 +721,7 @@ class AegisMatch(GameState):
 
     def apply(self, seat: int, action: int) -> None:
         if self.winner is not None:
-            raise NotYourTurnError("turn", "the match is over; no seat acts")
+            raise NotYourTurnError("2.8", "the match is over; no seat acts")
         game = self.current
         game.apply(seat, action)
         self.actions.append((seat, action))
@@ -720,7 +764,7 @@ class AegisMatch(GameState):
         obs["to_act"] = list(self.to_act())
         obs.update({
             "options": dict(self.options),
-            "draw": {"cards": list(self.draw_cards), "master": self.first_master},
+            "draw": {"cards": list(self.draw_names), "master": self.first_master},
             "match_scores": list(self.totals),
             "games": [_copy_result(g.result) for g in self.games],
             "match_over": self.winner is not None,
@@ -735,7 +779,7 @@ class AegisMatch(GameState):
             "placing": self.placing(),
             "winner": self.winner,
             "ended_by": self.ended_by,
-            "draw": {"cards": list(self.draw_cards), "master": self.first_master},
+            "draw": {"cards": list(self.draw_names), "master": self.first_master},
             "num_games": len(self.games),
             "games": [_copy_result(g.result) for g in self.games],
         }

@@ -15,6 +15,9 @@ confirm        66           ``CONFIRM``
 revise to n    67 + n       ``REVISE 4``
 =============  ===========  =====================
 
+Observations, events and results name cards in the rule book's notation
+(``"AS"``) and suits by letter (``"S"``); only actions are ints.
+
 Options: ``rounds`` (int ≥ 1, default 8), ``trump`` (``dealer-card`` |
 ``random-suit``), ``double``, ``blind``, ``pairs`` (booleans, combine freely).
 """
@@ -89,6 +92,11 @@ def parse_action(text: str) -> int:
 
 def choice_name(confirmed: bool, number: int) -> str:
     return "CONFIRM" if confirmed else f"REVISE {number}"
+
+
+def _names(card_list) -> list[str]:
+    """Cards leave the engine in the rule book's notation (observations, events, results)."""
+    return [NAMES[c] for c in card_list]
 
 
 def _choice_word(confirmed: bool) -> str:
@@ -175,8 +183,9 @@ class Confirmation(GameState):
         ev = self.events
         ev.append(Event("round", None, {"round": self.round + 1, "dealer": dealer}))
         for seat in range(NUM_SEATS):
-            ev.append(Event("deal", seat, cards.cards_of(hands[seat]), seat))
-        ev.append(Event("trump", None, {"suit": cards.SUITS[self.trump], "card": self.trump_card}))
+            ev.append(Event("deal", seat, _names(cards.cards_of(hands[seat])), seat))
+        trump_card = None if self.trump_card is None else NAMES[self.trump_card]
+        ev.append(Event("trump", None, {"suit": cards.SUITS[self.trump], "card": trump_card}))
 
     # --- the interface ------------------------------------------------------
 
@@ -282,7 +291,7 @@ class Confirmation(GameState):
                                                 f"and played {NAMES[card]}")
         self.hands[seat] = hand & ~(1 << card)
         trick.append(card)
-        self.events.append(Event("play", seat, card))
+        self.events.append(Event("play", seat, NAMES[card]))
         if len(trick) < NUM_SEATS:
             self.turn = (seat + 1) % NUM_SEATS
             self._to_act = (self.turn,)
@@ -390,17 +399,17 @@ class Confirmation(GameState):
             "dealer": self.dealer,
             "phase": phase,
             "turn": self.turn if phase is BIDDING or phase is PLAYING else None,
-            "hand": cards.cards_of(self.hands[seat]),
+            "hand": _names(cards.cards_of(self.hands[seat])),
             "trump": cards.SUITS[self.trump],
-            "trump_card": self.trump_card,
+            "trump_card": None if self.trump_card is None else NAMES[self.trump_card],
             "bids": [b if b >= 0 else None for b in self.bids],
             "bids_in_force": [b if b >= 0 else None for b in in_force],
             "choices": [[_choice_word(c) for c in ch] for ch in shown],
             "my_pending_choice": action_name(self.pending[seat]) if seat in self.pending else None,
             "leader": self.leader,
-            "trick": list(self.trick),
+            "trick": _names(self.trick),
             "tricks_won": list(self.won),
-            "tricks": [{"leader": ld, "cards": list(cs), "winner": w} for ld, cs, w in self.completed],
+            "tricks": [{"leader": ld, "cards": _names(cs), "winner": w} for ld, cs, w in self.completed],
             "scores": list(self.totals),
             "partner": (seat + 2) % NUM_SEATS if self.pairs else None,
         }
