@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench clean
+.PHONY: install test demo bench proto clean
 
 install: $(STAMP)
 
@@ -22,6 +22,9 @@ test: install
 demo: install
 	$(BIN)/referee play confirmation --seed 2026
 	$(BIN)/referee play aegis --seed 2026
+
+proto: install
+	$(BIN)/python tools/gen_proto.py
 
 bench: install
 	$(BIN)/python -m referee.bench

@@ -52,3 +52,13 @@ def random_playout(state, rng: random.Random) -> int:
         for seat in seats:
             state.apply(seat, rng.choice(state.legal_actions(seat)))
             n += 1
+
+
+def swap_card(action: int, x: int, y: int) -> int:
+    """The action with cards x and y exchanged: card actions (< 52) and Aegis
+    exchanges (a card mask above bit 52) name cards; other actions do not."""
+    if action < 52:
+        return y if action == x else x if action == y else action
+    if action >> 52 and (action >> x & 1) != (action >> y & 1):
+        return action ^ (1 << x) ^ (1 << y)
+    return action

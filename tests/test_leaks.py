@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from helpers import random_playout
+from helpers import swap_card
 from referee import cards
 from referee.games import GAMES
 
@@ -54,16 +54,6 @@ OPTIONS = {
                      {"rounds": 1, "pairs": True, "trump": "random-suit"}],
     "aegis": [{}, {"promise": "4plus"}],
 }
-
-
-def swap_card(action: int, x: int, y: int) -> int:
-    """The action with cards x and y exchanged: card actions (< 52) and Aegis
-    exchanges (a card mask above bit 52) name cards; other actions do not."""
-    if action < 52:
-        return y if action == x else x if action == y else action
-    if action >> 52 and (action >> x & 1) != (action >> y & 1):
-        return action ^ (1 << x) ^ (1 << y)
-    return action
 
 
 def replay_swapped(spec, state, x, y, seat, deal_start):

@@ -48,8 +48,8 @@ Cards and suits in views
 The engine keeps cards as ints (and actions are ints), but everything that
 leaves it as data -- ``observation(seat)``, ``Event.data`` and ``results()``
 -- names cards in the rule book's notation (``"AS"``, ``"TD"``) and suits by
-letter (``"S"``, ``"H"``, ``"D"``, ``"C"``). Lists of cards (hands, discards,
-draws) are in ascending card order. Conversion happens only where that data
+letter (``"S"``, ``"H"``, ``"D"``, ``"C"``). Hands and discards are listed in
+ascending card order; drawn cards in the order they came off the stock. Conversion happens only where that data
 is built; ``legal_actions`` and ``apply`` stay int-based.
 
 Events (``Event(kind, seat, data, to)``)

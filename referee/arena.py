@@ -1,0 +1,289 @@
+"""Where matches are hosted: bot sessions, seat assignment, running matches,
+spectators. No game logic (that is the engine's) and no gRPC (the servicer in
+``server.py`` turns streams into calls of this module).
+
+A :class:`Session` is one connected bot stream: the messages for it wait in
+its outbox, and its replies resolve the decision the runner awaits. A match
+is started with a lineup of bot names; each seat goes to a session of that
+bot with free capacity (waiting up to ``connect_timeout``), or plays by
+default when none comes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee import games, wire
+from referee.games.base import Event, Shoe
+from referee.runner import (
+    AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Outcome, Reply, SeatGone, SeatLink, run_match,
+)
+from referee.v1 import referee_pb2 as pb
+
+log = logging.getLogger("referee")
+
+
+class Refused(Exception):
+    """A hello the referee does not accept; ``reason`` is a Refusal.Reason."""
+
+    def __init__(self, reason: int, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class Session:
+    """One bot connection: an outbox of messages and the seats it plays."""
+
+    def __init__(self, session_id: str, bot_name: str, capacity: int):
+        self.session_id = session_id
+        self.bot_name = bot_name
+        self.capacity = capacity
+        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
+        self.seats: dict[tuple[str, int], SessionSeat] = {}
+        self.reserved = 0
+        self.closed = False
+        self.stray_replies = 0
+
+    @property
+    def free(self) -> int:
+        return 0 if self.closed else self.capacity - len(self.seats) - self.reserved
+
+    def send(self, message: pb.RefereeMessage) -> None:
+        if not self.closed:
+            self.outbox.put_nowait(message)
+
+    def on_reply(self, message: pb.ActionReply) -> None:
+        """Route a bot's ActionReply to the seat and decision it names."""
+        request_id, game_id, seat, reply = wire.reply(message)
+        link = self.seats.get((game_id, seat))
+        if link is None:
+            self.stray_replies += 1
+            log.info("session %s (%s): reply for game %r seat %d, which it does not play",
+                     self.session_id, self.bot_name, game_id, seat)
+            return
+        link.deliver(request_id, reply)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for link in list(self.seats.values()):
+            link.lost("the bot's session ended")
+        self.outbox.put_nowait(None)
+
+
+class SessionSeat(SeatLink):
+    """A seat played by a bot session: engine values go out through wire.py."""
+
+    def __init__(self, session: Session, on_release: Any):
+        self.session = session
+        self._on_release = on_release
+        self.info: GameInfo | None = None
+        self._pending: tuple[int, asyncio.Future[Reply]] | None = None
+        self._gone: str | None = None
+
+    async def start(self, info: GameInfo) -> None:
+        self.info = info
+        session = self.session
+        session.reserved -= 1
+        session.seats[(info.game_id, info.seat)] = self
+        if session.closed:
+            self.lost("the bot's session ended")
+            raise SeatGone(self._gone)
+        session.send(wire.game_start(info))
+
+    def send_event(self, index: int, event: Event) -> None:
+        self.session.send(wire.event(self.info.game_id, self.info.seat, index, event))
+
+    async def decide(self, decision: Decision) -> Reply:
+        if self._gone:
+            raise SeatGone(self._gone)
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        self._pending = (decision.request_id, future)
+        self.session.send(wire.request(decision))
+        try:
+            return await future
+        finally:
+            self._pending = None
+
+    def deliver(self, request_id: int, reply: Reply) -> None:
+        if self._pending is None:
+            self.report_stray(f"reply to request {request_id}, but no request is open")
+            return
+        expected, future = self._pending
+        if not future.done():
+            future.set_result(reply if request_id == expected else Reply(wrong_id=True))
+
+    def lost(self, why: str) -> None:
+        self._gone = why
+        if self._pending is not None and not self._pending[1].done():
+            self._pending[1].set_exception(SeatGone(why))
+
+    def send_outcome(self, outcome: Outcome) -> None:
+        self.session.send(wire.outcome(outcome))
+
+    def end(self, results: dict[str, Any]) -> None:
+        self.session.send(wire.game_end(self.info.game_id, self.info.seat, results))
+        self.session.seats.pop((self.info.game_id, self.info.seat), None)
+        self._on_release()
+
+
+@dataclass
+class HostedMatch:
+    """A match the arena runs or ran, as spectators see it."""
+
+    info: GameInfo
+    public: list[tuple[int, Event]] = field(default_factory=list)
+    watchers: list[asyncio.Queue] = field(default_factory=list)
+    outcome: MatchOutcome | None = None
+
+    def publish(self, index: int, event: Event) -> None:
+        self.public.append((index, event))
+        for queue in self.watchers:
+            queue.put_nowait(("event", index, event))
+
+    def finish(self, outcome: MatchOutcome) -> None:
+        self.outcome = outcome
+        for queue in self.watchers:
+            queue.put_nowait(("end",))
+
+
+class Arena:
+    """Sessions, seat assignment and the matches in progress.
+
+    ``tokens`` maps bot name -> secret; None accepts any bot (for a private
+    machine). ``admin_token`` guards RunMatch for remote runners.
+    """
+
+    def __init__(self, tokens: Mapping[str, str] | None = None, admin_token: str | None = None,
+                 connect_timeout: float = 10.0, keep_finished: int = 200, server_name: str = "referee"):
+        self.tokens = dict(tokens) if tokens is not None else None
+        self.admin_token = admin_token
+        self.connect_timeout = connect_timeout
+        self.keep_finished = keep_finished
+        self.server_name = server_name
+        self.sessions: dict[str, list[Session]] = {}
+        self.matches: OrderedDict[str, HostedMatch] = OrderedDict()
+        self._changed = asyncio.Condition()
+        self._ids = itertools.count(1)
+
+    # --- sessions -------------------------------------------------------------
+
+    def open_session(self, hello: pb.Hello) -> Session:
+        """Check a Hello; raises Refused."""
+        if hello.protocol_version != wire.PROTOCOL_VERSION:
+            raise Refused(pb.Refusal.UNSUPPORTED_VERSION,
+                          f"protocol version {hello.protocol_version} is not supported "
+                          f"(this referee speaks {wire.PROTOCOL_VERSION})")
+        if not hello.bot_name:
+            raise Refused(pb.Refusal.BAD_HELLO, "the Hello has no bot_name")
+        if self.tokens is not None:
+            expected = self.tokens.get(hello.bot_name)
+            if expected is None or not secrets.compare_digest(expected, hello.token):
+                raise Refused(pb.Refusal.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
+        session = Session(f"s{next(self._ids)}", hello.bot_name, max(1, hello.capacity))
+        self.sessions.setdefault(hello.bot_name, []).append(session)
+        log.info("session %s: bot %r connected (capacity %d)", session.session_id, session.bot_name,
+                 session.capacity)
+        self._notify()
+        return session
+
+    def close_session(self, session: Session) -> None:
+        session.close()
+        peers = self.sessions.get(session.bot_name, [])
+        if session in peers:
+            peers.remove(session)
+            log.info("session %s: bot %r disconnected", session.session_id, session.bot_name)
+        self._notify()
+
+    def _notify(self) -> None:
+        async def notify() -> None:
+            async with self._changed:
+                self._changed.notify_all()
+        asyncio.get_running_loop().create_task(notify())
+
+    def _reserve(self, bot: str) -> Session | None:
+        candidates = [s for s in self.sessions.get(bot, []) if s.free > 0]
+        if not candidates:
+            return None
+        session = max(candidates, key=lambda s: s.free)  # spread seats over sessions
+        session.reserved += 1
+        return session
+
+    async def claim(self, bot: str, deadline: float) -> Session | None:
+        """A session of ``bot`` with a free seat, reserved; None if none by the deadline."""
+        loop = asyncio.get_running_loop()
+        async with self._changed:
+            while (session := self._reserve(bot)) is None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(self._changed.wait(), timeout=left)
+                except asyncio.TimeoutError:
+                    return self._reserve(bot)
+            return session
+
+    def connected(self, bot: str) -> int:
+        return sum(1 for s in self.sessions.get(bot, []) if not s.closed)
+
+    # --- matches --------------------------------------------------------------
+
+    async def run_match(self, game: str, options: Mapping[str, Any] | None, lineup: Sequence[str],
+                        seed: int | None = None, decks: Sequence[Sequence[int]] | None = None,
+                        suits: Sequence[int] | None = None, clock: Clock = Clock(),
+                        game_id: str | None = None) -> MatchOutcome:
+        """Play one match between connected bots; raises OptionError for a bad game or option."""
+        spec = games.get(game)
+        checked = spec.check_options(options)
+        if len(lineup) != spec.num_seats:
+            raise games.OptionError(f"{game} needs {spec.num_seats} bots in the lineup, got {len(lineup)}")
+        game_id = game_id or f"g{next(self._ids)}"
+        if game_id in self.matches:
+            raise games.OptionError(f"game id {game_id!r} is already in use")
+        deadline = asyncio.get_running_loop().time() + self.connect_timeout
+        sessions = await asyncio.gather(*(self.claim(bot, deadline) for bot in lineup))
+        links: list[SeatLink] = [SessionSeat(s, self._notify) if s else AbsentSeat() for s in sessions]
+        hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock))
+        self.matches[game_id] = hosted
+        self._forget_old()
+        log.info("game %s: %s %s", game_id, game, " v ".join(lineup))
+        outcome = await run_match(game_id, spec, checked, Shoe(seed, decks, suits), links, lineup, clock,
+                                  on_public_event=hosted.publish)
+        hosted.finish(outcome)
+        log.info("game %s over: scores %s, placing %s, %d fault(s)", game_id, outcome.results["scores"],
+                 outcome.results["placing"], len(outcome.faults))
+        return outcome
+
+    def _forget_old(self) -> None:
+        finished = [gid for gid, m in self.matches.items() if m.outcome is not None]
+        for gid in finished[: max(0, len(finished) - self.keep_finished)]:
+            del self.matches[gid]
+
+    async def spectate(self, game_id: str) -> AsyncIterator[pb.SpectatorMessage]:
+        """Public events (those so far, then live) and, once over, the record."""
+        hosted = self.matches.get(game_id)
+        if hosted is None:
+            raise KeyError(game_id)
+        # no await until the first yield: the snapshot and the queue split the events exactly
+        queue: asyncio.Queue = asyncio.Queue()
+        hosted.watchers.append(queue)
+        so_far = list(hosted.public)
+        running = hosted.outcome is None
+        try:
+            yield wire.spectator_start(hosted.info)
+            for index, event in so_far:
+                yield wire.spectator_event(game_id, index, event)
+            while running and (item := await queue.get())[0] == "event":
+                yield wire.spectator_event(game_id, item[1], item[2])
+            for message in wire.spectator_end(game_id, hosted.outcome.results, hosted.outcome.record):
+                yield message
+        finally:
+            hosted.watchers.remove(queue)

@@ -1,0 +1,341 @@
+"""Plays one match: asks each seat for its decisions, enforces the clock and
+the fault policy, and keeps the record.
+
+The runner knows the engine's interface and nothing of gRPC: it talks to the
+players of the seats through :class:`SeatLink` objects (a bot session of the
+server, a scripted fake in the tests, or :class:`AbsentSeat`). The policy:
+
+- every decision has ``clock.decision_s`` seconds; an overrun is taken from the
+  seat's bank (``clock.bank_s`` per match). An answer later than decision time
+  plus bank is a **timeout**: the bank is empty and the seat plays on by
+  default for the rest of the match;
+- an answer that does not parse (**malformed**), that the rules refuse
+  (**illegal**), or that names another request (**wrong_id**) is replaced by
+  the default, and the seat goes on being asked;
+- a seat whose connection is lost (**disconnect**), or that no session of its
+  bot came to play (**no_session**), plays by default to the end.
+
+The default is always the first legal action in canonical order. Every fault
+is recorded (seat, kind, decision number, time, detail); the other seats'
+results are untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee import records
+from referee.games.base import PUBLIC, ActionSyntaxError, Event, GameSpec, GameState, IllegalActionError, Shoe
+
+TIMEOUT, ILLEGAL, MALFORMED, WRONG_ID, DISCONNECT, NO_SESSION = (
+    "timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
+FAULT_KINDS = (TIMEOUT, ILLEGAL, MALFORMED, WRONG_ID, DISCONNECT, NO_SESSION)
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Time per decision and a bank per seat per match, in seconds."""
+
+    decision_s: float = 1.0
+    bank_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not self.decision_s > 0 or self.bank_s < 0:
+            raise ValueError(f"a clock needs decision time > 0 and bank >= 0, got {self}")
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What a seat is told when its game starts."""
+
+    game_id: str
+    game: str
+    options: dict[str, Any]
+    seat: int
+    seat_names: tuple[str, ...]
+    clock: Clock
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A request for one seat's action."""
+
+    request_id: int
+    game_id: str
+    seat: int
+    observation: dict[str, Any]
+    legal: tuple[int, ...]
+    legal_names: tuple[str, ...]
+    decision_left_s: float
+    bank_left_s: float
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A seat's answer: the action by name or by index in the legal list.
+
+    ``wrong_id`` marks an answer tagged with another request's id (the link
+    delivers it to the request it must have meant, as a fault)."""
+
+    name: str | None = None
+    index: int | None = None
+    wrong_id: bool = False
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of a decision: the action played and, if substituted, why."""
+
+    request_id: int
+    game_id: str
+    seat: int
+    action: str
+    fault: str | None
+    reason: str
+    bank_left_s: float
+
+
+@dataclass(frozen=True)
+class Fault:
+    seat: int
+    kind: str
+    decision: int       # the match's decision number (0-based), -1 when outside any decision
+    at_s: float         # seconds since the match started
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "kind": self.kind, "decision": self.decision,
+                "at_s": round(self.at_s, 3), "detail": self.detail}
+
+
+class SeatGone(Exception):
+    """The seat's connection is lost; it cannot be asked any more."""
+
+
+class SeatLink(ABC):
+    """How the runner talks to the player of one seat."""
+
+    #: set by the runner: call with a detail string to charge a stray reply to this seat
+    report_stray: Callable[[str], None] = staticmethod(lambda detail: None)
+
+    @abstractmethod
+    async def start(self, info: GameInfo) -> None:
+        """The game starts; raises SeatGone if the player is already gone."""
+
+    @abstractmethod
+    def send_event(self, index: int, event: Event) -> None:
+        """An event this seat may see (never blocks)."""
+
+    @abstractmethod
+    async def decide(self, decision: Decision) -> Reply:
+        """Ask for an action; raises SeatGone when the connection is lost.
+
+        The runner cancels the call when time runs out."""
+
+    @abstractmethod
+    def send_outcome(self, outcome: Outcome) -> None:
+        """What became of a decision (never blocks)."""
+
+    @abstractmethod
+    def end(self, results: dict[str, Any]) -> None:
+        """The game is over (never blocks); the link may release the seat."""
+
+
+class AbsentSeat(SeatLink):
+    """A seat that no session came to play: it is never asked."""
+
+    async def start(self, info: GameInfo) -> None:
+        raise SeatGone("no session of the bot connected")
+
+    def send_event(self, index: int, event: Event) -> None:
+        pass
+
+    async def decide(self, decision: Decision) -> Reply:  # pragma: no cover - never asked
+        raise SeatGone("absent")
+
+    def send_outcome(self, outcome: Outcome) -> None:
+        pass
+
+    def end(self, results: dict[str, Any]) -> None:
+        pass
+
+
+@dataclass
+class MatchOutcome:
+    game_id: str
+    state: GameState
+    seat_names: tuple[str, ...]
+    faults: list[Fault]
+    record: dict[str, Any]
+    results: dict[str, Any] = field(default_factory=dict)
+
+    def fault_counts(self) -> list[dict[str, int]]:
+        counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in self.seat_names]
+        for f in self.faults:
+            counts[f.seat][f.kind] += 1
+        return counts
+
+
+class MatchRunner:
+    """Runs one match over its seat links. Use :func:`run_match`."""
+
+    def __init__(self, game_id: str, spec: GameSpec, options: dict[str, Any], shoe: Shoe,
+                 links: Sequence[SeatLink], seat_names: Sequence[str], clock: Clock = Clock(),
+                 on_public_event: Callable[[int, Event], None] | None = None):
+        if len(links) != spec.num_seats or len(seat_names) != spec.num_seats:
+            raise ValueError(f"{spec.name} needs {spec.num_seats} seats, got {len(links)}")
+        self.game_id = game_id
+        self.spec = spec
+        self.state = spec.new_match(spec.check_options(options), shoe)
+        self.links = list(links)
+        self.seat_names = tuple(seat_names)
+        self.clock = clock
+        self.on_public_event = on_public_event
+        self.banks = [clock.bank_s] * spec.num_seats
+        self.out: list[str | None] = [None] * spec.num_seats   # why a seat plays by default
+        self.faults: list[Fault] = []
+        self.decisions = 0
+        self._next_request = 1
+        self._sent = 0
+        self._t0 = time.monotonic()
+
+    # --- faults -------------------------------------------------------------
+
+    def _fault(self, seat: int, kind: str, detail: str, decision: int | None = None) -> None:
+        number = self.decisions if decision is None else decision
+        self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail))
+
+    def _stray_reporter(self, seat: int) -> Callable[[str], None]:
+        def report(detail: str) -> None:
+            if self.out[seat] is None:  # a seat already out (e.g. timed out) is not charged again
+                self._fault(seat, WRONG_ID, detail, decision=-1)
+        return report
+
+    # --- events ---------------------------------------------------------------
+
+    def _flush_events(self) -> None:
+        events = self.state.events
+        for index in range(self._sent, len(events)):
+            event = events[index]
+            if event.to == PUBLIC:
+                for seat, link in enumerate(self.links):
+                    if self.out[seat] is None:
+                        link.send_event(index, event)
+                if self.on_public_event is not None:
+                    self.on_public_event(index, event)
+            elif self.out[event.to] is None:
+                self.links[event.to].send_event(index, event)
+        self._sent = len(events)
+
+    # --- one decision ---------------------------------------------------------
+
+    async def _ask(self, seat: int) -> tuple[int, int, str | None, str]:
+        """(request id or 0, action, fault kind or None, reason) for one seat's decision."""
+        state = self.state
+        legal = state.legal_actions(seat)
+        default = legal[0]
+        if self.out[seat] is not None:
+            return 0, default, None, f"the seat plays by default ({self.out[seat]})"
+        request_id = self._next_request
+        self._next_request += 1
+        decision = Decision(request_id, self.game_id, seat, state.observation(seat), tuple(legal),
+                            tuple(state.action_name(a) for a in legal), self.clock.decision_s, self.banks[seat])
+        budget = self.clock.decision_s + self.banks[seat]
+        started = time.monotonic()
+        try:
+            reply = await asyncio.wait_for(self.links[seat].decide(decision), timeout=budget)
+        except asyncio.TimeoutError:
+            self.banks[seat] = 0.0
+            self.out[seat] = TIMEOUT
+            detail = f"no answer within {budget:.3f} s (decision time + bank)"
+            self._fault(seat, TIMEOUT, detail)
+            return request_id, default, TIMEOUT, detail
+        except SeatGone as gone:
+            self.out[seat] = DISCONNECT
+            detail = f"connection lost: {gone}"
+            self._fault(seat, DISCONNECT, detail)
+            return request_id, default, DISCONNECT, detail
+        overrun = time.monotonic() - started - self.clock.decision_s
+        if overrun > 0:
+            self.banks[seat] = max(0.0, self.banks[seat] - overrun)
+        if reply.wrong_id:
+            detail = "the answer names another request id"
+            self._fault(seat, WRONG_ID, detail)
+            return request_id, default, WRONG_ID, detail
+        return (request_id, *self._check(seat, legal, reply))
+
+    def _check(self, seat: int, legal: list[int], reply: Reply) -> tuple[int, str | None, str]:
+        if reply.index is not None:
+            if 0 <= reply.index < len(legal):
+                return legal[reply.index], None, ""
+            detail = f"index {reply.index} is outside the {len(legal)} legal actions"
+            self._fault(seat, MALFORMED, detail)
+            return legal[0], MALFORMED, detail
+        try:
+            action = self.state.parse_action(reply.name or "")
+        except ActionSyntaxError as err:
+            self._fault(seat, MALFORMED, str(err))
+            return legal[0], MALFORMED, str(err)
+        if action in legal:
+            return action, None, ""
+        try:  # the engine names the rule broken; a refused action changes nothing
+            self.state.apply(seat, action)
+        except IllegalActionError as err:
+            detail = f"{reply.name}: {err}"
+        else:  # pragma: no cover - legal_actions and apply disagree: an engine bug
+            raise AssertionError(f"{self.spec.name}: {reply.name!r} was applied but not listed as legal")
+        self._fault(seat, ILLEGAL, detail)
+        return legal[0], ILLEGAL, detail
+
+    def _play(self, seat: int, action: int, fault: str | None, reason: str, request_id: int) -> None:
+        self.state.apply(seat, action)
+        self.decisions += 1
+        if self.out[seat] is None or fault is not None:
+            self.links[seat].send_outcome(Outcome(request_id, self.game_id, seat, self.state.action_name(action),
+                                                  fault, reason, self.banks[seat]))
+
+    # --- the match ------------------------------------------------------------
+
+    async def run(self) -> MatchOutcome:
+        info = [GameInfo(self.game_id, self.spec.name, self.state.options, seat, self.seat_names, self.clock)
+                for seat in range(self.spec.num_seats)]
+        for seat, link in enumerate(self.links):
+            link.report_stray = self._stray_reporter(seat)
+            try:
+                await link.start(info[seat])
+            except SeatGone as gone:
+                kind = NO_SESSION if isinstance(link, AbsentSeat) else DISCONNECT
+                self.out[seat] = kind
+                self._fault(seat, kind, str(gone))
+        self._flush_events()
+        state = self.state
+        while seats := state.to_act():
+            if len(seats) == 1:
+                answers = [await self._ask(seats[0])]
+            else:  # a simultaneous decision: ask all at once, apply in seat order
+                answers = await asyncio.gather(*(self._ask(seat) for seat in seats))
+            for seat, (request_id, action, fault, reason) in zip(seats, answers):
+                self._play(seat, action, fault, reason, request_id)
+            self._flush_events()
+        results = state.results()
+        outcome = MatchOutcome(self.game_id, state, self.seat_names, self.faults,
+                               records.to_record(state, seats=list(self.seat_names)))
+        outcome.results = {**results, "faults": outcome.fault_counts()}
+        outcome.record["meta"] = {"game_id": self.game_id, "faults": [f.to_dict() for f in self.faults],
+                                  "clock": {"decision_s": self.clock.decision_s, "bank_s": self.clock.bank_s}}
+        for link in self.links:
+            link.end(outcome.results)
+        return outcome
+
+
+async def run_match(game_id: str, spec: GameSpec, options: dict[str, Any], shoe: Shoe,
+                    links: Sequence[SeatLink], seat_names: Sequence[str], clock: Clock = Clock(),
+                    on_public_event: Callable[[int, Event], None] | None = None) -> MatchOutcome:
+    """Play one match to the end. Never raises for anything a seat does."""
+    runner = MatchRunner(game_id, spec, options, shoe, links, seat_names, clock, on_public_event)
+    return await runner.run()

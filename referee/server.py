@@ -1,0 +1,165 @@
+"""The gRPC referee server (grpc.aio).
+
+The servicer only translates: protobuf messages in, calls of the arena out,
+and back. Sessions, seat assignment and matches live in ``arena.py``; the
+clock and the fault policy in ``runner.py``; the rules in ``games/``.
+Besides the Referee service the server offers the standard health service
+and server reflection, so that ``grpcurl`` can list and call it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator, Mapping
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from referee import __version__, games, wire
+from referee.arena import Arena, Refused
+from referee.runner import Clock
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+log = logging.getLogger("referee")
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
+
+
+class RefereeServicer(pb_grpc.RefereeServicer):
+    def __init__(self, arena: Arena):
+        self.arena = arena
+
+    async def Play(self, request_iterator: AsyncIterator[pb.BotMessage],
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RefereeMessage]:
+        try:
+            first = await anext(aiter(request_iterator))
+        except (StopAsyncIteration, grpc.RpcError, asyncio.CancelledError):
+            return
+        if first.WhichOneof("kind") != "hello":
+            yield wire.refusal(pb.Refusal.BAD_HELLO, "the first message of a session must be a Hello")
+            return
+        try:
+            session = self.arena.open_session(first.hello)
+        except Refused as refused:
+            log.info("refused bot %r: %s", first.hello.bot_name, refused)
+            yield wire.refusal(refused.reason, str(refused))
+            return
+        reader = asyncio.create_task(self._read(request_iterator, session))
+        try:
+            yield wire.welcome(session.session_id, f"referee {__version__}")
+            while (message := await session.outbox.get()) is not None:
+                yield message
+        finally:
+            reader.cancel()
+            self.arena.close_session(session)
+
+    async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session) -> None:
+        try:
+            async for message in request_iterator:
+                if message.WhichOneof("kind") == "action":
+                    session.on_reply(message.action)
+                else:
+                    session.stray_replies += 1
+        except grpc.RpcError as err:  # the stream broke (client gone, undecodable bytes)
+            log.info("session %s: stream ended: %s", session.session_id, err)
+        except Exception:  # noqa: BLE001 - a bot must never bring the server down
+            log.exception("session %s: reader failed", session.session_id)
+        finally:
+            self.arena.close_session(session)
+
+    async def Spectate(self, request: pb.SpectateRequest,
+                       context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SpectatorMessage]:
+        try:
+            stream = self.arena.spectate(request.game_id)
+            async for message in stream:
+                yield message
+        except KeyError:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no game {request.game_id!r} on this server")
+
+    async def ListGames(self, request: pb.ListGamesRequest, context) -> pb.ListGamesResponse:
+        return pb.ListGamesResponse(games=[
+            pb.GameInfo(game_id=gid, game=m.info.game, seat_names=list(m.info.seat_names),
+                        finished=m.outcome is not None)
+            for gid, m in self.arena.matches.items()])
+
+    async def RunMatch(self, request: pb.RunMatchRequest, context) -> pb.RunMatchResponse:
+        expected = self.arena.admin_token
+        if expected is None or not secrets.compare_digest(expected, request.admin_token):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "RunMatch needs the server's admin token")
+        seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
+        try:
+            outcome = await self.arena.run_match(
+                request.game, dict(request.options), list(request.lineup), seed=seed,
+                clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None)
+        except (games.GameError, ValueError) as err:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
+        return pb.RunMatchResponse(game_id=outcome.game_id, results_json=wire.to_json(outcome.results),
+                                   record_json=json.dumps(outcome.record),
+                                   faults_json=wire.to_json([f.to_dict() for f in outcome.faults]))
+
+
+class RefereeServer:
+    """A running referee: ``await start()``, then ``arena.run_match(...)``, then ``await stop()``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, tokens: Mapping[str, str] | None = None,
+                 admin_token: str | None = None, connect_timeout: float = 10.0):
+        self.host = host
+        self.requested_port = port
+        self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout)
+        self.arena: Arena | None = None
+        self.port: int | None = None
+        self._server: grpc.aio.Server | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    async def start(self) -> str:
+        self.arena = Arena(**self.arena_args)
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena), server)
+        health_servicer = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+        await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+            server)
+        self.port = server.add_insecure_port(f"{self.host}:{self.requested_port}")
+        if not self.port:
+            raise OSError(f"cannot listen on {self.host}:{self.requested_port}")
+        await server.start()
+        self._server = server
+        log.info("referee listening on %s", self.address)
+        return self.address
+
+    async def stop(self, grace: float | None = 1.0) -> None:
+        if self._server is not None:
+            await self._server.stop(grace)
+            self._server = None
+
+    async def wait(self) -> None:
+        """Until the server stops."""
+        if self._server is not None:
+            await self._server.wait_for_termination()
+
+    async def __aenter__(self) -> RefereeServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+
+
+async def serve_forever(host: str, port: int, tokens: Mapping[str, str] | None, admin_token: str | None) -> None:
+    server = RefereeServer(host, port, tokens, admin_token)
+    await server.start()
+    try:
+        await server.wait()
+    finally:
+        await server.stop()

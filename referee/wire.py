@@ -1,0 +1,139 @@
+"""Engine values <-> protobuf messages: the only module that knows both.
+
+Everything a seat receives is built here from what the runner hands over
+(its GameInfo, the events it may see, its Decision, its Outcome), so nothing
+reaches a seat that its observation does not hold. JSON is written compactly
+and deterministically (same values, same bytes).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from referee.games.base import Event
+from referee.runner import (
+    DISCONNECT, ILLEGAL, MALFORMED, NO_SESSION, TIMEOUT, WRONG_ID,
+    Clock, Decision, GameInfo, Outcome, Reply,
+)
+from referee.v1 import referee_pb2 as pb
+
+PROTOCOL_VERSION = 1
+
+FAULTS = {
+    None: pb.FAULT_NONE, TIMEOUT: pb.FAULT_TIMEOUT, ILLEGAL: pb.FAULT_ILLEGAL, MALFORMED: pb.FAULT_MALFORMED,
+    WRONG_ID: pb.FAULT_WRONG_ID, DISCONNECT: pb.FAULT_DISCONNECT, NO_SESSION: pb.FAULT_NO_SESSION,
+}
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def to_json(value: Any) -> str:
+    return _dumps(value)
+
+
+def option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def options_text(options: dict[str, Any]) -> dict[str, str]:
+    return {key: option_text(value) for key, value in options.items()}
+
+
+def _ms(seconds: float) -> int:
+    return max(0, round(seconds * 1000))
+
+
+def clock(c: Clock) -> pb.Clock:
+    return pb.Clock(decision_ms=_ms(c.decision_s), bank_ms=_ms(c.bank_s))
+
+
+def clock_from(message: pb.Clock, default: Clock) -> Clock:
+    if not message.decision_ms and not message.bank_ms:
+        return default
+    return Clock(message.decision_ms / 1000, message.bank_ms / 1000)
+
+
+# --- referee -> bot -------------------------------------------------------------
+
+
+def welcome(session_id: str, server: str) -> pb.RefereeMessage:
+    return pb.RefereeMessage(welcome=pb.Welcome(protocol_version=PROTOCOL_VERSION, session_id=session_id,
+                                                server=server))
+
+
+def refusal(reason: int, message: str) -> pb.RefereeMessage:
+    return pb.RefereeMessage(refusal=pb.Refusal(reason=reason, message=message))
+
+
+def game_start_body(info: GameInfo) -> pb.GameStart:
+    return pb.GameStart(game_id=info.game_id, seat=info.seat, game=info.game,
+                        options=options_text(info.options), seat_names=list(info.seat_names),
+                        clock=clock(info.clock))
+
+
+def game_start(info: GameInfo) -> pb.RefereeMessage:
+    return pb.RefereeMessage(game_start=game_start_body(info))
+
+
+def event_body(game_id: str, seat: int, index: int, event: Event) -> pb.GameEvent:
+    return pb.GameEvent(game_id=game_id, seat=seat, index=index, kind=event.kind,
+                        actor=-1 if event.seat is None else event.seat, data_json=_dumps(event.data))
+
+
+def event(game_id: str, seat: int, index: int, ev: Event) -> pb.RefereeMessage:
+    return pb.RefereeMessage(event=event_body(game_id, seat, index, ev))
+
+
+def request(d: Decision) -> pb.RefereeMessage:
+    return pb.RefereeMessage(request=pb.DecisionRequest(
+        request_id=d.request_id, game_id=d.game_id, seat=d.seat, observation_json=_dumps(d.observation),
+        legal_actions=d.legal_names, legal_codes=d.legal, decision_ms_left=_ms(d.decision_left_s),
+        bank_ms_left=_ms(d.bank_left_s)))
+
+
+def outcome(o: Outcome) -> pb.RefereeMessage:
+    status = pb.ActionResult.ACCEPTED if o.fault is None and not o.reason else pb.ActionResult.SUBSTITUTED
+    return pb.RefereeMessage(result=pb.ActionResult(
+        request_id=o.request_id, game_id=o.game_id, seat=o.seat, status=status, action=o.action,
+        fault=FAULTS[o.fault], reason=o.reason, bank_ms_left=_ms(o.bank_left_s)))
+
+
+def game_end_body(game_id: str, seat: int, results: dict[str, Any]) -> pb.GameEnd:
+    return pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"],
+                      results_json=_dumps(results))
+
+
+def game_end(game_id: str, seat: int, results: dict[str, Any]) -> pb.RefereeMessage:
+    return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results))
+
+
+# --- bot -> referee -------------------------------------------------------------
+
+
+def reply(message: pb.ActionReply) -> tuple[int, str, int, Reply]:
+    """(request id, game id, seat, the reply) of an ActionReply."""
+    choice = message.WhichOneof("choice")
+    if choice == "index":
+        answer = Reply(index=message.index)
+    else:
+        answer = Reply(name=message.name if choice == "name" else "")
+    return message.request_id, message.game_id, message.seat, answer
+
+
+# --- spectators -----------------------------------------------------------------
+
+
+def spectator_start(info: GameInfo) -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(game_start=game_start_body(info))
+
+
+def spectator_event(game_id: str, index: int, ev: Event) -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(event=event_body(game_id, 0, index, ev))
+
+
+def spectator_end(game_id: str, results: dict[str, Any], record: dict[str, Any]) -> list[pb.SpectatorMessage]:
+    return [pb.SpectatorMessage(game_end=game_end_body(game_id, 0, results)),
+            pb.SpectatorMessage(record_json=_dumps(record))]

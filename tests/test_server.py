@@ -1,0 +1,279 @@
+"""End to end: a real referee server on loopback, real bot processes
+(tests/bots/proto_bot.py, written against the generated stubs)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from itertools import product
+from pathlib import Path
+
+import grpc
+import pytest
+
+from referee import records
+from referee.games import GAMES
+from referee.runner import Clock
+from referee.server import RefereeServer
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+BOT = Path(__file__).parent / "bots" / "proto_bot.py"
+
+
+class Bots:
+    """Launches bot processes and kills them all at the end."""
+
+    def __init__(self, address: str):
+        self.address = address
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, name: str, *args: str, token: str = "") -> subprocess.Popen:
+        cmd = [sys.executable, str(BOT), "--address", self.address, "--name", name, "--token", token, *args]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+
+
+def serve(test, connect_timeout: float = 10.0, **server_args):
+    """Run ``await test(server, bots)`` against a fresh server."""
+    async def main():
+        async with RefereeServer(connect_timeout=connect_timeout, **server_args) as server:
+            bots = Bots(server.address)
+            try:
+                return await test(server, bots)
+            finally:
+                bots.close()
+    return asyncio.run(main())
+
+
+def assert_replays(outcome):
+    replay = records.replay(json.loads(json.dumps(outcome.record)))
+    assert replay.results == outcome.state.results()
+
+
+CONFIRMATION_VARIANTS = [
+    {"rounds": 1, "double": d, "blind": b, "pairs": p, "trump": t}
+    for d, b, p, t in product([False, True], [False, True], [False, True], ["dealer-card", "random-suit"])
+]
+
+
+def test_both_games_every_variant_play_to_the_end_and_replay():
+    async def test(server, bots):
+        for i, name in enumerate("abcd"):
+            bots.start(name, "--capacity", "8", "--seed", str(i), *(["--by-index"] if i % 2 else []))
+        matches = [server.arena.run_match("confirmation", opts, list("abcd"), seed=n)
+                   for n, opts in enumerate(CONFIRMATION_VARIANTS)]
+        matches += [server.arena.run_match("aegis", {"promise": p}, ["a", "b"], seed=7) for p in ("table", "4plus")]
+        matches.append(server.arena.run_match("confirmation", {}, list("dcba"), seed=99))  # a whole 8-round game
+        return await asyncio.gather(*matches)
+
+    outcomes = serve(test)
+    assert len(outcomes) == 19
+    for out in outcomes:
+        assert out.state.is_terminal()
+        assert out.faults == [], out.faults
+        assert_replays(out)
+    assert len(outcomes[-1].results["rounds"]) == 8
+
+
+def run_with_faulty(mode: str, game: str = "confirmation", extra=(), clock=Clock(1.0, 2.0), seat=1,
+                    connect_timeout=10.0):
+    names = ["good0", "bad", "good2", "good3"][: GAMES[game].num_seats]
+    if game == "aegis":
+        names = ["good0", "bad"]
+
+    async def test(server, bots):
+        for i, name in enumerate(names):
+            if name == "bad":
+                if mode != "absent":
+                    bots.start(name, "--mode", mode, "--after", "2", *extra)
+            else:
+                bots.start(name, "--seed", str(i))
+        return await server.arena.run_match(game, {"rounds": 1} if game == "confirmation" else {},
+                                            names, seed=5, clock=clock)
+
+    out = serve(test, connect_timeout=connect_timeout)
+    assert out.state.is_terminal()
+    bad_seat = names.index("bad")
+    assert {f.seat for f in out.faults} == {bad_seat}, out.faults
+    for seat, counts in enumerate(out.results["faults"]):
+        if seat != bad_seat:
+            assert sum(counts.values()) == 0
+    assert_replays(out)
+    return out, bad_seat
+
+
+@pytest.mark.parametrize("mode, kind", [
+    ("illegal", "illegal"), ("garbage", "malformed"), ("badindex", "malformed"), ("wrongid", "wrong_id"),
+])
+def test_bad_answers_are_substituted_and_charged_to_the_right_seat(mode, kind):
+    out, bad = run_with_faulty(mode)
+    kinds = {f.kind for f in out.faults}
+    assert kinds == {kind}
+    assert out.results["faults"][bad][kind] == len(out.faults) >= 1
+
+
+def test_an_illegal_answer_names_the_rule_it_breaks():
+    out, _ = run_with_faulty("illegal", game="aegis")
+    assert all("rule 2." in f.detail for f in out.faults), [f.detail for f in out.faults]
+
+
+def test_a_late_bot_spends_its_bank_then_is_defaulted():
+    out, bad = run_with_faulty("late", extra=("--sleep", "0.4"), clock=Clock(0.1, 0.5))
+    assert [f.kind for f in out.faults] == ["timeout"]
+
+
+def test_a_bot_that_disconnects_mid_game():
+    out, bad = run_with_faulty("disconnect")
+    assert [f.kind for f in out.faults] == ["disconnect"]
+
+
+def test_a_bot_that_sends_undecodable_bytes():
+    out, bad = run_with_faulty("rawgarbage", game="aegis")
+    assert [f.kind for f in out.faults] == ["disconnect"]
+
+
+def test_a_bot_that_never_connects():
+    out, bad = run_with_faulty("absent", game="aegis", connect_timeout=1.0)
+    assert [f.kind for f in out.faults] == ["no_session"]
+
+
+def test_tokens_and_versions_are_checked():
+    async def test(server, bots):
+        wrong = bots.start("alice", token="nope")
+        old = bots.start("alice", "--version", "0", token="s3cret")
+        unknown = bots.start("mallory", token="s3cret")
+        loop = asyncio.get_running_loop()
+        codes = [await loop.run_in_executor(None, p.wait, 20) for p in (wrong, old, unknown)]
+        errs = [p.stderr.read() for p in (wrong, old, unknown)]
+        bots.start("alice", token="s3cret")
+        bots.start("bob", token="hunter2")
+        out = await server.arena.run_match("aegis", {}, ["alice", "bob"], seed=1)
+        return codes, errs, out
+
+    codes, errs, out = serve(test, tokens={"alice": "s3cret", "bob": "hunter2"})
+    assert codes == [3, 3, 3]
+    assert "wrong token" in errs[0] and "version 0" in errs[1] and "mallory" in errs[2]
+    assert out.faults == []
+
+
+def test_a_session_acts_only_for_its_own_seats():
+    """A reply naming a seat the session does not play is ignored, not applied."""
+    async def test(server, bots):
+        bots.start("b")
+        channel = grpc.aio.insecure_channel(server.address)
+        stub = pb_grpc.RefereeStub(channel)
+        outbox: asyncio.Queue = asyncio.Queue()
+        await outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name="a", capacity=1)))
+
+        async def messages():
+            while (m := await outbox.get()) is not None:
+                yield m
+
+        call = stub.Play(messages())
+        match = asyncio.create_task(server.arena.run_match("aegis", {}, ["a", "b"], seed=3))
+        async for message in call:
+            if message.WhichOneof("kind") == "request":
+                req = message.request
+                other = 1 - req.seat
+                # try to act for the opponent, then answer our own request properly
+                await outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=req.request_id + 1,
+                                                                     game_id=req.game_id, seat=other, index=0)))
+                await outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=req.request_id,
+                                                                     game_id=req.game_id, seat=req.seat, index=0)))
+            if message.WhichOneof("kind") == "game_end":
+                break
+        await outbox.put(None)
+        out = await match
+        await channel.close()
+        return out
+
+    out = serve(test)
+    assert out.faults == []  # the replies for the other seat changed nothing and charged nobody
+    assert out.state.is_terminal()
+
+
+def test_spectators_see_public_events_then_the_record():
+    async def test(server, bots):
+        for name in "ab":
+            bots.start(name)
+        match = asyncio.create_task(server.arena.run_match("aegis", {}, ["a", "b"], seed=4, game_id="watched"))
+        while "watched" not in server.arena.matches:
+            await asyncio.sleep(0.01)
+        channel = grpc.aio.insecure_channel(server.address)
+        stub = pb_grpc.RefereeStub(channel)
+        seen = [m async for m in stub.Spectate(pb.SpectateRequest(game_id="watched"))]
+        listing = await stub.ListGames(pb.ListGamesRequest())
+        with pytest.raises(grpc.aio.AioRpcError) as missing:
+            [m async for m in stub.Spectate(pb.SpectateRequest(game_id="nope"))]
+        await channel.close()
+        return await match, seen, listing, missing.value.code()
+
+    out, seen, listing, missing = serve(test)
+    kinds = [m.WhichOneof("kind") for m in seen]
+    assert kinds[0] == "game_start" and kinds[-2:] == ["game_end", "record_json"]
+    events = [m.event for m in seen if m.WhichOneof("kind") == "event"]
+    public = out.state.public_events()
+    assert [(e.kind, json.loads(e.data_json)) for e in events] == [(e.kind, e.data) for e in public]
+    assert len(public) < len(out.state.events)  # hands and exchanges were private
+    assert json.loads(seen[-1].record_json)["actions"] == records.to_record(out.state)["actions"]
+    assert [g.game_id for g in listing.games] == ["watched"] and listing.games[0].finished
+    assert missing == grpc.StatusCode.NOT_FOUND
+
+
+def test_health_and_reflection():
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    async def test(server, bots):
+        channel = grpc.aio.insecure_channel(server.address)
+        health = await health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(service="referee.v1.Referee"))
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+
+        async def ask():
+            yield reflection_pb2.ServerReflectionRequest(list_services="")
+
+        services = [r async for r in stub.ServerReflectionInfo(ask())]
+        await channel.close()
+        return health.status, [s.name for s in services[0].list_services_response.service]
+
+    status, names = serve(test)
+    assert status == 1  # SERVING
+    assert "referee.v1.Referee" in names and "grpc.health.v1.Health" in names
+
+
+def test_run_match_rpc_needs_the_admin_token():
+    async def test(server, bots):
+        for name in "ab":
+            bots.start(name)
+        channel = grpc.aio.insecure_channel(server.address)
+        stub = pb_grpc.RefereeStub(channel)
+        request = pb.RunMatchRequest(game="aegis", lineup=["a", "b"], seed=3)
+        with pytest.raises(grpc.aio.AioRpcError) as denied:
+            await stub.RunMatch(request)
+        request.admin_token = "root"
+        response = await stub.RunMatch(request)
+        request.game = "chess"
+        with pytest.raises(grpc.aio.AioRpcError) as bad:
+            await stub.RunMatch(request)
+        await channel.close()
+        return denied.value.code(), response, bad.value
+
+    denied, response, bad = serve(test, admin_token="root")
+    assert denied == grpc.StatusCode.PERMISSION_DENIED
+    assert json.loads(response.faults_json) == []
+    record = json.loads(response.record_json)
+    assert records.replay(record).results["scores"] == json.loads(response.results_json)["scores"]
+    assert bad.code() == grpc.StatusCode.INVALID_ARGUMENT and "chess" in bad.details()
