@@ -1,0 +1,231 @@
+"""The Python bot kit: a bot is a ``decide`` function and one call.
+
+    from referee.bot import run_bot
+
+    def decide(observation, legal_actions, game):
+        return legal_actions[0]          # a name from the list, or its index
+
+    run_bot(decide)                      # reads --address --name --token --capacity
+
+The kit connects, says hello, keeps the session alive (reconnecting with
+backoff when the referee goes away), follows every game the session plays
+(several at once: ``--capacity``), and answers each decision request with
+what ``decide`` returns. ``game`` is a :class:`GameView`: the game's name,
+rule options, the bot's seat, the seat names, the events seen so far, and
+the clock. A ``decide`` that raises is answered with the first legal action
+(and the error printed), so a bug costs a decision, not the game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import queue
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+PROTOCOL_VERSION = 1
+log = logging.getLogger("referee.bot")
+
+
+@dataclass
+class GameView:
+    """What the bot knows of one of its games (one seat of it)."""
+
+    game_id: str
+    game: str
+    options: dict[str, str]
+    seat: int
+    seat_names: list[str]
+    decision_ms: int
+    bank_ms: int
+    #: every event seen so far: {"index", "kind", "actor", "data"}
+    events: list[dict[str, Any]] = field(default_factory=list)
+    #: time left for the current decision and in the bank, in ms
+    decision_ms_left: int = 0
+    bank_ms_left: int = 0
+    #: the engine codes of the current legal actions (same order as the names)
+    legal_codes: list[int] = field(default_factory=list)
+    #: free for the bot's own per-game state
+    memory: dict[str, Any] = field(default_factory=dict)
+    #: the bot's randomness for this game: seeded from --seed, the game id and the seat
+    #: when --seed is given (the same game gets the same choices), else fresh
+    rng: random.Random = field(default_factory=random.Random)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        """A rule option with its type restored (true/false, numbers)."""
+        text = self.options.get(key)
+        if text is None:
+            return default
+        if text in ("true", "false"):
+            return text == "true"
+        return int(text) if text.lstrip("-").isdigit() else text
+
+
+Decide = Callable[[dict[str, Any], list[str], GameView], "str | int"]
+
+
+class BotSession:
+    """One session with the referee; ``run()`` returns when it ends."""
+
+    def __init__(self, decide: Decide, address: str, name: str, token: str = "", capacity: int = 1,
+                 on_game_end: Callable[[GameView, dict[str, Any]], None] | None = None, seed: int | None = None):
+        self.decide = decide
+        self.seed = seed
+        self.address = address
+        self.name = name
+        self.token = token
+        self.capacity = max(1, capacity)
+        self.on_game_end = on_game_end
+        self.games: dict[tuple[str, int], GameView] = {}
+        self.games_ended = 0
+        self._outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
+        self._workers = ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="decide")
+
+    def _messages(self):
+        while (message := self._outbox.get()) is not None:
+            yield message
+
+    def run(self, max_games: int = 0) -> str:
+        """Play until the referee ends the session (or ``max_games`` games ended).
+        Returns why it ended: "refused: ...", "done", "closed"."""
+        self._outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=self.name,
+                                                      token=self.token, capacity=self.capacity)))
+        with grpc.insecure_channel(self.address) as channel:
+            stream = pb_grpc.RefereeStub(channel).Play(self._messages())
+            try:
+                for message in stream:
+                    kind = message.WhichOneof("kind")
+                    if kind == "refusal":
+                        return f"refused: {message.refusal.message}"
+                    handler = getattr(self, f"_on_{kind}", None)
+                    if handler is not None:
+                        handler(getattr(message, kind))
+                    if max_games and self.games_ended >= max_games:
+                        return "done"
+                return "closed"
+            finally:
+                self._outbox.put(None)
+                self._workers.shutdown(wait=False, cancel_futures=True)
+
+    # --- messages from the referee -------------------------------------------
+
+    def _on_welcome(self, welcome: pb.Welcome) -> None:
+        log.info("%s: connected to %s as session %s", self.name, welcome.server, welcome.session_id)
+
+    def _on_game_start(self, start: pb.GameStart) -> None:
+        rng = random.Random(f"{self.seed}:{start.game_id}:{start.seat}") if self.seed is not None else None
+        self.games[(start.game_id, start.seat)] = GameView(
+            start.game_id, start.game, dict(start.options), start.seat, list(start.seat_names),
+            start.clock.decision_ms, start.clock.bank_ms, rng=rng or random.Random())
+
+    def _on_event(self, event: pb.GameEvent) -> None:
+        view = self.games.get((event.game_id, event.seat))
+        if view is not None:
+            view.events.append({"index": event.index, "kind": event.kind, "actor": event.actor,
+                                "data": json.loads(event.data_json)})
+
+    def _on_request(self, request: pb.DecisionRequest) -> None:
+        view = self.games.get((request.game_id, request.seat))
+        if view is None:  # a request for a game we never saw start: answer safely
+            view = GameView(request.game_id, "", {}, request.seat, [], 0, 0)
+        view.decision_ms_left = request.decision_ms_left
+        view.bank_ms_left = request.bank_ms_left
+        view.legal_codes = list(request.legal_codes)
+        observation = json.loads(request.observation_json)
+        legal = list(request.legal_actions)
+        self._workers.submit(self._answer, request.request_id, request.game_id, request.seat,
+                             observation, legal, view)
+
+    def _answer(self, request_id: int, game_id: str, seat: int, observation: dict, legal: list[str],
+                view: GameView) -> None:
+        reply = pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat)
+        try:
+            choice = self.decide(observation, legal, view)
+        except Exception:  # noqa: BLE001 - a bug in decide costs one decision
+            log.exception("%s: decide failed; answering the first legal action", self.name)
+            choice = 0
+        if isinstance(choice, int) and not isinstance(choice, bool):
+            reply.index = choice
+        else:
+            reply.name = str(choice)
+        self._outbox.put(pb.BotMessage(action=reply))
+
+    def _on_result(self, result: pb.ActionResult) -> None:
+        if result.status == pb.ActionResult.SUBSTITUTED:
+            log.warning("%s: game %s seat %d: %s was played for us: %s", self.name, result.game_id,
+                        result.seat, result.action, result.reason)
+
+    def _on_game_end(self, end: pb.GameEnd) -> None:
+        view = self.games.pop((end.game_id, end.seat), None)
+        self.games_ended += 1
+        if view is not None and self.on_game_end is not None:
+            self.on_game_end(view, json.loads(end.results_json))
+
+
+def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str = "bot",
+            on_game_end: Callable[[GameView, dict[str, Any]], None] | None = None) -> None:
+    """The command line of a bot: ``--address --name --token --capacity --games --seed``.
+
+    Reconnects with backoff (0.2 s doubling to 5 s) when the referee is not
+    there or the session breaks, until ``--games`` games are done (0 = forever)
+    or ``--retry-for`` seconds pass without a connection."""
+    parser = argparse.ArgumentParser(description=f"{default_name}: a bot for the referee")
+    parser.add_argument("--address", default="127.0.0.1:50051", help="the referee (HOST:PORT)")
+    parser.add_argument("--name", default=default_name, help="the bot's name in line-ups")
+    parser.add_argument("--token", default="", help="the bot's secret token")
+    parser.add_argument("--capacity", type=int, default=1, help="how many seats it plays at once")
+    parser.add_argument("--games", type=int, default=0, help="stop after this many games (0 = never)")
+    parser.add_argument("--retry-for", type=float, default=30.0,
+                        help="give up after this many seconds without reaching the referee")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the bot's randomness (per game: the same game, the same choices)")
+    parser.add_argument("--verbose", "-v", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format=f"%(asctime)s {args.name} %(levelname)s %(message)s")
+    played = 0
+    delay, lost_since = 0.2, time.monotonic()
+    while True:
+        session = BotSession(decide, args.address, args.name, args.token, args.capacity, on_game_end, args.seed)
+        try:
+            why = session.run(max_games=args.games - played if args.games else 0)
+        except grpc.RpcError as err:
+            why = f"connection: {err.code().name}"
+        played += session.games_ended
+        if why.startswith("refused"):
+            print(f"{args.name}: {why}", file=sys.stderr)
+            sys.exit(3)
+        if args.games and played >= args.games:
+            return
+        if session.games_ended or why == "closed":
+            lost_since = time.monotonic()
+            delay = 0.2
+        if time.monotonic() - lost_since > args.retry_for:
+            print(f"{args.name}: no referee at {args.address} for {args.retry_for:.0f} s ({why})", file=sys.stderr)
+            sys.exit(4)
+        log.info("%s: session ended (%s); reconnecting in %.1f s", args.name, why, delay)
+        time.sleep(delay)
+        delay = min(delay * 2, 5.0)
+
+
+def serialized(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a decide function so calls never overlap (for bots with shared state)."""
+    lock = threading.Lock()
+
+    def locked(*args: Any) -> Any:
+        with lock:
+            return fn(*args)
+    return locked

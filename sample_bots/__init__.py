@@ -1,0 +1,7 @@
+"""Sample bots for the referee: ``python -m sample_bots.NAME --address HOST:PORT --name NAME --token TOKEN``.
+
+- ``random``: uniform over the legal actions.
+- ``heuristic``: plays each game sensibly by explicit rules.
+- ``search``: determinized Monte Carlo with the project's own engine.
+- ``node/``: a Node.js bot, from the .proto alone.
+"""
