@@ -21,6 +21,8 @@ from referee import __version__, records
 from referee.games import GAMES
 from referee.games import get as get_game
 from referee.games.base import GameError, GameSpec, GameState
+from referee.tournament.config import ConfigError
+from referee.tournament.store import StoreError
 from referee.report import default_seat_names, final_table, format_options, game_log, results_report
 
 # --- exit codes: the one place they are decided -------------------------------
@@ -40,6 +42,8 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (records.RecordFileError, ExitCode.USAGE),
     (records.RecordError, ExitCode.CHECK_FAILED),
     (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game
+    (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
+    (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
 )
 _HANDLED = tuple(kind for kind, _ in _EXIT_CODES if not issubclass(kind, click.ClickException))
 
@@ -118,7 +122,8 @@ def referee() -> None:
       1  a check failed: an invalid record (illegal action, bad field, ends
          early) or stated results that differ from the replay
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
-         rule option
+         rule option, a bad tournament file, an output directory that
+         holds another tournament
     """
 
 
@@ -272,3 +277,186 @@ def read_tokens(path: str) -> dict[str, str]:
         raise click.BadParameter(f"{path}: the token of {', '.join(bad)} must be a string",
                                  param_hint="--tokens-file")
     return data
+
+
+# --- tournaments --------------------------------------------------------------
+
+anchor_option = click.option("--anchor", type=KeyValue(), metavar="BOT=RATING", default=None,
+                             help="Pin one bot's rating (default: the average is 1500).")
+bootstrap_option = click.option("--bootstrap", type=click.IntRange(0, 100000), default=1000, show_default=True,
+                                help="Bootstrap resamples of deal sets for the 95% intervals (0: none).")
+
+
+def _anchor(anchor: tuple[str, str] | None) -> tuple[str, float] | None:
+    if anchor is None:
+        return None
+    try:
+        return anchor[0], float(anchor[1])
+    except ValueError:
+        raise click.BadParameter(f"the rating of {anchor[0]} must be a number, got {anchor[1]!r}",
+                                 param_hint="--anchor") from None
+
+
+def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table", notes=()) -> None:
+    from referee.tournament import standings
+
+    rows = list(store.matches())
+    if not rows:
+        raise click.UsageError(f"{store.directory}: no finished matches yet")
+    names = {b for r in rows for b in r.lineup}
+    if anchor is not None and anchor[0] not in names:
+        raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
+    st = standings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
+    st.notes.extend(notes)
+    if fmt == "json":
+        click.echo(json.dumps(standings.to_json(st), indent=2))
+    elif fmt == "csv":
+        click.echo(standings.to_csv(st), nl=False)
+    else:
+        click.echo(standings.report(st))
+
+
+@referee.command()
+@click.argument("config_file", metavar="CONFIG", type=click.Path(dir_okay=False))
+@click.option("--server", metavar="HOST:PORT", help="Play on this referee (RunMatch) instead of an in-process one.")
+@click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN", help="The remote server's admin token.")
+@anchor_option
+@bootstrap_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def tournament(config_file: str, server: str | None, admin_token: str | None, anchor, bootstrap: int,
+               quiet: bool) -> None:
+    """Run the round-robin tournament described by the TOML file CONFIG.
+
+    Duplicate play: every deal set is played from every seat. Results go to
+    the output directory as they come; run the same command again after an
+    interruption and it plays only what is missing."""
+    import asyncio
+
+    from referee.tournament import config as tconfig
+    from referee.tournament import run as trun
+
+    cfg = tconfig.load(config_file)
+    anchor_pair = _anchor(anchor)
+    schedule = trun.schedule_of(cfg)
+    store = trun.open_store(cfg)
+    notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
+    click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), seed {cfg.seed}; "
+               f"{notes[0]}; results in {cfg.output}", err=True)
+    bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
+    try:
+        played = asyncio.run(trun.run(cfg, store, progress=bar.update if bar else None, server=server,
+                                      admin_token=admin_token))
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
+                   f"run the same command to resume", err=True)
+        raise SystemExit(130) from None
+    finally:
+        if bar:
+            bar.close()
+    click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
+    print_standings(store, cfg.game, anchor_pair, bootstrap, notes=notes)
+
+
+class _LiveBar:
+    """A progress bar on stderr showing the live standings (point estimates)."""
+
+    def __init__(self, game: str, total: int):
+        self.game = game
+        self.rows: list = []
+        self.text = ""
+        self.bar = click.progressbar(length=total, label="matches", file=click.get_text_stream("stderr"),
+                                     item_show_func=lambda _: self.text, show_pos=True)
+        self.bar.__enter__()
+
+    def update(self, finished: int, total: int, played) -> None:
+        from referee.tournament import ratings, standings
+        from referee.tournament.store import MatchRow
+
+        if played is None:
+            self.bar.update(finished - self.bar.pos)
+            return
+        self.rows.append(MatchRow(played.seating.key, played.seating.deal_set, played.seating.lineup,
+                                  played.results))
+        elos = ratings.fit(standings.outcomes_of(self.game, self.rows))
+        self.text = "  ".join(f"{name} {elo:.0f}" for name, elo in sorted(elos.items(), key=lambda kv: -kv[1])[:6])
+        self.bar.update(finished - self.bar.pos)
+
+    def close(self) -> None:
+        self.bar.__exit__(None, None, None)
+
+
+@referee.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@anchor_option
+@bootstrap_option
+def ratings(directory: str, fmt: str, anchor, bootstrap: int) -> None:
+    """Print the standings of the tournament results stored in DIRECTORY."""
+    from referee.tournament.store import Store
+
+    store = Store(directory, create=False)
+    print_standings(store, store.config()["game"], _anchor(anchor), bootstrap, fmt)
+
+
+@referee.command()
+@game_argument
+@click.option("--bot", "bots", multiple=True, type=KeyValue(), metavar="NAME=COMMAND", required=True,
+              help='A bot and the command that starts it, e.g. --bot rnd="python -m sample_bots.random" '
+                   "(repeatable; the kit's --address/--name/--token/--capacity are appended).")
+@click.option("--lineup", help="Bot names per seat, comma-separated (default: the bots in order, "
+                               "repeated to fill the seats).")
+@seed_option
+@rule_options
+@click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--bank-ms", type=click.IntRange(0), default=10000, show_default=True)
+@click.option("--record", "record_file", type=click.Path(dir_okay=False), help="Write the game record here.")
+@click.option("--log/--no-log", "show_log", default=True, help="Print the match's log (default: yes).")
+def match(game: str, bots: Sequence[tuple[str, str]], lineup: str | None, seed: int | None,
+          rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int, record_file: str | None,
+          show_log: bool) -> None:
+    """Play one match of GAME between bots started from the given commands (a quick check).
+
+    The referee runs in-process; bot output goes to stderr."""
+    import asyncio
+    import shlex
+
+    from referee.runner import Clock
+    from referee.server import RefereeServer
+    from referee.tournament.config import BOT_NAME, BotSpec
+    from referee.tournament.launcher import Launcher
+
+    spec = get_game(game)
+    options = game_options(spec, rule_options)
+    names = [name for name, _ in bots]
+    for name in names:
+        if not BOT_NAME.match(name):
+            raise click.BadParameter(f"bad bot name {name!r}", param_hint="--bot")
+    seats = lineup.split(",") if lineup else [names[i % len(names)] for i in range(spec.num_seats)]
+    if len(seats) != spec.num_seats or set(seats) - set(names):
+        raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",
+                                 param_hint="--lineup")
+    seed = fresh_seed() if seed is None else seed
+    specs = [BotSpec(name, tuple(shlex.split(command))) for name, command in bots]
+    tokens = {name: secrets.token_hex(16) for name in names}
+
+    async def play():
+        async with RefereeServer(tokens=tokens, connect_timeout=30) as server:
+            launcher = Launcher(specs, server.address, tokens, {n: seats.count(n) for n in names}, log_dir=None)
+            try:
+                launcher.start_all()
+                return await server.arena.run_match(game, options, seats, seed=seed,
+                                                    clock=Clock(decision_ms / 1000, bank_ms / 1000))
+            finally:
+                launcher.stop_all()
+
+    outcome = asyncio.run(play())
+    if show_log:
+        click.echo(f"{game}, seed {seed}; options: {format_options(outcome.state.options)}")
+        click.echo("\n".join(game_log(outcome.state, seats)))
+        click.echo()
+    click.echo("\n".join(final_table(outcome.results, seats)))
+    for fault in outcome.faults:
+        click.echo(f"fault: seat {fault.seat} ({seats[fault.seat]}) {fault.kind} at decision {fault.decision}: "
+                   f"{fault.detail}")
+    if record_file:
+        records.write(record_file, outcome.record)

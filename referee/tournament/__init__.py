@@ -1,0 +1,1 @@
+"""Tournaments: schedules, results and rating tables."""

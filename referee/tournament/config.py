@@ -1,0 +1,254 @@
+"""A tournament's description: a TOML file, checked key by key.
+
+    [tournament]
+    game = "aegis"              # or "confirmation"
+    deal_sets = 20              # how many deal sets (each played by every seating)
+    seed = 2026                 # the master seed: every deal comes from it
+    concurrency = 4             # matches played at once
+    output = "out/aegis"        # results directory, relative to this file
+    max_groups = 70             # Confirmation with > 4 bots: most groups of four to play
+
+    [tournament.options]        # the game's rule options
+    promise = "table"
+
+    [clock]
+    decision_ms = 1000
+    bank_ms = 10000
+
+    [[bots]]
+    name = "random"
+    command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+    cwd = "."                   # relative to this file
+    env = { PYTHONUNBUFFERED = "1" }
+
+    [[bots]]
+    name = "mine"
+    external = true             # connects by itself
+    token = "s3cret"
+
+Unknown keys and bad values raise :class:`ConfigError` naming the file, the
+line and the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from referee import games
+from referee.runner import Clock
+
+BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
+
+
+class ConfigError(ValueError):
+    """A tournament file that cannot be used; the message names where and why."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    name: str
+    command: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    external: bool = False
+    token: str | None = None
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    game: str
+    options: dict[str, Any]
+    bots: tuple[BotSpec, ...]
+    deal_sets: int
+    seed: int
+    clock: Clock
+    concurrency: int
+    output: Path
+    max_groups: int = 70
+    source: Path | None = None
+
+    def fingerprint(self) -> str:
+        """What must not change in an existing output directory: everything that
+        shapes the schedule or the results (not concurrency, output or commands)."""
+        essence = {
+            "game": self.game, "options": self.options, "bots": [b.name for b in self.bots],
+            "deal_sets": self.deal_sets, "seed": self.seed, "max_groups": self.max_groups,
+            "clock": [self.clock.decision_s, self.clock.bank_s],
+        }
+        return json.dumps(essence, sort_keys=True)
+
+    def fingerprint_hash(self) -> str:
+        return hashlib.sha256(self.fingerprint().encode()).hexdigest()[:16]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "game": self.game, "options": self.options, "deal_sets": self.deal_sets, "seed": self.seed,
+            "concurrency": self.concurrency, "max_groups": self.max_groups,
+            "clock": {"decision_ms": round(self.clock.decision_s * 1000), "bank_ms": round(self.clock.bank_s * 1000)},
+            "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
+        }
+
+
+# --- where a key is, for messages ----------------------------------------------
+
+
+class _Locator:
+    """Finds the line of a key in the TOML text (tomllib does not say)."""
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, table: str | None, key: str | None, index: int = 0) -> int | None:
+        start, end = 0, len(self.lines)
+        if table is not None:
+            headers = [i for i, line in enumerate(self.lines)
+                       if re.match(rf"^\s*\[\[?\s*{re.escape(table)}\s*\]\]?\s*(#.*)?$", line)]
+            if index >= len(headers):
+                return None
+            start = headers[index]
+            end = next((i for i in range(start + 1, len(self.lines)) if re.match(r"^\s*\[", self.lines[i])),
+                       len(self.lines))
+            if key is None:
+                return start + 1
+        for i in range(start, end):
+            if key is not None and re.match(rf"^\s*\"?{re.escape(key)}\"?\s*=", self.lines[i]):
+                return i + 1
+        return start + 1 if table is not None else None
+
+    def error(self, reason: str, table: str | None = None, key: str | None = None, index: int = 0) -> ConfigError:
+        line = self.line_of(table, key, index)
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return ConfigError(f"{where}: {reason}")
+
+
+# --- reading ---------------------------------------------------------------------
+
+_TOP = {"tournament", "clock", "bots"}
+_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups"}
+_CLOCK = {"decision_ms", "bank_ms"}
+_BOT = {"name", "command", "cwd", "env", "external", "token"}
+
+
+def _int(loc: _Locator, table: str, key: str, value: Any, minimum: int, index: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise loc.error(f"{table}.{key} must be an integer, got {value!r}", table, key, index)
+    if value < minimum:
+        raise loc.error(f"{table}.{key} must be at least {minimum}, got {value}", table, key, index)
+    return value
+
+
+def _unknown(loc: _Locator, data: dict, allowed: set[str], table: str | None, index: int = 0) -> None:
+    for key in data:
+        if key not in allowed:
+            place = f"[{table}]" if table else "the top level"
+            raise loc.error(f"unknown key {key!r} in {place} (allowed: {', '.join(sorted(allowed))})",
+                            table, key, index)
+
+
+def load(path: str | Path) -> TournamentConfig:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return parse(data, path, text)
+
+
+def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
+    loc = _Locator(path, text)
+    base = path.parent
+    _unknown(loc, data, _TOP, None)
+    t = data.get("tournament")
+    if not isinstance(t, dict):
+        raise loc.error("missing [tournament] table (with at least game = \"...\")")
+    _unknown(loc, t, _TOURNAMENT, "tournament")
+    game = t.get("game")
+    if game not in games.GAMES:
+        raise loc.error(f"tournament.game must be one of {', '.join(sorted(games.GAMES))}, got {game!r}",
+                        "tournament", "game")
+    spec = games.GAMES[game]
+    raw_options = t.get("options", {})
+    if not isinstance(raw_options, dict):
+        raise loc.error("tournament.options must be a table", "tournament", "options")
+    try:
+        options = spec.check_options(raw_options)
+    except games.OptionError as err:
+        bad = next((k for k in raw_options if k not in spec.options), None) or next(iter(raw_options), None)
+        raise loc.error(f"tournament.options: {err}", "tournament.options", bad) from None
+    deal_sets = _int(loc, "tournament", "deal_sets", t.get("deal_sets", 10), 1)
+    seed = _int(loc, "tournament", "seed", t.get("seed", 1), 0)
+    concurrency = _int(loc, "tournament", "concurrency", t.get("concurrency", 2), 1)
+    max_groups = _int(loc, "tournament", "max_groups", t.get("max_groups", 70), 1)
+    output = t.get("output", "out")
+    if not isinstance(output, str) or not output:
+        raise loc.error("tournament.output must be a directory path", "tournament", "output")
+
+    c = data.get("clock", {})
+    if not isinstance(c, dict):
+        raise loc.error("[clock] must be a table", "clock")
+    _unknown(loc, c, _CLOCK, "clock")
+    decision_ms = _int(loc, "clock", "decision_ms", c.get("decision_ms", 1000), 1)
+    bank_ms = _int(loc, "clock", "bank_ms", c.get("bank_ms", 10000), 0)
+
+    raw_bots = data.get("bots")
+    if not isinstance(raw_bots, list) or not raw_bots:
+        raise loc.error("no bots: add [[bots]] tables, each with a name and a command (or external = true)")
+    bots = [_bot(loc, b, i, base) for i, b in enumerate(raw_bots)]
+    names = [b.name for b in bots]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise loc.error(f"bot name {name!r} is used twice", "bots", "name", i)
+    if len(bots) < 2:
+        raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
+    return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
+                            concurrency, (base / output).resolve(), max_groups, path)
+
+
+def _bot(loc: _Locator, b: Any, i: int, base: Path) -> BotSpec:
+    if not isinstance(b, dict):
+        raise loc.error(f"bots[{i}] must be a table", "bots", None, i)
+    _unknown(loc, b, _BOT, "bots", i)
+    name = b.get("name")
+    if not isinstance(name, str) or not BOT_NAME.match(name):
+        raise loc.error(f"bots[{i}].name must be 1-40 letters, digits or _.+- , got {name!r}", "bots", "name", i)
+    external = b.get("external", False)
+    if not isinstance(external, bool):
+        raise loc.error(f"bot {name!r}: external must be true or false", "bots", "external", i)
+    token = b.get("token")
+    if token is not None and not isinstance(token, str):
+        raise loc.error(f"bot {name!r}: token must be a string", "bots", "token", i)
+    command = b.get("command")
+    if external:
+        if command is not None:
+            raise loc.error(f"bot {name!r} is external: it has no command", "bots", "command", i)
+        if not token:
+            raise loc.error(f"bot {name!r} is external: give it a token to connect with", "bots", "name", i)
+        return BotSpec(name, external=True, token=token)
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if not isinstance(command, list) or not command or not all(isinstance(p, str) for p in command):
+        raise loc.error(f"bot {name!r} needs a command (a string or a list of strings), or external = true",
+                        "bots", "command" if "command" in b else "name", i)
+    cwd = b.get("cwd", ".")  # default: the directory of the tournament file
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise loc.error(f"bot {name!r}: cwd must be a path", "bots", "cwd", i)
+        cwd = str((base / cwd).resolve())
+        if not Path(cwd).is_dir():
+            raise loc.error(f"bot {name!r}: cwd {cwd} is not a directory", "bots", "cwd", i)
+    env = b.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
+    return BotSpec(name, tuple(command), cwd, dict(env), False, token)

@@ -1,0 +1,160 @@
+"""Standings from stored results: the Elo table, head to head, seat bias.
+
+Aegis matches enter the rating fit as one pairwise result each (by the match
+winner); Confirmation games as the pairwise results between seats by final
+score (equal scores are draws). Intervals come from a bootstrap over deal
+sets (``ratings.rate``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tabulate import tabulate
+
+from referee.tournament import ratings
+from referee.tournament.store import MatchRow
+
+
+@dataclass
+class BotLine:
+    name: str
+    elo: float
+    plus_minus: float | None
+    lo: float | None
+    hi: float | None
+    matches: int
+    score_pct: float | None
+    wins: int
+    draws: int
+    losses: int
+    mean_points: float | None
+    timeouts: int
+    illegal: int
+    disconnects: int
+    los_next: float | None
+
+
+@dataclass
+class Standings:
+    game: str
+    lines: list[BotLine]
+    head_to_head: dict[str, dict[str, ratings.Record]]
+    seat_bias: list[dict[str, Any]]
+    matches: int
+    deal_sets: int
+    bootstrap: int
+    notes: list[str] = field(default_factory=list)
+
+
+def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
+    out: list[ratings.Outcome] = []
+    for row in rows:
+        if game == "aegis":
+            out += ratings.pairwise_from_placing(row.deal_set, row.lineup, row.placing)
+        else:
+            out += ratings.pairwise_from_game(row.deal_set, row.lineup, row.scores)
+    return out
+
+
+def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
+            seed: int = 0) -> Standings:
+    fit = ratings.rate(outcomes_of(game, rows), anchor=anchor, bootstrap=bootstrap, seed=seed)
+    matches: dict[str, int] = defaultdict(int)
+    points: dict[str, list[int]] = defaultdict(list)
+    faults: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    seats = len(rows[0].lineup) if rows else 0
+    by_seat: list[list[tuple[int, int]]] = [[] for _ in range(seats)]
+    for row in rows:
+        for bot in set(row.lineup):
+            matches[bot] += 1
+        for seat, bot in enumerate(row.lineup):
+            points[bot].append(row.scores[seat])
+            for kind, n in row.faults[seat].items():
+                faults[bot][kind] += n
+            by_seat[seat].append((row.scores[seat], row.placing[seat]))
+    lines = []
+    for r in fit.rows:
+        f = faults[r.name]
+        pts = points[r.name]
+        lines.append(BotLine(r.name, r.elo, r.plus_minus, r.lo, r.hi, matches[r.name], r.score_pct, r.wins, r.draws,
+                             r.losses, sum(pts) / len(pts) if pts else None, f["timeout"],
+                             f["illegal"] + f["malformed"] + f["wrong_id"], f["disconnect"] + f["no_session"],
+                             r.los_next))
+    bias = [{"seat": s, "games": len(v), "mean_points": sum(p for p, _ in v) / len(v) if v else None,
+             "first_place_pct": 100 * sum(1 for _, place in v if place == 1) / len(v) if v else None}
+            for s, v in enumerate(by_seat)]
+    return Standings(game, lines, fit.head_to_head, bias, len(rows), len({r.deal_set for r in rows}), bootstrap)
+
+
+def _f(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def table(st: Standings) -> str:
+    rows = [[rank, b.name, _f(b.elo), _f(b.plus_minus), b.matches, _f(b.score_pct, 1),
+             f"{b.wins}-{b.draws}-{b.losses}", _f(b.mean_points, 2), f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
+            for rank, b in enumerate(st.lines, 1)]
+    headers = ["rank", "bot", "Elo", "±", "games", "score %", "W-D-L", "pts/game", "faults t/i/d"]
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                    colalign=("right", "left", "right", "right", "right", "right", "right", "right", "right"))
+
+
+def cross_table(st: Standings) -> str:
+    names = [b.name for b in st.lines]
+    rows = []
+    for a in names:
+        row = [a]
+        for b in names:
+            rec = st.head_to_head.get(a, {}).get(b)
+            row.append("" if a == b else "-" if rec is None or not rec.games else f"{rec.score_pct:.0f}% ({rec.games})")
+        rows.append(row)
+    return tabulate(rows, headers=["vs →", *names], tablefmt="simple", disable_numparse=True)
+
+
+def bias_table(st: Standings) -> str:
+    label = "first place %" if st.game == "confirmation" else "match wins %"
+    rows = [[s["seat"], s["games"], _f(s["mean_points"], 2), _f(s["first_place_pct"], 1)] for s in st.seat_bias]
+    return tabulate(rows, headers=["seat", "games", "mean points", label], tablefmt="simple", disable_numparse=True)
+
+
+def report(st: Standings) -> str:
+    parts = [
+        f"{st.game}: {st.matches} match(es) on {st.deal_sets} deal set(s); Elo by Bradley-Terry maximum "
+        f"likelihood, average 1500, ± = half the 95% interval ({st.bootstrap} bootstrap resamples of deal sets)",
+        *st.notes,
+        "",
+        table(st),
+        "",
+        "Head to head (row's score against column, pairwise games):",
+        cross_table(st),
+        "",
+        "Seat bias (" + ("seat 0 deals first" if st.game == "confirmation" else "by seat index") + "):",
+        bias_table(st),
+    ]
+    return "\n".join(parts)
+
+
+def to_json(st: Standings) -> dict[str, Any]:
+    return {
+        "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
+        "notes": st.notes,
+        "standings": [{"rank": i, **b.__dict__} for i, b in enumerate(st.lines, 1)],
+        "head_to_head": {a: {b: rec.__dict__ for b, rec in row.items()} for a, row in st.head_to_head.items()},
+        "seat_bias": st.seat_bias,
+    }
+
+
+def to_csv(st: Standings) -> str:
+    buf = io.StringIO()
+    fields = ["rank", *BotLine.__dataclass_fields__]
+    writer = csv.DictWriter(buf, fieldnames=fields)
+    writer.writeheader()
+    for i, b in enumerate(st.lines, 1):
+        writer.writerow({"rank": i, **b.__dict__})
+    return buf.getvalue()

@@ -1,0 +1,146 @@
+"""The results store: one SQLite file in the output directory.
+
+Every finished match is written in one transaction (its row, its seats'
+scores, places and faults, and the full record), so an interrupted
+tournament (Ctrl-C, kill -9) loses at most the matches in flight and the
+next run plays only what is missing. The tournament's fingerprint (game,
+options, bots, deal sets, seed, clock) is stored too: a directory holding
+another tournament's results is refused rather than mixed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.runner import FAULT_KINDS
+
+DB_NAME = "results.sqlite"
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (name TEXT PRIMARY KEY, kind TEXT NOT NULL, command TEXT);
+CREATE TABLE IF NOT EXISTS matches (
+    key TEXT PRIMARY KEY,
+    deal_set INTEGER NOT NULL,
+    seed TEXT NOT NULL,
+    lineup TEXT NOT NULL,
+    results TEXT NOT NULL,
+    record TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    finished_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    match_key TEXT NOT NULL REFERENCES matches(key),
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    score INTEGER NOT NULL,
+    place INTEGER NOT NULL,
+    {", ".join(f"{kind} INTEGER NOT NULL" for kind in FAULT_KINDS)},
+    PRIMARY KEY (match_key, seat)
+);
+"""
+
+
+class StoreError(ValueError):
+    """An output directory that cannot be used for this tournament."""
+
+
+@dataclass(frozen=True)
+class MatchRow:
+    key: str
+    deal_set: int
+    lineup: tuple[str, ...]
+    results: dict[str, Any]
+
+    @property
+    def scores(self) -> list[int]:
+        return self.results["scores"]
+
+    @property
+    def placing(self) -> list[int]:
+        return self.results["placing"]
+
+    @property
+    def faults(self) -> list[dict[str, int]]:
+        return self.results.get("faults") or [dict.fromkeys(FAULT_KINDS, 0) for _ in self.lineup]
+
+
+class Store:
+    def __init__(self, directory: str | Path, create: bool = True):
+        self.directory = Path(directory)
+        path = self.directory / DB_NAME
+        if not create and not path.exists():
+            raise StoreError(f"{self.directory}: no tournament results here ({DB_NAME} not found)")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        with self.db:
+            self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- the tournament this directory belongs to ---------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def claim(self, fingerprint: str, description: dict[str, Any], bots: list[tuple[str, str, str | None]]) -> None:
+        """Bind the directory to a tournament; refuse one that holds another."""
+        stored = self.meta("fingerprint")
+        if stored is not None and stored != fingerprint:
+            old, new = json.loads(stored), json.loads(fingerprint)
+            changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
+            raise StoreError(
+                f"{self.directory} holds the results of another tournament configuration "
+                f"(changed: {', '.join(changed)}). Use a new output directory, or restore the old settings "
+                f"to resume.")
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(description),))
+            self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)", bots)
+
+    def config(self) -> dict[str, Any]:
+        text = self.meta("config")
+        if text is None:
+            raise StoreError(f"{self.directory}: the store has no tournament configuration")
+        return json.loads(text)
+
+    # --- matches ------------------------------------------------------------------
+
+    def done(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT key FROM matches")}
+
+    def save(self, key: str, deal_set: int, seed: int, lineup: tuple[str, ...], results: dict[str, Any],
+             record: dict[str, Any], seconds: float) -> None:
+        """One finished match, in one transaction."""
+        faults = results.get("faults") or [dict.fromkeys(FAULT_KINDS, 0) for _ in lineup]
+        with self.db:
+            self.db.execute("INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            (key, deal_set, str(seed), json.dumps(list(lineup)), json.dumps(results),
+                             json.dumps(record), seconds, time.time()))
+            self.db.executemany(
+                f"INSERT INTO seats VALUES (?, ?, ?, ?, ?, {', '.join('?' for _ in FAULT_KINDS)})",
+                [(key, seat, bot, results["scores"][seat], results["placing"][seat],
+                  *(faults[seat].get(kind, 0) for kind in FAULT_KINDS))
+                 for seat, bot in enumerate(lineup)])
+
+    def matches(self) -> Iterator[MatchRow]:
+        for key, deal_set, lineup, results in self.db.execute(
+                "SELECT key, deal_set, lineup, results FROM matches ORDER BY deal_set, key"):
+            yield MatchRow(key, deal_set, tuple(json.loads(lineup)), json.loads(results))
+
+    def record(self, key: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT record FROM matches WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]

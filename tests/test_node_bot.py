@@ -1,0 +1,178 @@
+"""The Node.js sample bot (sample_bots/node) plays both games against a real referee.
+
+The bot loads proto/referee/v1/referee.proto at run time with
+@grpc/proto-loader, so this also checks that the .proto alone is enough for a
+bot in another language. Skipped only when ``node`` is not installed; when
+sample_bots/node/node_modules is missing, ``npm ci`` installs the locked
+dependencies first (a failing install fails the test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee import records
+from referee.server import RefereeServer
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_DIR = ROOT / "sample_bots" / "node"
+BOT = NODE_DIR / "bot.js"
+VARIANTS = {"double": True, "blind": True, "pairs": True, "rounds": 2}
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        npm = shutil.which("npm")
+        assert npm is not None, "node is installed but npm is not: cannot install sample_bots/node"
+        try:
+            done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True,
+                                  text=True, timeout=300, check=False)
+        except subprocess.TimeoutExpired as err:
+            pytest.fail(f"npm ci in {NODE_DIR} timed out:\n{err.stdout}\n{err.stderr}")
+        assert done.returncode == 0, f"npm ci in {NODE_DIR} failed:\n{done.stdout}\n{done.stderr}"
+    return node
+
+
+class Bots:
+    """Bot processes, each with its output in a log file, all killed at the end."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, argv: list[str]) -> subprocess.Popen:
+        with open(self.folder / f"{name}.log", "w") as log:
+            proc = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        self.procs[name] = proc
+        return proc
+
+    def node(self, node: str, address: str, name: str, *extra: str) -> subprocess.Popen:
+        return self.start(name, [node, str(BOT), "--address", address, "--name", name, "--token", "t", *extra])
+
+    def python_random(self, address: str, name: str, *extra: str) -> subprocess.Popen:
+        return self.start(name, [sys.executable, "-m", "sample_bots.random", "--address", address, "--name", name,
+                                 *extra])
+
+    def log(self, name: str) -> str:
+        return (self.folder / f"{name}.log").read_text()
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {name}\n{self.log(name)}" for name in self.procs)
+
+    def kill(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.procs.values():
+            proc.wait(timeout=10)
+
+
+def check(outcome, bots: Bots) -> None:
+    game = outcome.state.game
+    assert outcome.state.is_terminal(), f"{game} did not finish\n{bots.logs()}"
+    assert outcome.faults == [], f"{game}: {[f.to_dict() for f in outcome.faults]}\n{bots.logs()}"
+    assert records.replay(outcome.record).results == outcome.state.results(), game
+
+
+@pytest.fixture(scope="module")
+def played(node, tmp_path_factory) -> dict:
+    """The three matches, played at the same time on one referee (Node bots given
+    --games leave by themselves once their games are over)."""
+    bots = Bots(tmp_path_factory.mktemp("node-bots"))
+
+    async def main():
+        async with RefereeServer(connect_timeout=15.0) as server:
+            address = server.address
+            try:
+                # (a) a full Confirmation game: four Node processes, one seat each, answering by name
+                for i in range(4):
+                    bots.node(node, address, f"node{i}", "--games", "1")
+                # (b) a full Aegis match: a Node bot answering by index against the Python random bot
+                bots.node(node, address, "node-aegis", "--games", "1", "--by-index")
+                bots.python_random(address, "py-random", "--seed", "5")
+                # (c) the variants: one Node process plays all four seats of one game
+                bots.node(node, address, "node-solo", "--capacity", "4", "--games", "4")
+                matches = await asyncio.wait_for(asyncio.gather(
+                    server.arena.run_match("confirmation", {}, [f"node{i}" for i in range(4)], seed=21),
+                    server.arena.run_match("aegis", {}, ["node-aegis", "py-random"], seed=22),
+                    server.arena.run_match("confirmation", VARIANTS, ["node-solo"] * 4, seed=23),
+                ), timeout=90)
+                codes = {}
+                for name, proc in bots.procs.items():
+                    if name.startswith("node"):
+                        try:
+                            codes[name] = await asyncio.to_thread(proc.wait, 10)
+                        except subprocess.TimeoutExpired:
+                            codes[name] = "still running"
+                return matches, codes
+            finally:
+                bots.kill()
+
+    try:
+        (confirmation, aegis, variants), codes = asyncio.run(main())
+    finally:
+        bots.kill()
+    return {"confirmation": confirmation, "aegis": aegis, "variants": variants, "codes": codes, "bots": bots}
+
+
+def test_four_node_bots_play_a_full_confirmation_game(played):
+    outcome = played["confirmation"]
+    check(outcome, played["bots"])
+    assert outcome.seat_names == ("node0", "node1", "node2", "node3")
+    assert len(outcome.results["rounds"]) == 8
+    assert "teams" not in outcome.results
+
+
+def test_a_node_bot_plays_a_full_aegis_match_against_the_python_bot(played):
+    outcome = played["aegis"]
+    check(outcome, played["bots"])
+    assert outcome.seat_names == ("node-aegis", "py-random")
+    assert outcome.results["winner"] in (0, 1)
+    assert max(outcome.results["scores"]) >= 25 or outcome.results["ended_by"] == "called"
+
+
+def test_the_confirmation_variants_work_with_a_node_bot(played):
+    outcome = played["variants"]
+    check(outcome, played["bots"])
+    assert len(outcome.results["rounds"]) == 2
+    assert outcome.results["teams"] == [[0, 2], [1, 3]]
+    for summary in outcome.results["rounds"]:  # double: two confirmation phases for every seat
+        assert all(len(choices) == 2 for choices in summary["choices"]), summary
+
+
+def test_node_bots_answer_legally_and_leave_after_their_games(played):
+    bots = played["bots"]
+    assert played["codes"] == dict.fromkeys(played["codes"], 0), f"exit codes {played['codes']}\n{bots.logs()}"
+    assert "policy failed" not in bots.logs() and "the referee played" not in bots.logs(), bots.logs()
+    assert "session " in bots.log("node0") and "done after 4 game(s)" in bots.log("node-solo"), bots.logs()
+
+
+def test_a_refused_node_bot_exits_with_code_3(node):
+    """A wrong token: the Refusal is printed on stderr and the bot exits with 3 (--proto given explicitly)."""
+    async def refused():
+        async with RefereeServer(tokens={"node": "right"}) as server:
+            proc = await asyncio.create_subprocess_exec(
+                node, str(BOT), "--address", server.address, "--name", "node", "--token", "wrong",
+                "--proto", str(ROOT / "proto" / "referee" / "v1" / "referee.proto"),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            try:
+                _, err = await asyncio.wait_for(proc.communicate(), timeout=20)
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                    await proc.wait()
+            return proc.returncode, err.decode()
+
+    code, err = asyncio.run(refused())
+    assert code == 3, err
+    assert "refused (BAD_TOKEN)" in err

@@ -1,0 +1,169 @@
+"""Tournaments from the command line: config checks, a real run, resume after
+kill -9, the stored ratings."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from referee.cli import referee
+from referee.tournament import config as tconfig
+from referee.tournament.store import Store
+
+BOTS = """
+[[bots]]
+name = "r1"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{root}"
+
+[[bots]]
+name = "r2"
+command = "python -m sample_bots.random --seed 2"
+cwd = "{root}"
+
+[[bots]]
+name = "r3"
+command = ["python", "-m", "sample_bots.random", "--seed", "3"]
+cwd = "{root}"
+"""
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_config(tmp: Path, game="aegis", deal_sets=4, extra="", output="out", options="", name="t.toml") -> Path:
+    text = textwrap.dedent(f"""
+        [tournament]
+        game = "{game}"
+        deal_sets = {deal_sets}
+        seed = 11
+        concurrency = 3
+        output = "{output}"
+        {extra}
+
+        [tournament.options]
+        {options}
+
+        [clock]
+        decision_ms = 2000
+        bank_ms = 10000
+    """) + BOTS.format(root=ROOT)
+    path = tmp / name
+    path.write_text(text)
+    return path
+
+
+# --- the configuration ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("change, message", [
+    (("deal_sets = 4", "deal_sets = 4\nrounds = 3"), r"t.toml:5: unknown key 'rounds' in \[tournament\]"),
+    (("deal_sets = 4", "deal_sets = 0"), r"t.toml:4: tournament.deal_sets must be at least 1"),
+    (("deal_sets = 4", 'deal_sets = "many"'), r"t.toml:4: tournament.deal_sets must be an integer"),
+    (('game = "aegis"', 'game = "chess"'), r"t.toml:3: tournament.game must be one of aegis, confirmation"),
+    (("bank_ms = 10000", "bank_ms = 10000\nbanks = 1"), r"t.toml:16: unknown key 'banks' in \[clock\]"),
+    (('name = "r2"', 'name = "r2"\ncomand = "x"'), r"unknown key 'comand' in \[bots\]"),
+    (('name = "r3"', 'name = "r1"'), r"bot name 'r1' is used twice"),
+    (("[tournament.options]", "[tournament.options]\npromise = \"sometimes\""),
+     r"t.toml:\d+: tournament.options: option 'promise' must be one of"),
+    (("[tournament.options]", "[tournament.options]\nrounds = 2"), r"aegis has no option 'rounds'"),
+    (('name = "r3"\ncommand = ["python", "-m", "sample_bots.random", "--seed", "3"]', 'name = "r3"\nexternal = true'),
+     r"bot 'r3' is external: give it a token"),
+])
+def test_config_errors_name_the_line_and_the_reason(tmp_path, change, message):
+    path = write_config(tmp_path)
+    text = path.read_text()
+    assert change[0] in text
+    path.write_text(text.replace(change[0], change[1], 1))
+    with pytest.raises(tconfig.ConfigError, match=message):
+        tconfig.load(path)
+    result = CliRunner().invoke(referee, ["tournament", str(path)])
+    assert result.exit_code == 2 and "Error:" in result.output
+
+
+def test_a_good_config_reads_back():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = tconfig.load(write_config(Path(tmp), game="confirmation", options="pairs = true"))
+    assert cfg.game == "confirmation" and cfg.options["pairs"] is True and cfg.options["rounds"] == 8
+    assert [b.name for b in cfg.bots] == ["r1", "r2", "r3"] and cfg.bots[1].command[0] == "python"
+    assert cfg.clock.decision_s == 2.0 and cfg.concurrency == 3
+
+
+# --- running ----------------------------------------------------------------------
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "referee", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_tournament_runs_stores_and_rates(tmp_path):
+    path = write_config(tmp_path, game="confirmation", deal_sets=2, options="rounds = 1")
+    done = run_cli("tournament", str(path), "--quiet", "--bootstrap", "200")
+    assert done.returncode == 0, done.stderr
+    assert "r1" in done.stdout and "Head to head" in done.stdout and "Seat bias" in done.stdout
+    store = Store(tmp_path / "out", create=False)
+    rows = list(store.matches())
+    assert len(rows) == 2 * 3 * 4  # deal sets x line-ups of 3 bots x rotations
+    assert all(sum(sum(f.values()) for f in r.faults) == 0 for r in rows)
+    from referee import records
+    for row in rows[:4]:
+        assert records.replay(store.record(row.key)).results["scores"] == row.scores
+    as_json = json.loads(run_cli("ratings", str(tmp_path / "out"), "--format", "json", "--bootstrap", "200").stdout)
+    assert [s["name"] for s in as_json["standings"]] and as_json["matches"] == 24
+    csv_out = run_cli("ratings", str(tmp_path / "out"), "--format", "csv", "--anchor", "r1=2000").stdout
+    assert csv_out.splitlines()[0].startswith("rank,name,elo")
+    assert any(line.split(",")[1] == "r1" and float(line.split(",")[2]) == 2000 for line in csv_out.splitlines()[1:])
+    # the same command again: nothing left to play, the same table
+    again = run_cli("tournament", str(path), "--quiet", "--bootstrap", "200")
+    assert again.returncode == 0 and "played 0 match(es) now, 24 in all" in again.stderr
+    assert again.stdout == done.stdout
+
+
+def test_changing_the_config_of_an_existing_directory_is_refused(tmp_path):
+    path = write_config(tmp_path, deal_sets=1)
+    assert run_cli("tournament", str(path), "--quiet", "--bootstrap", "0").returncode == 0
+    path.write_text(path.read_text().replace("seed = 11", "seed = 12"))
+    refused = run_cli("tournament", str(path), "--quiet")
+    assert refused.returncode == 2
+    assert "holds the results of another tournament configuration (changed: seed)" in refused.stderr
+
+
+def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
+    whole = write_config(tmp_path, deal_sets=6, output="whole", name="whole.toml")
+    cut = write_config(tmp_path, deal_sets=6, output="cut", name="cut.toml")
+    reference = run_cli("tournament", str(whole), "--quiet", "--bootstrap", "300")
+    assert reference.returncode == 0, reference.stderr
+
+    proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(cut), "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    db = tmp_path / "cut" / "results.sqlite"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if db.exists() and Store(tmp_path / "cut").count() >= 8:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the runner and the bots it launched, mid-run
+    proc.wait()
+    partial = Store(tmp_path / "cut").count()
+    assert 8 <= partial < 36
+
+    resumed = run_cli("tournament", str(cut), "--quiet", "--bootstrap", "300")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"played {36 - partial} match(es) now, 36 in all" in resumed.stderr
+    assert resumed.stdout == reference.stdout
+
+
+def test_match_command_plays_one_match(tmp_path):
+    out = run_cli("match", "aegis", "--bot", "a=python -m sample_bots.random", "--bot",
+                  "b=python -m sample_bots.random", "--seed", "4", "--record", str(tmp_path / "m.json"))
+    assert out.returncode == 0, out.stderr
+    assert "final scores" in out.stdout and "fault" not in out.stdout
+    assert run_cli("replay", str(tmp_path / "m.json")).returncode == 0
