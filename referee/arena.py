@@ -63,12 +63,22 @@ class Session:
         """Route a bot's ActionReply to the seat and decision it names."""
         request_id, game_id, seat, reply = wire.reply(message)
         link = self.seats.get((game_id, seat))
-        if link is None:
-            self.stray_replies += 1
-            log.info("session %s (%s): reply for game %r seat %d, which it does not play",
-                     self.session_id, self.bot_name, game_id, seat)
+        if link is not None:
+            link.deliver(request_id, reply)
             return
-        link.deliver(request_id, reply)
+        # mis-tagged: a request id of ours under another game or seat is answered, as a fault
+        meant = [other for other in self.seats.values() if other.pending_id == request_id]
+        if len(meant) == 1:
+            meant[0].deliver(request_id, Reply(wrong_id=True))
+            return
+        ours = [other for (gid, _), other in self.seats.items() if gid == game_id]
+        if ours:  # a seat of one of our games that is not ours: charged, never applied
+            ours[0].report_stray(f"reply for seat {seat}, which this session does not play")
+            return
+        self.stray_replies += 1
+        if self.stray_replies <= 10 or self.stray_replies % 1000 == 0:
+            log.info("session %s (%s): %d reply(ies) for games it does not play (last: %r seat %d)",
+                     self.session_id, self.bot_name, self.stray_replies, game_id, seat)
 
     def close(self) -> None:
         if self.closed:
@@ -112,6 +122,10 @@ class SessionSeat(SeatLink):
             return await future
         finally:
             self._pending = None
+
+    @property
+    def pending_id(self) -> int | None:
+        return self._pending[0] if self._pending is not None else None
 
     def deliver(self, request_id: int, reply: Reply) -> None:
         if self._pending is None:
@@ -163,12 +177,14 @@ class Arena:
     """
 
     def __init__(self, tokens: Mapping[str, str] | None = None, admin_token: str | None = None,
-                 connect_timeout: float = 10.0, keep_finished: int = 200, server_name: str = "referee"):
+                 connect_timeout: float = 10.0, keep_finished: int = 200, server_name: str = "referee",
+                 max_sessions_per_bot: int = 32):
         self.tokens = dict(tokens) if tokens is not None else None
         self.admin_token = admin_token
         self.connect_timeout = connect_timeout
         self.keep_finished = keep_finished
         self.server_name = server_name
+        self.max_sessions_per_bot = max_sessions_per_bot
         self.sessions: dict[str, list[Session]] = {}
         self.matches: OrderedDict[str, HostedMatch] = OrderedDict()
         self._changed = asyncio.Condition()
@@ -188,7 +204,11 @@ class Arena:
             expected = self.tokens.get(hello.bot_name)
             if expected is None or not secrets.compare_digest(expected, hello.token):
                 raise Refused(pb.Refusal.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
-        session = Session(f"s{next(self._ids)}", hello.bot_name, max(1, hello.capacity))
+        if len(self.sessions.get(hello.bot_name, [])) >= self.max_sessions_per_bot:
+            raise Refused(pb.Refusal.TOO_MANY_SESSIONS,
+                          f"bot {hello.bot_name!r} already has {self.max_sessions_per_bot} sessions")
+        capacity = min(max(1, hello.capacity), 256)
+        session = Session(f"s{next(self._ids)}", hello.bot_name, capacity)
         self.sessions.setdefault(hello.bot_name, []).append(session)
         log.info("session %s: bot %r connected (capacity %d)", session.session_id, session.bot_name,
                  session.capacity)

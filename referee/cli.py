@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import signal
 from collections.abc import Iterable, Sequence
 from enum import IntEnum
 from typing import Any
@@ -308,6 +309,7 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
         raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
     st = standings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
     st.notes.extend(notes)
+    st.notes.extend(store.bot_notes())
     if fmt == "json":
         click.echo(json.dumps(standings.to_json(st), indent=2))
     elif fmt == "csv":
@@ -343,6 +345,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), seed {cfg.seed}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
     bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops cleanly, like Ctrl-C
     try:
         played = asyncio.run(trun.run(cfg, store, progress=bar.update if bar else None, server=server,
                                       admin_token=admin_token))
@@ -355,6 +358,10 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
             bar.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
     print_standings(store, cfg.game, anchor_pair, bootstrap, notes=notes)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 class _LiveBar:

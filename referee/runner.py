@@ -165,6 +165,10 @@ class AbsentSeat(SeatLink):
         pass
 
 
+#: fault records kept per seat and match (all are counted; past this only counted)
+MAX_FAULT_RECORDS = 50
+
+
 @dataclass
 class MatchOutcome:
     game_id: str
@@ -172,13 +176,11 @@ class MatchOutcome:
     seat_names: tuple[str, ...]
     faults: list[Fault]
     record: dict[str, Any]
+    counts: list[dict[str, int]]
     results: dict[str, Any] = field(default_factory=dict)
 
     def fault_counts(self) -> list[dict[str, int]]:
-        counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in self.seat_names]
-        for f in self.faults:
-            counts[f.seat][f.kind] += 1
-        return counts
+        return [dict(c) for c in self.counts]
 
 
 class MatchRunner:
@@ -199,6 +201,7 @@ class MatchRunner:
         self.banks = [clock.bank_s] * spec.num_seats
         self.out: list[str | None] = [None] * spec.num_seats   # why a seat plays by default
         self.faults: list[Fault] = []
+        self.counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in range(spec.num_seats)]
         self.decisions = 0
         self._next_request = 1
         self._sent = 0
@@ -208,7 +211,9 @@ class MatchRunner:
 
     def _fault(self, seat: int, kind: str, detail: str, decision: int | None = None) -> None:
         number = self.decisions if decision is None else decision
-        self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail))
+        self.counts[seat][kind] += 1
+        if sum(self.counts[seat].values()) <= MAX_FAULT_RECORDS:  # a flood is counted, not kept
+            self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail))
 
     def _stray_reporter(self, seat: int) -> Callable[[str], None]:
         def report(detail: str) -> None:
@@ -324,7 +329,7 @@ class MatchRunner:
             self._flush_events()
         results = state.results()
         outcome = MatchOutcome(self.game_id, state, self.seat_names, self.faults,
-                               records.to_record(state, seats=list(self.seat_names)))
+                               records.to_record(state, seats=list(self.seat_names)), self.counts)
         outcome.results = {**results, "faults": outcome.fault_counts()}
         outcome.record["meta"] = {"game_id": self.game_id, "faults": [f.to_dict() for f in self.faults],
                                   "clock": {"decision_s": self.clock.decision_s, "bank_s": self.clock.bank_s}}

@@ -169,7 +169,7 @@ def test_tokens_and_versions_are_checked():
 
 
 def test_a_session_acts_only_for_its_own_seats():
-    """A reply naming a seat the session does not play is ignored, not applied."""
+    """A reply naming a seat the session does not play is never applied; it is charged."""
     async def test(server, bots):
         bots.start("b")
         channel = grpc.aio.insecure_channel(server.address)
@@ -200,8 +200,11 @@ def test_a_session_acts_only_for_its_own_seats():
         return out
 
     out = serve(test)
-    assert out.faults == []  # the replies for the other seat changed nothing and charged nobody
     assert out.state.is_terminal()
+    # every attempt to act for the opponent was refused and charged to the session's own seat
+    assert {(f.seat, f.kind) for f in out.faults} == {(0, "wrong_id")}
+    assert out.results["faults"][1] == dict.fromkeys(out.results["faults"][1], 0)
+    assert "does not play" in out.faults[0].detail
 
 
 def test_spectators_see_public_events_then_the_record():

@@ -26,6 +26,12 @@
     external = true             # connects by itself
     token = "s3cret"
 
+    [limits]                    # for every launched bot; a [[bots]] table may override
+    cpu_seconds = 3600          # CPU time per process (0: none); past it the bot is killed
+    memory_mb = 4096            # address space per process (0: none)
+    log_kb = 1024               # output kept in logs/NAME.log; the rest is counted, not kept
+    max_restarts = 3            # a bot that dies more often is skipped, with the reason
+
 Unknown keys and bad values raise :class:`ConfigError` naming the file, the
 line and the reason.
 """
@@ -52,6 +58,17 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What a launched bot may use: CPU seconds and memory per process (0 = no
+    limit), log bytes kept per bot, restarts before it is skipped."""
+
+    cpu_seconds: int = 3600
+    memory_mb: int = 4096
+    log_kb: int = 1024
+    max_restarts: int = 3
+
+
+@dataclass(frozen=True)
 class BotSpec:
     name: str
     command: tuple[str, ...] = ()
@@ -59,6 +76,7 @@ class BotSpec:
     env: dict[str, str] = field(default_factory=dict)
     external: bool = False
     token: str | None = None
+    limits: Limits = Limits()
 
 
 @dataclass(frozen=True)
@@ -131,10 +149,11 @@ class _Locator:
 
 # --- reading ---------------------------------------------------------------------
 
-_TOP = {"tournament", "clock", "bots"}
+_TOP = {"tournament", "clock", "limits", "bots"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups"}
 _CLOCK = {"decision_ms", "bank_ms"}
-_BOT = {"name", "command", "cwd", "env", "external", "token"}
+_LIMITS = {"cpu_seconds", "memory_mb", "log_kb", "max_restarts"}
+_BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
 
 
 def _int(loc: _Locator, table: str, key: str, value: Any, minimum: int, index: int = 0) -> int:
@@ -202,10 +221,16 @@ def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
     decision_ms = _int(loc, "clock", "decision_ms", c.get("decision_ms", 1000), 1)
     bank_ms = _int(loc, "clock", "bank_ms", c.get("bank_ms", 10000), 0)
 
+    raw_limits = data.get("limits", {})
+    if not isinstance(raw_limits, dict):
+        raise loc.error("[limits] must be a table", "limits")
+    _unknown(loc, raw_limits, _LIMITS, "limits")
+    limits = _limits(loc, raw_limits, Limits(), "limits")
+
     raw_bots = data.get("bots")
     if not isinstance(raw_bots, list) or not raw_bots:
         raise loc.error("no bots: add [[bots]] tables, each with a name and a command (or external = true)")
-    bots = [_bot(loc, b, i, base) for i, b in enumerate(raw_bots)]
+    bots = [_bot(loc, b, i, base, limits) for i, b in enumerate(raw_bots)]
     names = [b.name for b in bots]
     for i, name in enumerate(names):
         if names.index(name) != i:
@@ -216,7 +241,12 @@ def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
                             concurrency, (base / output).resolve(), max_groups, path)
 
 
-def _bot(loc: _Locator, b: Any, i: int, base: Path) -> BotSpec:
+def _limits(loc: _Locator, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:
+    values = {key: _int(loc, table, key, raw[key], 0, index) for key in _LIMITS if key in raw}
+    return Limits(**{**default.__dict__, **values})
+
+
+def _bot(loc: _Locator, b: Any, i: int, base: Path, limits: Limits) -> BotSpec:
     if not isinstance(b, dict):
         raise loc.error(f"bots[{i}] must be a table", "bots", None, i)
     _unknown(loc, b, _BOT, "bots", i)
@@ -251,4 +281,4 @@ def _bot(loc: _Locator, b: Any, i: int, base: Path) -> BotSpec:
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
-    return BotSpec(name, tuple(command), cwd, dict(env), False, token)
+    return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i))

@@ -77,12 +77,17 @@ async def run(config: TournamentConfig, store: Store, progress: Progress | None 
     if not todo:
         return 0
     tokens = {b.name: b.token or secrets.token_hex(16) for b in config.bots}
+    skipped: list[tuple[Seating, list[str]]] = []
     lock = asyncio.Semaphore(config.concurrency)
 
     async def play(seating: Seating, play_one) -> None:
         nonlocal finished
         async with lock:
-            launcher.ensure_running(seating.lineup)
+            dead = launcher.ensure_running(seating.lineup)
+            if dead:  # a bot that keeps dying: skip its matches (a later run tries again)
+                skipped.append((seating, dead))
+                store.set_meta("launcher", json.dumps(launcher.status()))
+                return
             started = time.monotonic()
             results, record = await play_one(seating)
             played = Played(seating, results, record, time.monotonic() - started)
@@ -106,6 +111,7 @@ async def run(config: TournamentConfig, store: Store, progress: Progress | None 
                 await asyncio.gather(*(play(s, play_local) for s in todo))
             finally:
                 launcher.stop_all()
+                store.set_meta("launcher", json.dumps(launcher.status()))
     else:
         launcher = Launcher(config.bots, server, tokens, capacities(config, schedule), config.output / "logs")
         async with grpc.aio.insecure_channel(server) as channel:
@@ -123,4 +129,5 @@ async def run(config: TournamentConfig, store: Store, progress: Progress | None 
                 await asyncio.gather(*(play(s, play_remote) for s in todo))
             finally:
                 launcher.stop_all()
-    return len(todo)
+                store.set_meta("launcher", json.dumps(launcher.status()))
+    return len(todo) - len(skipped)

@@ -93,6 +93,23 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def set_meta(self, key: str, value: str) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def bot_notes(self) -> list[str]:
+        """Launched bots that died, restarted or were skipped (from the last run)."""
+        status = json.loads(self.meta("launcher") or "{}")
+        notes = []
+        for name, st in sorted(status.items()):
+            if st.get("dead"):
+                notes.append(f"bot {name}: SKIPPED, {st['dead']}; its missing matches are played by a later run")
+            elif st.get("exits"):
+                notes.append(f"bot {name}: restarted {len(st['exits'])} time(s) (last: {st['exits'][-1]})")
+            if st.get("dropped_bytes"):
+                notes.append(f"bot {name}: {st['dropped_bytes']} bytes of output past the log cap not kept")
+        return notes
+
     def claim(self, fingerprint: str, description: dict[str, Any], bots: list[tuple[str, str, str | None]]) -> None:
         """Bind the directory to a tournament; refuse one that holds another."""
         stored = self.meta("fingerprint")

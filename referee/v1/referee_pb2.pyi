@@ -95,10 +95,12 @@ class Refusal(_message.Message):
         BAD_TOKEN: _ClassVar[Refusal.Reason]
         UNSUPPORTED_VERSION: _ClassVar[Refusal.Reason]
         BAD_HELLO: _ClassVar[Refusal.Reason]
+        TOO_MANY_SESSIONS: _ClassVar[Refusal.Reason]
     REASON_UNSPECIFIED: Refusal.Reason
     BAD_TOKEN: Refusal.Reason
     UNSUPPORTED_VERSION: Refusal.Reason
     BAD_HELLO: Refusal.Reason
+    TOO_MANY_SESSIONS: Refusal.Reason
     REASON_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     reason: Refusal.Reason

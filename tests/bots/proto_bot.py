@@ -11,6 +11,14 @@ Modes (how it misbehaves, once ``--after`` decisions have gone well):
   wrongid     answers with a request id that does not exist
   disconnect  closes the stream and exits
   rawgarbage  sends bytes that are not a protobuf message, then exits
+  crashstart  exits at once with status 1, before connecting
+  crash       the process dies (os._exit) in the middle of a game
+  hang        stops answering (keeps the stream open, sleeps forever)
+  otherseat   answers with its request id but the opponent's seat
+  othergame   answers with its request id but another game's id
+  flood       sends --flood junk replies before every real answer
+  sessions    opens --flood extra sessions that say hello and then idle
+  reconnect   closes its stream mid-game and comes back with a new session
 It prints one JSON line per message it receives when --trace is given;
 --dump FILE writes every message exactly as received (4-byte length, bytes);
 --script FILE answers the actions listed in that JSON file, in order.
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import random
 import sys
@@ -46,6 +55,7 @@ def main() -> None:
     p.add_argument("--trace", action="store_true")
     p.add_argument("--version", type=int, default=1)
     p.add_argument("--games", type=int, default=0, help="exit after this many game ends (0 = never)")
+    p.add_argument("--flood", type=int, default=2000)
     p.add_argument("--dump")
     p.add_argument("--script")
     args = p.parse_args()
@@ -53,6 +63,17 @@ def main() -> None:
     dump = open(args.dump, "wb") if args.dump else None
     rng = random.Random(args.seed)
 
+    if args.mode == "crashstart":
+        sys.exit(1)
+    if args.mode == "sessions":
+        idle = []
+        for _ in range(args.flood):
+            q: queue.Queue = queue.Queue()
+            q.put(pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=args.name, token=args.token,
+                                               capacity=1)))
+            channel = grpc.insecure_channel(args.address)
+            idle.append((q, pb_grpc.RefereeStub(channel).Play(iter(q.get, None)), channel))
+        args.mode = "random"
     if args.mode == "rawgarbage":
         channel = grpc.insecure_channel(args.address)
         raw = channel.stream_stream("/referee.v1.Referee/Play", request_serializer=lambda b: b,
@@ -68,6 +89,11 @@ def main() -> None:
                 outbox.put(None)
         return
 
+    while play_session(args, rng, script, dump) == "reconnect":
+        args.mode, args.after = "random", 0
+
+
+def play_session(args, rng, script, dump) -> str:
     outbox = queue.Queue()
     outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=args.version, bot_name=args.name,
                                             token=args.token, capacity=args.capacity)))
@@ -93,7 +119,7 @@ def main() -> None:
             ended += 1
             if args.games and ended >= args.games:
                 outbox.put(None)
-                break
+                return "done"
         if kind != "request":
             continue
         req = message.request
@@ -120,8 +146,26 @@ def main() -> None:
                 reply.request_id = req.request_id + 100000
             elif args.mode == "disconnect":
                 outbox.put(None)
-                return
+                return "gone"
+            elif args.mode == "reconnect":
+                outbox.put(None)
+                return "reconnect"
+            elif args.mode == "crash":
+                os._exit(1)
+            elif args.mode == "hang":
+                while True:
+                    time.sleep(3600)
+            elif args.mode == "otherseat":
+                reply.seat = 1 - req.seat if req.seat < 2 else (req.seat + 1) % 4
+            elif args.mode == "othergame":
+                reply.game_id = req.game_id + "-not-mine"
+            elif args.mode == "flood":
+                for n in range(args.flood):
+                    outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=rng.randrange(1 << 40),
+                                                                   game_id=req.game_id, seat=req.seat,
+                                                                   name="FLOOD")))
         outbox.put(pb.BotMessage(action=reply))
+    return "closed"
 
 
 def illegal_action(req) -> str:
