@@ -16,7 +16,7 @@ import itertools
 import logging
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -237,18 +237,19 @@ class Arena:
         session.reserved += 1
         return session
 
-    async def claim(self, bot: str, deadline: float) -> Session | None:
-        """A session of ``bot`` with a free seat, reserved; None if none by the deadline."""
+    async def claim(self, bot: str, deadline: float, gone: Callable[[str], bool] | None = None) -> Session | None:
+        """A session of ``bot`` with a free seat, reserved; None if none by the
+        deadline, or as soon as ``gone(bot)`` says it will not come."""
         loop = asyncio.get_running_loop()
         async with self._changed:
             while (session := self._reserve(bot)) is None:
                 left = deadline - loop.time()
-                if left <= 0:
+                if left <= 0 or (gone is not None and gone(bot)):
                     return None
                 try:
-                    await asyncio.wait_for(self._changed.wait(), timeout=left)
+                    await asyncio.wait_for(self._changed.wait(), timeout=min(left, 0.25))
                 except asyncio.TimeoutError:
-                    return self._reserve(bot)
+                    pass
             return session
 
     def connected(self, bot: str) -> int:
@@ -259,8 +260,11 @@ class Arena:
     async def run_match(self, game: str, options: Mapping[str, Any] | None, lineup: Sequence[str],
                         seed: int | None = None, decks: Sequence[Sequence[int]] | None = None,
                         suits: Sequence[int] | None = None, clock: Clock = Clock(),
-                        game_id: str | None = None) -> MatchOutcome:
-        """Play one match between connected bots; raises OptionError for a bad game or option."""
+                        game_id: str | None = None, gone: Callable[[str], bool] | None = None) -> MatchOutcome:
+        """Play one match between connected bots; raises OptionError for a bad game or option.
+
+        ``gone(bot)`` may tell that a bot will not connect (its process died),
+        to stop waiting for it before ``connect_timeout``."""
         spec = games.get(game)
         checked = spec.check_options(options)
         if len(lineup) != spec.num_seats:
@@ -269,7 +273,7 @@ class Arena:
         if game_id in self.matches:
             raise games.OptionError(f"game id {game_id!r} is already in use")
         deadline = asyncio.get_running_loop().time() + self.connect_timeout
-        sessions = await asyncio.gather(*(self.claim(bot, deadline) for bot in lineup))
+        sessions = await asyncio.gather(*(self.claim(bot, deadline, gone) for bot in lineup))
         links: list[SeatLink] = [SessionSeat(s, self._notify) if s else AbsentSeat() for s in sessions]
         hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock))
         self.matches[game_id] = hosted

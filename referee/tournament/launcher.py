@@ -139,6 +139,11 @@ class Launcher:
                 dead.append(name)
         return sorted(dead)
 
+    def gone(self, name: str) -> bool:
+        """A launched bot whose process has ended (it will not connect until restarted)."""
+        bot = self.bots.get(name)
+        return bot is not None and (bot.process is None or bot.process.poll() is not None)
+
     def restarts(self) -> dict[str, int]:
         return {name: max(0, bot.starts - 1) for name, bot in self.bots.items()}
 

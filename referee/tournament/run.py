@@ -103,7 +103,7 @@ async def run(config: TournamentConfig, store: Store, progress: Progress | None 
 
             async def play_local(seating: Seating):
                 outcome = await referee.arena.run_match(config.game, config.options, seating.lineup, seed=seating.seed,
-                                                        clock=config.clock, game_id=seating.key)
+                                                        clock=config.clock, game_id=seating.key, gone=launcher.gone)
                 return outcome.results, outcome.record
 
             try:

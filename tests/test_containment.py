@@ -1,0 +1,173 @@
+"""Launched bots are contained (limits, capped logs, restarts, skipping) and a
+tournament stops cleanly on SIGTERM, leaving no process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from referee.tournament.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tournament_file(tmp: Path, bots: str, deal_sets: int = 2, limits: str = "", output: str = "out") -> Path:
+    path = tmp / "t.toml"
+    path.write_text(textwrap.dedent(f"""
+        [tournament]
+        game = "aegis"
+        deal_sets = {deal_sets}
+        seed = 3
+        concurrency = 2
+        output = "{output}"
+
+        [clock]
+        decision_ms = 1000
+        bank_ms = 2000
+
+        [limits]
+        {limits}
+    """) + textwrap.dedent(bots))
+    return path
+
+
+def run(path: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "100"],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+GOOD = """
+    [[bots]]
+    name = "good"
+    command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+"""
+
+
+def bot_script(tmp: Path, name: str, body: str) -> str:
+    path = tmp / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_a_bot_that_keeps_dying_is_restarted_then_skipped_with_the_reason(tmp_path):
+    crasher = bot_script(tmp_path, "crasher", """
+        import sys
+        print("starting and dying", flush=True)
+        sys.exit(7)
+    """)
+    bots = GOOD + f"""
+    [[bots]]
+    name = "good2"
+    command = ["python", "-m", "sample_bots.random", "--seed", "2"]
+
+    [[bots]]
+    name = "crasher"
+    command = ["python", "{crasher}"]
+    max_restarts = 2
+    """
+    done = run(tournament_file(tmp_path, bots, deal_sets=3, limits="cpu_seconds = 60"))
+    assert done.returncode == 0, done.stderr
+    assert "bot crasher: SKIPPED, died 3 times (last: exit code 7)" in done.stdout
+    store = Store(tmp_path / "out", create=False)
+    lineups = [r.lineup for r in store.matches()]
+    assert ("good", "good2") in lineups and ("good2", "good") in lineups
+    played_by_crasher = [r for r in store.matches() if "crasher" in r.lineup]
+    # the matches it was given before it was skipped are charged to it (it never connected)
+    assert all(r.faults[r.lineup.index("crasher")]["no_session"] == 1 for r in played_by_crasher)
+    assert (tmp_path / "out" / "logs" / "crasher.log").read_text().count("starting and dying") == 3
+
+
+def test_memory_cpu_and_output_limits(tmp_path):
+    hog = bot_script(tmp_path, "hog", """
+        import sys
+        from referee.bot import run_bot
+        blocks = []
+        def decide(obs, legal, game):
+            blocks.append(bytearray(64 * 1024 * 1024))   # 64 MB more at every decision
+            return 0
+        run_bot(decide)
+    """)
+    spinner = bot_script(tmp_path, "spinner", """
+        import sys
+        sys.stdout.write("x" * 300_000)
+        sys.stdout.flush()
+        while True:
+            pass
+    """)
+    bots = GOOD + f"""
+    [[bots]]
+    name = "hog"
+    command = ["python", "{hog}"]
+    memory_mb = 700
+    max_restarts = 0
+
+    [[bots]]
+    name = "spinner"
+    command = ["python", "{spinner}"]
+    cpu_seconds = 1
+    log_kb = 64
+    max_restarts = 0
+    """
+    done = run(tournament_file(tmp_path, bots, deal_sets=1))
+    assert done.returncode == 0, done.stderr
+    logs = tmp_path / "out" / "logs"
+    hog_log = (logs / "hog.log").read_text()
+    assert "MemoryError" in hog_log or "killed" in hog_log, hog_log[-2000:]
+    spin_log = (logs / "spinner.log").read_text()
+    assert "killed by SIGXCPU (CPU time limit)" in spin_log
+    assert "bytes of output past the 64 KB cap not kept" in spin_log
+    assert (logs / "spinner.log").stat().st_size < 80 * 1024
+    standings = done.stdout
+    assert "bot spinner: SKIPPED" in standings and "bot hog:" in standings
+
+
+def processes_in(directory: Path) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if os.readlink(proc / "cwd") == str(directory):
+                    found.append(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_sigterm_stops_the_tournament_the_bots_and_the_rerun_resumes(tmp_path):
+    home = tmp_path / "bots-home"
+    home.mkdir()
+    bots = f"""
+    [[bots]]
+    name = "a"
+    command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+    cwd = "{home}"
+
+    [[bots]]
+    name = "b"
+    command = ["python", "-m", "sample_bots.random", "--seed", "2"]
+    cwd = "{home}"
+    """
+    path = tournament_file(tmp_path, bots, deal_sets=40)
+    proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(path), "--quiet"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    db = tmp_path / "out" / "results.sqlite"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (db.exists() and Store(tmp_path / "out").count() >= 4):
+        time.sleep(0.05)
+    assert processes_in(home), "the bots should be running"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "run the same command to resume" in err
+    time.sleep(0.5)
+    assert processes_in(home) == []  # no orphans
+    saved = Store(tmp_path / "out").count()
+    assert 4 <= saved < 80
+    again = run(path)
+    assert again.returncode == 0, again.stderr
+    assert f"played {80 - saved} match(es) now, 80 in all" in again.stderr

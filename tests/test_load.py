@@ -1,0 +1,49 @@
+"""A bounded load test on loopback: many bot sessions, 64+ matches at once.
+
+Every game completes and no bot that answered in time is charged a fault.
+Sized to about a minute on 2 cores (a figure, not an assertion: the test
+prints it)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+from referee.runner import Clock
+from referee.server import RefereeServer
+
+BOTS = {f"b{i}": 2 for i in range(8)}  # 8 bot names, 2 processes (sessions) each
+
+
+def test_64_concurrent_matches_complete_without_faults():
+    async def main():
+        async with RefereeServer(connect_timeout=30) as server:
+            procs = [subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--address", server.address,
+                                       "--name", name, "--capacity", "24", "--seed", str(k)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     for name, copies in BOTS.items() for k in range(copies)]
+            names = list(BOTS)
+            try:
+                started = time.monotonic()
+                matches = [server.arena.run_match("aegis", {}, [names[i % 8], names[(i + 1) % 8]], seed=i,
+                                                  clock=Clock(5.0, 30.0)) for i in range(48)]
+                matches += [server.arena.run_match("confirmation", {"rounds": 1},
+                                                   [names[(i + k) % 8] for k in range(4)], seed=i,
+                                                   clock=Clock(5.0, 30.0)) for i in range(24)]
+                outcomes = await asyncio.gather(*matches)
+                return outcomes, time.monotonic() - started, len(server.arena.sessions)
+            finally:
+                for p in procs:
+                    p.kill()
+                    p.communicate()
+
+    outcomes, seconds, bots = asyncio.run(main())
+    decisions = sum(len(o.state.actions) for o in outcomes)
+    print(f"\n{len(outcomes)} concurrent matches, {decisions} decisions in {seconds:.1f} s "
+          f"({decisions / seconds:.0f} decisions/s) over 16 sessions of {bots} bots")
+    assert len(outcomes) == 72
+    for out in outcomes:
+        assert out.state.is_terminal()
+        assert out.faults == [], out.faults
