@@ -22,7 +22,9 @@ from referee import __version__, records
 from referee.games import GAMES
 from referee.games import get as get_game
 from referee.games.base import GameError, GameSpec, GameState
+from referee.tournament import sprt as sprt_verdicts
 from referee.tournament.config import ConfigError
+from referee.tournament.sprt import SprtError
 from referee.tournament.store import StoreError
 from referee.report import default_seat_names, final_table, format_options, game_log, results_report
 
@@ -35,6 +37,15 @@ class ExitCode(IntEnum):
     CHECK_FAILED = 1
     #: bad usage: a usage error, an unreadable file, bad JSON, a bad rule option
     USAGE = 2
+    #: sprt: no verdict when --max-units units were played
+    INCONCLUSIVE = 3
+    #: interrupted (Ctrl-C): what finished is saved (tournament, gauntlet) or reported (sprt)
+    INTERRUPTED = 130
+    # the verdicts of sprt, aliases of the codes above: a CI job passes on H1 and fails on H0
+    #: sprt: H1 accepted (the candidate is stronger, or shows no regression)
+    H1_ACCEPTED = 0
+    #: sprt: H0 accepted (the candidate is not stronger, or is a regression): a failed check
+    H0_ACCEPTED = 1
 
 
 #: the first matching row decides; click's own usage errors exit 2 by themselves
@@ -45,7 +56,15 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game
     (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
+    (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
 )
+#: the exit code of each outcome of ``referee sprt``
+SPRT_EXIT_CODES: dict[str, ExitCode] = {
+    sprt_verdicts.H1: ExitCode.H1_ACCEPTED,
+    sprt_verdicts.H0: ExitCode.H0_ACCEPTED,
+    sprt_verdicts.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
+    sprt_verdicts.INTERRUPTED: ExitCode.INTERRUPTED,
+}
 _HANDLED = tuple(kind for kind, _ in _EXIT_CODES if not issubclass(kind, click.ClickException))
 
 
@@ -124,7 +143,17 @@ def referee() -> None:
          early) or stated results that differ from the replay
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
-         holds another tournament
+         holds another tournament; sprt: a bot that never came to play
+      3  sprt: inconclusive, no verdict within --max-units units
+    130  interrupted (Ctrl-C): what finished is saved (tournament,
+         gauntlet) or reported (sprt)
+
+    \b
+    sprt, for gating a CI job (docs/regression.md):
+      0  H1 accepted: the candidate is stronger (or, with
+         --preset non-regression, shows no regression)
+      1  H0 accepted: the candidate is not stronger (or is a regression)
+      3  inconclusive at the cap; 2 an error; 130 interrupted
     """
 
 
@@ -332,7 +361,6 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     Duplicate play: every deal set is played from every seat. Results go to
     the output directory as they come; run the same command again after an
     interruption and it plays only what is missing."""
-    import asyncio
 
     from referee.tournament import config as tconfig
     from referee.tournament import run as trun
@@ -344,20 +372,30 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), seed {cfg.seed}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
+    play_with_progress(cfg, schedule, store, quiet, server, admin_token)
+    print_standings(store, cfg.game, anchor_pair, bootstrap, notes=notes)
+
+
+def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, admin_token: str | None) -> None:
+    """Play what the store lacks of the schedule, with a live progress bar; Ctrl-C or
+    SIGTERM stop cleanly (exit 130), what finished being saved."""
+    import asyncio
+
+    from referee.tournament import run as trun
+
     bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
     signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops cleanly, like Ctrl-C
     try:
-        played = asyncio.run(trun.run(cfg, store, progress=bar.update if bar else None, server=server,
-                                      admin_token=admin_token))
+        played = asyncio.run(trun.play_schedule(cfg, schedule, store, progress=bar.update if bar else None,
+                                                server=server, admin_token=admin_token))
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
                    f"run the same command to resume", err=True)
-        raise SystemExit(130) from None
+        raise SystemExit(ExitCode.INTERRUPTED) from None
     finally:
         if bar:
             bar.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
-    print_standings(store, cfg.game, anchor_pair, bootstrap, notes=notes)
 
 
 def _interrupt(signum, frame) -> None:
@@ -467,3 +505,237 @@ def match(game: str, bots: Sequence[tuple[str, str]], lineup: str | None, seed: 
                    f"{fault.detail}")
     if record_file:
         records.write(record_file, outcome.record)
+
+
+# --- regression testing: gauntlet and sprt ------------------------------------------
+
+server_option = click.option("--server", metavar="HOST:PORT",
+                             help="Play on this referee (RunMatch) instead of an in-process one.")
+admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
+                                  help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+decision_ms_option = click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True,
+                                  help="Time per decision.")
+bank_ms_option = click.option("--bank-ms", type=click.IntRange(0), default=10000, show_default=True,
+                              help="Extra time per seat per match, spent on overruns.")
+
+
+@referee.command()
+@click.argument("config_file", metavar="CONFIG", type=click.Path(dir_okay=False))
+@server_option
+@admin_token_option
+@anchor_option
+@bootstrap_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@quiet_option
+def gauntlet(config_file: str, server: str | None, admin_token: str | None, anchor, bootstrap: int, fmt: str,
+             quiet: bool) -> None:
+    """Run the gauntlet described by the TOML file CONFIG: one candidate against
+    every baseline (a tournament file with a [gauntlet] table naming the candidate).
+
+    Duplicate play as in tournaments, but only matches involving the candidate.
+    Prints the candidate's Elo difference against each baseline (head to head,
+    95% interval by bootstrap over deal sets), then the full standings. Results
+    are saved as they come; the same command resumes an interrupted run."""
+
+    from referee.tournament import gauntlet as tgauntlet
+    from referee.tournament import standings
+
+    cfg = tgauntlet.load(config_file)
+    anchor_pair = _anchor(anchor)
+    schedule = tgauntlet.make_schedule(cfg)
+    store = tgauntlet.open_store(cfg)
+    note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
+    click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
+               f"{cfg.tournament.deal_sets} deal set(s), seed {cfg.tournament.seed}; {note}; "
+               f"results in {cfg.tournament.output}", err=True)
+    play_with_progress(cfg.tournament, schedule, store, quiet, server, admin_token)
+    rows = list(store.matches())
+    if anchor_pair is not None and anchor_pair[0] not in {b for r in rows for b in r.lineup}:
+        raise click.BadParameter(f"no bot {anchor_pair[0]!r} in these results", param_hint="--anchor")
+    against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
+    st = standings.compute(cfg.game, rows, anchor=anchor_pair, bootstrap=bootstrap)
+    st.notes.append(note)
+    st.notes.extend(store.bot_notes())
+    if fmt == "json":
+        click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
+                               **standings.to_json(st)}, indent=2))
+        return
+    click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
+               f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
+    click.echo(tgauntlet.versus_table(cfg.candidate, against))
+    click.echo()
+    click.echo(standings.report(st))
+
+
+@referee.command()
+@click.argument("config_file", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False))
+@click.option("--game", type=click.Choice(sorted(GAMES)), help="The game (without CONFIG).")
+@click.option("--candidate", type=KeyValue(), metavar="NAME=COMMAND",
+              help='The bot on trial and the command that starts it (without CONFIG), e.g. '
+                   '--candidate new="python bot.py".')
+@click.option("--baseline", type=KeyValue(), metavar="NAME=COMMAND",
+              help="The bot it must beat, and its command (without CONFIG).")
+@seed_option
+@rule_options
+@decision_ms_option
+@bank_ms_option
+@click.option("--preset", type=click.Choice(list(sprt_verdicts.PRESETS)),
+              help="Hypotheses: stronger = <0, 20> Elo (the default), non-regression = <-17.5, 2.5> Elo.")
+@click.option("--elo0", type=float, help="H0: the candidate is this many Elo stronger (with --elo1).")
+@click.option("--elo1", type=float, help="H1: the candidate is this many Elo stronger (with --elo0).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Probability of accepting H1 when H0 holds (a false pass).")
+@click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Probability of accepting H0 when H1 holds (a false failure).")
+@click.option("--max-units", type=click.IntRange(1), default=sprt_verdicts.DEFAULT_MAX_UNITS, show_default=True,
+              help="Stop without a verdict (exit 3) after this many units.")
+@click.option("--concurrency", type=click.IntRange(1), default=2, show_default=True, help="Matches played at once.")
+@click.option("--output", type=click.Path(file_okay=False),
+              help="Save every match and the bots' logs here; the same command resumes from it.")
+@server_option
+@admin_token_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="The report on stdout.")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False),
+              help="Also write the one-paragraph Markdown summary (for a pull request) to this file.")
+@quiet_option
+def sprt(config_file: str | None, game: str | None, candidate: tuple[str, str] | None,
+         baseline: tuple[str, str] | None, seed: int | None, rule_options: Sequence[tuple[str, str]],
+         decision_ms: int, bank_ms: int, preset: str | None, elo0: float | None, elo1: float | None, alpha: float,
+         beta: float, max_units: int, concurrency: int, output: str | None, server: str | None,
+         admin_token: str | None, fmt: str, markdown_file: str | None, quiet: bool) -> None:
+    """Is the candidate stronger than the baseline? A sequential probability
+    ratio test (GSPRT, pentanomial, as fishtest) on duplicate units.
+
+    A unit is two matches on the same deals with the seats swapped (Aegis: C B
+    then B C; Confirmation: C B C B then B C B C). After each unit the
+    log-likelihood ratio of H1 (Elo = elo1) against H0 (Elo = elo0) is updated;
+    the test stops when it leaves the bounds, or at --max-units. The bots come
+    from --game/--candidate/--baseline, or from CONFIG (a tournament file with
+    two bots and an [sprt] table); options given here override the file's.
+
+    \b
+    Exit codes: 0 H1 accepted (stronger / no regression), 1 H0 accepted
+    (not stronger / a regression), 3 inconclusive at the cap, 2 bad usage or
+    a bot that never came to play, 130 interrupted. See docs/regression.md."""
+    import asyncio
+    import dataclasses
+    import shlex
+    from pathlib import Path
+
+    from click.core import ParameterSource
+
+    from referee.runner import Clock
+    from referee.tournament.config import BOT_NAME, BotSpec
+    from referee.tournament.store import Store
+
+    ctx = click.get_current_context()
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+
+    if preset is not None and (elo0 is not None or elo1 is not None):
+        raise click.UsageError("give --preset or --elo0 and --elo1, not both")
+    if (elo0 is None) != (elo1 is None):
+        raise click.UsageError("--elo0 and --elo1 go together")
+    hypotheses: dict[str, Any] = {}
+    if preset is not None:
+        hypotheses = {"elo0": sprt_verdicts.PRESETS[preset][0], "elo1": sprt_verdicts.PRESETS[preset][1],
+                      "preset": preset}
+    elif elo0 is not None:
+        hypotheses = {"elo0": elo0, "elo1": elo1, "preset": None}
+    try:
+        if config_file is not None:
+            for name, flag in (("game", "--game"), ("candidate", "--candidate"), ("baseline", "--baseline"),
+                               ("rule_options", "--option")):
+                if given(name):
+                    raise click.UsageError(f"{flag} cannot be combined with CONFIG (the file gives the game, "
+                                           f"its options and the bots)")
+            setup = sprt_verdicts.load(config_file)
+            changes: dict[str, Any] = dict(hypotheses)
+            for name, value in (("seed", seed), ("alpha", alpha), ("beta", beta), ("max_units", max_units),
+                                ("concurrency", concurrency)):
+                if given(name):
+                    changes[name] = value
+            if given("output"):
+                changes["output"] = Path(output).resolve()
+            if given("decision_ms") or given("bank_ms"):
+                changes["clock"] = Clock((decision_ms if given("decision_ms") else setup.clock.decision_s * 1000)
+                                         / 1000, (bank_ms if given("bank_ms") else setup.clock.bank_s * 1000) / 1000)
+            setup = dataclasses.replace(setup, **changes)
+        else:
+            if game is None or candidate is None or baseline is None:
+                raise click.UsageError("give CONFIG, or --game, --candidate and --baseline")
+            for (name, _), flag in ((candidate, "--candidate"), (baseline, "--baseline")):
+                if not BOT_NAME.match(name):
+                    raise click.BadParameter(f"bad bot name {name!r}", param_hint=flag)
+            for (_, command), flag in ((candidate, "--candidate"), (baseline, "--baseline")):
+                if not shlex.split(command):
+                    raise click.BadParameter("the command is empty", param_hint=flag)
+            options = game_options(get_game(game), rule_options)
+            setup = sprt_verdicts.SprtSetup(
+                game, options, BotSpec(candidate[0], tuple(shlex.split(candidate[1]))),
+                BotSpec(baseline[0], tuple(shlex.split(baseline[1]))), fresh_seed() if seed is None else seed,
+                Clock(decision_ms / 1000, bank_ms / 1000), concurrency,
+                **{"elo0": sprt_verdicts.PRESETS["stronger"][0], "elo1": sprt_verdicts.PRESETS["stronger"][1],
+                   "preset": "stronger", **hypotheses},
+                alpha=alpha, beta=beta, max_units=max_units, output=Path(output).resolve() if output else None)
+    except ValueError as err:
+        if isinstance(err, (click.ClickException, ConfigError)):
+            raise
+        raise click.UsageError(str(err)) from None
+
+    store = None
+    if setup.output is not None:
+        store = Store(setup.output)
+        store.claim(setup.fingerprint(), setup.describe(),
+                    [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
+                     for b in (setup.candidate, setup.baseline)])
+    tally = sprt_verdicts.Tally(sprt_verdicts.SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta))
+    lower, upper = tally.sprt.lower, tally.sprt.upper
+    if not quiet:
+        click.echo(f"sprt {setup.game}: {setup.candidate.name} against {setup.baseline.name}, seed {setup.seed}; "
+                   f"H0 Elo {setup.elo0:g}, H1 Elo {setup.elo1:g}; LLR bounds {lower:.2f}, {upper:.2f}; "
+                   f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM (a cancelled CI job) stops cleanly, like Ctrl-C
+    try:
+        status = asyncio.run(sprt_verdicts.run(setup, tally, None if quiet else _sprt_progress(), store=store,
+                                               server=server, admin_token=admin_token))
+    except KeyboardInterrupt:
+        status = sprt_verdicts.INTERRUPTED
+        click.echo(f"\ninterrupted after {tally.sprt.n} unit(s); the report covers them"
+                   + ("; run the same command to resume" if store is not None else ""), err=True)
+    finally:
+        if store is not None:
+            store.close()
+    report = sprt_verdicts.summary(setup, tally, status)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    elif fmt == "markdown":
+        click.echo(sprt_verdicts.markdown(report), nl=False)
+    else:
+        click.echo(sprt_verdicts.text(report))
+    if markdown_file:
+        Path(markdown_file).write_text(sprt_verdicts.markdown(report), encoding="utf-8")
+    ctx.exit(SPRT_EXIT_CODES[status])
+
+
+def _sprt_progress(every: int = 10, seconds: float = 10.0):
+    """A progress line on stderr every ``every`` units or ``seconds`` seconds, and at the verdict."""
+    import time
+
+    last = [time.monotonic()]
+
+    def show(tally) -> None:
+        now = time.monotonic()
+        n = tally.sprt.n
+        if tally.verdict is None and n % every and now - last[0] < seconds:
+            return
+        last[0] = now
+        est = sprt_verdicts.estimate(tally.sprt.counts)
+        click.echo(f"unit {n}: LLR {tally.sprt.llr():.2f} ({tally.sprt.lower:.2f}, {tally.sprt.upper:.2f}); "
+                   f"W-D-L {tally.wins}-{tally.draws}-{tally.losses}; pentanomial "
+                   f"{' '.join(map(str, tally.sprt.counts))}; Elo {sprt_verdicts._elo_text(est)}", err=True)
+
+    return show

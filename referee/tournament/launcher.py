@@ -63,6 +63,7 @@ class Launcher:
         self.log_dir = log_dir
         self.bots = {b.name: Launched(b) for b in bots if not b.external}
         self._lock = threading.Lock()
+        self._stopping = False
 
     def command(self, spec: BotSpec) -> list[str]:
         program, *args = spec.command
@@ -148,11 +149,18 @@ class Launcher:
         return {name: max(0, bot.starts - 1) for name, bot in self.bots.items()}
 
     def status(self) -> dict[str, dict[str, object]]:
-        return {name: {"starts": b.starts, "exits": list(b.exits), "dead": b.dead, "dropped_bytes": b.dropped_bytes}
-                for name, b in self.bots.items()}
+        """Per bot: starts, deaths (with the current process if it has ended), why it is dead, dropped output."""
+        out = {}
+        for name, b in self.bots.items():
+            exits = list(b.exits)
+            if b.dead is None and b.process is not None and b.process.poll() is not None and not self._stopping:
+                exits.append(describe_exit(b.process.returncode))
+            out[name] = {"starts": b.starts, "exits": exits, "dead": b.dead, "dropped_bytes": b.dropped_bytes}
+        return out
 
     def stop_all(self, grace: float = 2.0) -> None:
         """Stop every launched process (and its children): TERM, then KILL."""
+        self._stopping = True
         running = [b.process for b in self.bots.values() if b.process is not None and b.process.poll() is None]
         for p in running:
             _signal_group(p, signal.SIGTERM)

@@ -105,7 +105,7 @@ class Store:
             if st.get("dead"):
                 notes.append(f"bot {name}: SKIPPED, {st['dead']}; its missing matches are played by a later run")
             elif st.get("exits"):
-                notes.append(f"bot {name}: restarted {len(st['exits'])} time(s) (last: {st['exits'][-1]})")
+                notes.append(f"bot {name}: died {len(st['exits'])} time(s) (last: {st['exits'][-1]})")
             if st.get("dropped_bytes"):
                 notes.append(f"bot {name}: {st['dropped_bytes']} bytes of output past the log cap not kept")
         return notes

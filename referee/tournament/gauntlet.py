@@ -1,0 +1,236 @@
+"""A gauntlet: one candidate against a list of baselines, with duplicate deal sets.
+
+The file is a tournament file (``docs/tournaments.md``) with one more table::
+
+    [gauntlet]
+    candidate = "mine"          # the bot on trial: one of the [[bots]]; the others are the baselines
+    lineup = "duel"             # Confirmation only: "duel" (default) or "field"
+
+Only matches involving the candidate are played, every deal set from every seat:
+
+- Aegis: the candidate against each baseline, each deal set twice with the
+  seats swapped.
+- Confirmation, ``duel``: the candidate against each baseline alone, each
+  filling two seats (A B A B and B A B A; with *pairs* A A B B in its four
+  rotations, so each is partnered with the other's copy), as a two-bot
+  tournament seats them.
+- Confirmation, ``field``: the candidate with three baselines at the table,
+  every group of three baselines (or a balanced subset of ``max_groups``),
+  each group in its four rotations. It needs at least three baselines.
+
+The standings are the tournament's (one joint Bradley-Terry fit) and, for
+each baseline, the candidate's Elo difference against it from their
+head-to-head results alone, with a 95% interval by bootstrap over deal sets.
+
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.tournament import config as tconfig
+from referee.tournament import ratings
+from referee.tournament.config import ConfigError, TournamentConfig
+from referee.tournament.run import Progress, claim_store, play_schedule
+from referee.tournament.schedule import (
+    Schedule,
+    Seating,
+    balanced_subset,
+    confirmation_groups,
+    deal_seed,
+    rotations,
+)
+from referee.tournament.store import MatchRow, Store
+
+LINEUPS = ("duel", "field")
+_GAUNTLET = {"candidate", "lineup"}
+
+
+# --- the configuration ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GauntletConfig:
+    tournament: TournamentConfig
+    candidate: str
+    lineup: str = "duel"
+
+    @property
+    def game(self) -> str:
+        return self.tournament.game
+
+    @property
+    def baselines(self) -> list[str]:
+        return [b.name for b in self.tournament.bots if b.name != self.candidate]
+
+    def fingerprint(self) -> str:
+        essence = json.loads(self.tournament.fingerprint())
+        essence["gauntlet"] = {"candidate": self.candidate, "lineup": self.lineup}
+        return json.dumps(essence, sort_keys=True)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.tournament.describe(), "gauntlet": {"candidate": self.candidate, "lineup": self.lineup}}
+
+
+def read_toml(path: str | Path) -> tuple[Path, str, dict[str, Any]]:
+    """(path, text, data) of a TOML file, or ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return path, text, data
+
+
+def load(path: str | Path) -> GauntletConfig:
+    path, text, data = read_toml(path)
+    return parse(data, path, text)
+
+
+def parse(data: dict[str, Any], path: Path, text: str = "") -> GauntletConfig:
+    loc = tconfig._Locator(path, text)
+    data = dict(data)
+    g = data.pop("gauntlet", None)
+    if g is None:
+        raise loc.error('missing [gauntlet] table (with candidate = "BOT", one of the [[bots]])')
+    if not isinstance(g, dict):
+        raise loc.error("[gauntlet] must be a table", "gauntlet")
+    tconfig._unknown(loc, g, _GAUNTLET, "gauntlet")
+    base = tconfig.parse(data, path, text)
+    names = [b.name for b in base.bots]
+    candidate = g.get("candidate")
+    if candidate not in names:
+        raise loc.error(f"gauntlet.candidate must name one of the bots ({', '.join(names)}), got {candidate!r}",
+                        "gauntlet", "candidate")
+    lineup = g.get("lineup", "duel")
+    if lineup not in LINEUPS:
+        raise loc.error(f"gauntlet.lineup must be one of {', '.join(LINEUPS)}, got {lineup!r}", "gauntlet", "lineup")
+    if lineup == "field":
+        if base.game != "confirmation":
+            raise loc.error('gauntlet.lineup = "field" is for Confirmation only (Aegis has two seats)',
+                            "gauntlet", "lineup")
+        if len(names) < 4:
+            raise loc.error(f'gauntlet.lineup = "field" needs at least three baselines, got {len(names) - 1}',
+                            "gauntlet", "lineup")
+    return GauntletConfig(base, candidate, lineup)
+
+
+# --- the schedule ---------------------------------------------------------------------
+
+
+def make_schedule(cfg: GauntletConfig) -> Schedule:
+    t = cfg.tournament
+    c, baselines = cfg.candidate, cfg.baselines
+    if cfg.game == "aegis":
+        groups = [(c, b) for b in baselines]
+        bases = [rotations(g) for g in groups]
+        note = f"the candidate plays every deal set twice against each baseline, seats swapped: {len(groups)} pair(s)"
+    elif cfg.lineup == "duel":
+        groups = []
+        for b in baselines:
+            groups += confirmation_groups([c, b], bool(t.options.get("pairs")), t.max_groups)[0]
+        bases = [rotations(g) for g in groups]
+        note = (f"the candidate against each baseline, each in two seats, every deal set in every rotation: "
+                f"{len(baselines)} baseline(s)")
+    else:
+        trios = list(itertools.combinations(baselines, 3))
+        if len(trios) > t.max_groups:
+            trios = balanced_subset(baselines, trios, t.max_groups)
+            how = f"a balanced subset of {len(trios)} groups of three baselines"
+        else:
+            how = f"every group of three baselines: {len(trios)}"
+        groups = [(c, *trio) for trio in trios]
+        bases = [rotations(g) for g in groups]
+        note = f"the candidate at the table with three baselines, every deal set in every rotation; {how}"
+    seatings = [Seating(k, deal_seed(t.seed, k), lineup)
+                for k in range(t.deal_sets) for group in bases for lineup in group]
+    return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
+
+
+# --- running a gauntlet ---------------------------------------------------------------
+
+
+def open_store(cfg: GauntletConfig) -> Store:
+    """The output directory's store, bound to this gauntlet (refuses another configuration's)."""
+    return claim_store(cfg.tournament, cfg.fingerprint(), cfg.describe())
+
+
+async def run(cfg: GauntletConfig, store: Store, progress: Progress | None = None, server: str | None = None,
+              admin_token: str | None = None, connect_timeout: float = 30.0) -> int:
+    """Play every match of the gauntlet's schedule not yet in the store; returns how many were played."""
+    return await play_schedule(cfg.tournament, make_schedule(cfg), store, progress, server, admin_token,
+                               connect_timeout)
+
+
+# --- the candidate against each baseline ------------------------------------------------
+
+
+@dataclass
+class Versus:
+    """The candidate's head-to-head record and Elo difference against one baseline."""
+
+    baseline: str
+    matches: int
+    games: int  # pairwise games (Confirmation: seat against seat)
+    wins: int
+    draws: int
+    losses: int
+    score_pct: float | None
+    elo: float | None  # candidate - baseline
+    lo: float | None
+    hi: float | None
+    plus_minus: float | None
+    los: float | None
+    points_diff: float | None  # candidate's mean points per seat minus the baseline's, in their matches
+
+
+def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int = 1000,
+           seed: int = 0) -> list[Versus]:
+    from referee.tournament.standings import outcomes_of
+
+    out = []
+    baselines = sorted({b for r in rows for b in r.lineup} - {candidate})
+    for base in baselines:
+        mine = [r for r in rows if candidate in r.lineup and base in r.lineup]
+        outcomes = [o if o.a == candidate else ratings.Outcome(o.deal_set, o.b, o.a, 1.0 - o.score)
+                    for o in outcomes_of(game, mine) if {o.a, o.b} == {candidate, base}]
+        if not outcomes:
+            out.append(Versus(base, len(mine), 0, 0, 0, 0, None, None, None, None, None, None, None))
+            continue
+        fit = ratings.rate(outcomes, anchor=(base, 0.0), bootstrap=bootstrap, seed=seed)
+        row = fit[candidate]
+        diffs = []
+        for r in mine:
+            cs = [r.scores[s] for s, b in enumerate(r.lineup) if b == candidate]
+            bs = [r.scores[s] for s, b in enumerate(r.lineup) if b == base]
+            diffs.append(sum(cs) / len(cs) - sum(bs) / len(bs))
+        out.append(Versus(base, len(mine), row.games, row.wins, row.draws, row.losses, row.score_pct, row.elo,
+                          row.lo, row.hi, row.plus_minus, fit.los(candidate, base) if bootstrap else None,
+                          sum(diffs) / len(diffs)))
+    out.sort(key=lambda v: (-(v.elo if v.elo is not None else -1e9), v.baseline))
+    return out
+
+
+def versus_table(candidate: str, rows: Sequence[Versus]) -> str:
+    from tabulate import tabulate
+
+    def f(value: float | None, digits: int = 0, sign: bool = False) -> str:
+        return "-" if value is None else f"{value:{'+' if sign else ''}.{digits}f}"
+
+    body = [[v.baseline, v.matches, v.games, f"{v.wins}-{v.draws}-{v.losses}", f(v.score_pct, 1),
+             f(v.elo, 0, True), f(v.plus_minus), f(None if v.los is None else 100 * v.los, 1),
+             f(v.points_diff, 2, True)] for v in rows]
+    return tabulate(body, headers=["baseline", "matches", "games", "W-D-L", "score %", f"Elo {candidate} -", "±",
+                                   "LOS %", "pts diff"],
+                    tablefmt="simple", disable_numparse=True,
+                    colalign=("left", "right", "right", "right", "right", "right", "right", "right", "right"))

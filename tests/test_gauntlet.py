@@ -1,0 +1,155 @@
+"""The gauntlet: its file, its schedule (only the candidate's matches, duplicate deal sets),
+the candidate-against-each-baseline table, and a real run through the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from referee.cli import referee
+from referee.tournament import gauntlet as G
+from referee.tournament.config import ConfigError
+from referee.tournament.schedule import deal_seed
+from referee.tournament.store import MatchRow
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp: Path, game="aegis", bots=("cand", "r1", "r2"), gauntlet='candidate = "cand"', options="",
+          deal_sets=2, extra="") -> Path:
+    text = textwrap.dedent("""
+        [tournament]
+        game = "{game}"
+        deal_sets = {deal_sets}
+        seed = 11
+        concurrency = 2
+        output = "out"
+        {extra}
+
+        [tournament.options]
+        {options}
+
+        [gauntlet]
+        {gauntlet}
+    """).format(game=game, deal_sets=deal_sets, extra=extra, options=options, gauntlet=gauntlet)
+    for i, name in enumerate(bots):
+        command = "python -m sample_bots.heuristic" if name == "cand" else f"python -m sample_bots.random --seed {i}"
+        text += f'\n[[bots]]\nname = "{name}"\ncommand = "{command}"\ncwd = "{ROOT}"\n'
+    path = tmp / "g.toml"
+    path.write_text(text)
+    return path
+
+
+# --- the schedule ------------------------------------------------------------------------------
+
+
+def test_aegis_schedule_pairs_the_candidate_with_each_baseline_seats_swapped(tmp_path):
+    cfg = G.load(write(tmp_path, bots=("cand", "r1", "r2", "r3"), deal_sets=3))
+    schedule = G.make_schedule(cfg)
+    assert cfg.baselines == ["r1", "r2", "r3"]
+    assert len(schedule.seatings) == 3 * 3 * 2
+    assert all("cand" in s.lineup for s in schedule.seatings)
+    lineups = Counter(s.lineup for s in schedule.seatings)
+    assert lineups == {(c, b) if first else (b, c): 3 for b in ("r1", "r2", "r3") for c in ["cand"]
+                       for first in (True, False)}
+    for s in schedule.seatings:
+        assert s.seed == deal_seed(11, s.deal_set)
+    assert len({s.key for s in schedule.seatings}) == len(schedule.seatings)
+
+
+def test_confirmation_duel_and_pairs(tmp_path):
+    cfg = G.load(write(tmp_path, game="confirmation", options="rounds = 1"))
+    lineups = {s.lineup for s in G.make_schedule(cfg).seatings}
+    assert lineups == {("cand", "r1", "cand", "r1"), ("r1", "cand", "r1", "cand"),
+                       ("cand", "r2", "cand", "r2"), ("r2", "cand", "r2", "cand")}
+    pairs = G.load(write(tmp_path, game="confirmation", options="rounds = 1\npairs = true"))
+    schedule = G.make_schedule(pairs)
+    assert ("cand", "cand", "r1", "r1") in {s.lineup for s in schedule.seatings}
+    assert len(schedule.seatings) == 2 * 2 * 4  # deal sets x baselines x rotations of A A B B
+
+
+def test_confirmation_field_and_its_balanced_subset(tmp_path):
+    bots = ("cand", "r1", "r2", "r3", "r4")
+    cfg = G.load(write(tmp_path, game="confirmation", bots=bots, gauntlet='candidate = "cand"\nlineup = "field"'))
+    schedule = G.make_schedule(cfg)
+    assert len(schedule.groups) == 4 and all(g[0] == "cand" for g in schedule.groups)
+    assert len(schedule.seatings) == 2 * 4 * 4
+    assert all(s.lineup.count("cand") == 1 for s in schedule.seatings)
+    many = ("cand", "r1", "r2", "r3", "r4", "r5", "r6")
+    capped = G.load(write(tmp_path, game="confirmation", bots=many, extra="max_groups = 6",
+                          gauntlet='candidate = "cand"\nlineup = "field"'))
+    schedule = G.make_schedule(capped)
+    assert len(schedule.groups) == 6 and "balanced subset" in schedule.note
+    appearances = Counter(b for g in schedule.groups for b in g[1:])
+    assert set(appearances) == set(many[1:]) and max(appearances.values()) - min(appearances.values()) <= 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"gauntlet": 'candidate = "cand"\nrounds = 3'}, r"g.toml:15: unknown key 'rounds' in \[gauntlet\]"),
+    ({"gauntlet": 'candidate = "nobody"'}, r"g.toml:14: gauntlet.candidate must name one of the bots"),
+    ({"gauntlet": 'candidate = "cand"\nlineup = "mob"'}, r"g.toml:15: gauntlet.lineup must be one of duel, field"),
+    ({"gauntlet": 'candidate = "cand"\nlineup = "field"'}, r"g.toml:15: .*for Confirmation only"),
+    ({"game": "confirmation", "gauntlet": 'candidate = "cand"\nlineup = "field"'}, r"needs at least three baselines"),
+    ({"gauntlet": ""}, r"missing \[gauntlet\] table"),
+    ({"extra": "deal_sets_ = 3"}, r"g.toml:8: unknown key 'deal_sets_' in \[tournament\]"),
+])
+def test_gauntlet_file_errors_name_the_line_and_the_reason(tmp_path, kwargs, message):
+    path = write(tmp_path, **kwargs)
+    if kwargs.get("gauntlet") == "":
+        path.write_text(path.read_text().replace("[gauntlet]", ""))
+    with pytest.raises(ConfigError, match=message):
+        G.load(path)
+    result = CliRunner().invoke(referee, ["gauntlet", str(path)])
+    assert result.exit_code == 2 and "Error:" in result.output
+
+
+# --- the candidate against each baseline ---------------------------------------------------
+
+
+def test_versus_gives_the_head_to_head_elo_difference():
+    rows = []
+    for k in range(10):  # cand beats a 3 times in 4, draws b... on Aegis placings
+        rows.append(MatchRow(f"{k}:cand|a", k, ("cand", "a"), {"scores": [10, 5], "placing": [1, 2]}))
+        rows.append(MatchRow(f"{k}:a|cand", k, ("a", "cand"),
+                             {"scores": [10, 5], "placing": [1, 2] if k % 2 else [2, 1]}))
+        rows.append(MatchRow(f"{k}:cand|b", k, ("cand", "b"), {"scores": [5, 10], "placing": [2, 1]}))
+        rows.append(MatchRow(f"{k}:b|cand", k, ("b", "cand"), {"scores": [6, 6], "placing": [2, 1]}))
+    table = {v.baseline: v for v in G.versus("aegis", rows, "cand", bootstrap=200)}
+    a, b = table["a"], table["b"]
+    assert (a.wins, a.draws, a.losses, a.matches) == (15, 0, 5, 20) and a.elo > 100 and a.los > 0.95
+    assert (b.wins, b.losses) == (10, 10) and abs(b.elo) < 1 and b.points_diff == pytest.approx(-2.5)
+    assert a.lo < a.elo < a.hi
+    assert "Elo cand -" in G.versus_table("cand", list(table.values()))
+
+
+# --- a real run ---------------------------------------------------------------------------------
+
+
+def run_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, check=False)
+
+
+def test_gauntlet_runs_stores_and_resumes(tmp_path):
+    path = write(tmp_path, game="confirmation", options="rounds = 1")
+    done = run_cli("gauntlet", path, "--quiet", "--bootstrap", "100")
+    assert done.returncode == 0, done.stderr
+    assert "cand against each baseline" in done.stdout and "Head to head" in done.stdout
+    assert "played 8 match(es) now, 8 in all" in done.stderr
+    as_json = json.loads(run_cli("gauntlet", path, "--quiet", "--bootstrap", "100", "--format", "json").stdout)
+    assert as_json["candidate"] == "cand" and {v["baseline"] for v in as_json["versus"]} == {"r1", "r2"}
+    assert as_json["matches"] == 8
+    # the stored results read like a tournament's
+    ratings = run_cli("ratings", tmp_path / "out", "--format", "json", "--bootstrap", "0")
+    assert ratings.returncode == 0 and json.loads(ratings.stdout)["matches"] == 8
+    # the same directory with another candidate is refused
+    path.write_text(path.read_text().replace('candidate = "cand"', 'candidate = "r1"'))
+    refused = run_cli("gauntlet", path, "--quiet")
+    assert refused.returncode == 2 and "another tournament configuration (changed: gauntlet)" in refused.stderr

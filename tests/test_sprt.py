@@ -1,0 +1,474 @@
+"""The SPRT: the likelihood ratio against direct computations, error rates by simulation
+(synthetic outcome generators of known strength, no bots), the bookkeeping of units, the
+SPRT file, and end-to-end runs through the CLI with real bots (heuristic v weakened)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from referee.cli import SPRT_EXIT_CODES, ExitCode, referee
+from referee.tournament import sprt as S
+from referee.tournament.config import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+WEAKENED = ROOT / "tests" / "bots" / "weakened.py"
+
+
+# --- Elo, bounds ----------------------------------------------------------------------
+
+
+def test_expected_score_and_elo_are_inverse():
+    assert S.expected_score(0) == 0.5
+    assert S.expected_score(400 * math.log10(3)) == pytest.approx(0.75)
+    for elo in (-300, -17.5, 0.0, 2.5, 20, 250):
+        assert S.elo_of(S.expected_score(elo)) == pytest.approx(elo)
+    assert S.elo_of(1.0) == math.inf and S.elo_of(0.0) == -math.inf
+
+
+def test_wald_bounds():
+    lower, upper = S.bounds(0.05, 0.05)
+    assert lower == pytest.approx(-math.log(19)) and upper == pytest.approx(math.log(19))
+    assert S.bounds(0.05, 0.10) == pytest.approx((math.log(0.10 / 0.95), math.log(0.90 / 0.05)))
+
+
+@pytest.mark.parametrize("elo0, elo1, alpha, beta", [(20, 0, .05, .05), (0, 0, .05, .05), (0, 20, 0, .05),
+                                                     (0, 20, .6, .5), (0, math.inf, .05, .05)])
+def test_bad_hypotheses_are_refused(elo0, elo1, alpha, beta):
+    with pytest.raises(ValueError):
+        S.SPRT(elo0, elo1, alpha, beta)
+
+
+# --- the constrained MLE and the LLR --------------------------------------------------
+
+
+def log_likelihood(freqs, probs):
+    return sum(f * math.log(p) for f, p in zip(freqs, probs) if f > 0)
+
+
+def test_trinomial_mle_matches_a_direct_search():
+    """The trinomial with mean s has one free parameter: search it directly."""
+    freqs = [30 / 85, 10 / 85, 45 / 85]
+    for s in (S.expected_score(20), 0.5, 0.4):
+        mle, _ = S.mle_with_mean(S.TRINOMIAL, freqs, s)
+        best = -math.inf
+        # p2 in (max(0, 2s - 1), s): p1 = 2 (s - p2), p0 = 1 - p1 - p2
+        lo, hi = max(0.0, 2 * s - 1), s
+        for i in range(1, 100000):
+            p2 = lo + (hi - lo) * i / 100000
+            p = (1 - 2 * (s - p2) - p2, 2 * (s - p2), p2)
+            if min(p) > 0:
+                best = max(best, log_likelihood(freqs, p))
+        assert log_likelihood(freqs, mle) == pytest.approx(best, abs=1e-8)
+        assert sum(mle) == pytest.approx(1) and sum(a * p for a, p in zip(S.TRINOMIAL, mle)) == pytest.approx(s)
+
+
+def test_pentanomial_mle_is_the_constrained_maximum():
+    """Constraints hold and no feasible perturbation (keeping the sum and the mean) does better."""
+    rng = random.Random(3)
+    freqs = [c / 200 for c in (12, 30, 90, 48, 20)]
+    s = S.expected_score(-17.5)
+    mle, _ = S.mle_with_mean(S.PENTANOMIAL, freqs, s)
+    assert sum(mle) == pytest.approx(1) and sum(a * p for a, p in zip(S.PENTANOMIAL, mle)) == pytest.approx(s)
+    best = log_likelihood(freqs, mle)
+    # directions d with sum(d) = 0 and sum(a d) = 0: a basis of the null space of [[1]*5, values]
+    basis = [(1, -2, 1, 0, 0), (0, 1, -2, 1, 0), (0, 0, 1, -2, 1)]
+    for _ in range(2000):
+        c = [rng.uniform(-1, 1) for _ in basis]
+        d = [sum(ci * b[k] for ci, b in zip(c, basis)) for k in range(5)]
+        t = rng.choice((1e-2, 1e-3, 1e-4))
+        trial = [p + t * dk for p, dk in zip(mle, d)]
+        if min(trial) > 0:
+            assert log_likelihood(freqs, trial) <= best + 1e-12
+
+
+def test_llr_is_a_direct_likelihood_ratio():
+    counts = [10, 25, 80, 55, 30]
+    freqs = [c / sum(counts) for c in counts]
+    p0, _ = S.mle_with_mean(S.PENTANOMIAL, freqs, S.expected_score(0))
+    p1, _ = S.mle_with_mean(S.PENTANOMIAL, freqs, S.expected_score(20))
+    direct = sum(c * math.log(b / a) for c, a, b in zip(counts, p0, p1))
+    assert S.llr(counts, S.PENTANOMIAL, 0, 20) == pytest.approx(direct, rel=1e-9)
+
+
+def test_llr_signs_and_symmetry():
+    symmetric = [10, 20, 60, 20, 10]  # mean score exactly 1/2
+    assert S.llr(symmetric, S.PENTANOMIAL, 0, 20) < 0  # Elo 0 is H0 itself
+    assert S.llr(symmetric, S.PENTANOMIAL, -20, 0) > 0  # ... and H1 here
+    # mirrored data, mirrored hypotheses (H0 -0 v H1 -20, i.e. minus the LLR of H0 -20 v H1 0): the same LLR
+    counts = [5, 14, 50, 30, 21]
+    assert S.llr(counts, S.PENTANOMIAL, 0, 20) == pytest.approx(-S.llr(counts[::-1], S.PENTANOMIAL, -20, 0))
+    # halfway between the hypotheses the two fits are equally good: LLR 0
+    mid = S.elo_of((S.expected_score(-10) + S.expected_score(10)) / 2)
+    pdf, _ = S.mle_with_mean(S.PENTANOMIAL, [0.1, 0.2, 0.4, 0.2, 0.1], S.expected_score(mid))
+    assert S.llr([1e6 * p for p in pdf], S.PENTANOMIAL, -10, 10) == pytest.approx(0, abs=1e-6)
+    assert S.llr([0] * 5, S.PENTANOMIAL, 0, 20) == 0
+
+
+def test_llr_grows_with_winning_units_and_scales_with_n():
+    base = [10, 20, 60, 20, 10]
+    more_wins = [10, 20, 60, 20, 30]
+    assert S.llr(more_wins, S.PENTANOMIAL, 0, 20) > S.llr(base, S.PENTANOMIAL, 0, 20)
+    assert S.llr([10 * c for c in more_wins], S.PENTANOMIAL, 0, 20) == \
+        pytest.approx(10 * S.llr(more_wins, S.PENTANOMIAL, 0, 20), rel=1e-3)
+
+
+def test_normalized_approximation_agrees_for_large_samples():
+    counts = [1200, 2600, 9000, 3400, 1800]
+    exact = S.llr(counts, S.PENTANOMIAL, 0, 20)
+    approx = S.llr_normalized(counts, S.PENTANOMIAL, 0, 20)
+    assert exact > 10 and approx == pytest.approx(exact, rel=0.05)
+
+
+def test_a_crushing_result_still_needs_the_minimum_units():
+    """All units 2-0: the LLR grows by log(s1/s0) a unit, so <0, 20> needs 53 units."""
+    sprt = S.SPRT(0, 20)
+    n = 0
+    while sprt.verdict() is None:
+        sprt.add(4)
+        n += 1
+    assert sprt.verdict() == S.H1 and n == math.ceil(math.log(19) / math.log(S.expected_score(20) / 0.5))
+
+
+def test_estimate():
+    est = S.estimate([0, 0, 10, 0, 0])
+    assert est.score == 0.5 and est.elo == 0 and est.los == 0.5
+    est = S.estimate([5, 10, 40, 25, 20])
+    assert est.score == pytest.approx((10 * .25 + 40 * .5 + 25 * .75 + 20) / 100)
+    assert est.elo_lo < est.elo < est.elo_hi and 0.5 < est.los < 1
+    assert S.estimate([0] * 5).elo is None
+
+
+# --- error rates by simulation ----------------------------------------------------------
+
+
+def simulate(pdf, values, elo0, elo1, runs, seed, max_n=100000):
+    rng = random.Random(seed)
+    cumulative = list(itertools.accumulate(pdf))
+    outcomes = range(len(pdf))
+    verdicts = {S.H1: 0, S.H0: 0, S.INCONCLUSIVE: 0}
+    sizes = []
+    for _ in range(runs):
+        verdict, n = S.run_test(lambda: rng.choices(outcomes, cum_weights=cumulative)[0],
+                                S.SPRT(elo0, elo1, values=values), max_n)
+        verdicts[verdict] += 1
+        sizes.append(n)
+    return verdicts, sum(sizes) / runs
+
+
+def allowed(rate: float, runs: int) -> int:
+    """The most wrong verdicts compatible with an error rate of ``rate`` (+3 standard errors)."""
+    return int(runs * rate + 3 * math.sqrt(runs * rate * (1 - rate)))
+
+
+RUNS = 200
+
+
+@pytest.mark.parametrize("luck", [0.0, 2.5])
+def test_false_positive_and_false_negative_rates(luck):
+    """True Elo = elo0: H1 accepted at most alpha of the time; true Elo = elo1: H0 at most beta
+    (within sampling error), for independent games (luck 0) and strongly correlated units."""
+    elo0, elo1 = 0.0, 40.0
+    at_h0, _ = S.duplicate_model(elo0, luck, draws=0.02)
+    at_h1, _ = S.duplicate_model(elo1, luck, draws=0.02)
+    v0, _ = simulate(at_h0, S.PENTANOMIAL, elo0, elo1, RUNS, seed=1)
+    v1, _ = simulate(at_h1, S.PENTANOMIAL, elo0, elo1, RUNS, seed=2)
+    assert v0[S.H1] <= allowed(0.05, RUNS), v0
+    assert v1[S.H0] <= allowed(0.05, RUNS), v1
+    assert v0[S.INCONCLUSIVE] == v1[S.INCONCLUSIVE] == 0
+    assert 0 < v0[S.H1] and 0 < v1[S.H0]  # not vacuously conservative either
+
+
+def test_asymmetric_alpha_beta_and_the_non_regression_preset():
+    elo0, elo1 = S.PRESETS["non-regression"]
+    runs = 150
+    at_h0, _ = S.duplicate_model(elo0, 3.0)
+    at_h1, _ = S.duplicate_model(elo1, 3.0)
+    rng = random.Random(5)
+
+    def run(pdf, alpha, beta):
+        out = {S.H1: 0, S.H0: 0, S.INCONCLUSIVE: 0}
+        for _ in range(runs):
+            out[S.run_test(lambda: rng.choices(range(5), pdf)[0], S.SPRT(elo0, elo1, alpha, beta), 100000)[0]] += 1
+        return out
+
+    assert run(at_h0, 0.02, 0.10)[S.H1] <= allowed(0.02, runs)
+    assert run(at_h1, 0.02, 0.10)[S.H0] <= allowed(0.10, runs)
+
+
+def test_duplicate_units_need_fewer_games_than_single_games():
+    """With deal luck shared by a unit's two games, the pentanomial SPRT reaches a verdict in
+    clearly fewer games than a per-game trinomial SPRT on independent deals."""
+    elo0, elo1 = 0.0, 40.0
+    penta, tri = S.duplicate_model(elo1, luck=3.0, draws=0.02)
+    _, units = simulate(penta, S.PENTANOMIAL, elo0, elo1, 100, seed=3)
+    _, games = simulate(tri, S.TRINOMIAL, elo0, elo1, 100, seed=4)
+    assert 2 * units < 0.7 * games
+
+
+def test_model_has_the_stated_mean_and_marginal():
+    penta, tri = S.duplicate_model(25.0, luck=2.0, draws=0.1)
+    s = S.expected_score(25.0)
+    assert sum(a * p for a, p in zip(S.PENTANOMIAL, penta)) == pytest.approx(s, abs=1e-12)
+    assert sum(a * p for a, p in zip(S.TRINOMIAL, tri)) == pytest.approx(s, abs=1e-12)
+    assert tri[1] == pytest.approx(0.1) and sum(penta) == pytest.approx(1)
+    independent, single = S.duplicate_model(25.0, luck=0.0)
+    assert independent[2] == pytest.approx(2 * single[0] * single[2] + single[1] ** 2)
+
+
+def test_cap_gives_inconclusive():
+    verdict, n = S.run_test(lambda: 2, S.SPRT(0, 20), 20)
+    assert verdict == S.INCONCLUSIVE and n == 20
+
+
+# --- units and their outcomes ---------------------------------------------------------------
+
+
+def test_unit_lineups():
+    assert S.unit_lineups("aegis", "c", "b") == [("c", "b"), ("b", "c")]
+    assert S.unit_lineups("confirmation", "c", "b") == [("c", "b", "c", "b"), ("b", "c", "b", "c")]
+
+
+def test_game_outcome_aegis_by_placing_confirmation_by_totals():
+    assert S.game_outcome("aegis", ("c", "b"), {"scores": [12, 9], "placing": [1, 2]}, "c", "b") == (1.0, 3.0)
+    # Aegis goes by the placing even when the points say otherwise (a match ended early)
+    assert S.game_outcome("aegis", ("b", "c"), {"scores": [3, 5], "placing": [1, 2]}, "c", "b") == (0.0, 2.0)
+    # Confirmation: the candidate's two seats against the baseline's two
+    res = {"scores": [20, 5, -3, 10], "placing": [1, 3, 4, 2]}
+    assert S.game_outcome("confirmation", ("c", "b", "c", "b"), res, "c", "b") == (1.0, 2.0)
+    assert S.game_outcome("confirmation", ("b", "c", "b", "c"), res, "c", "b") == (0.0, -2.0)
+    res = {"scores": [4, 6, 6, 4], "placing": [3, 1, 1, 3]}
+    assert S.game_outcome("confirmation", ("c", "b", "c", "b"), res, "c", "b") == (0.5, 0.0)
+
+
+def test_tally_counts_units():
+    tally = S.Tally(S.SPRT(0, 20))
+    zero = {"timeout": 0, "illegal": 0}
+    results = [{"scores": [10, 2], "placing": [1, 2], "faults": [zero, {"timeout": 2}]},
+               {"scores": [10, 2], "placing": [1, 2], "faults": [zero, zero]}]
+    unit = S.make_unit("aegis", 0, S.unit_lineups("aegis", "c", "b"), results, "c", "b")
+    assert unit.scores == (1.0, 0.0) and unit.margins == (8.0, -8.0) and unit.points == 1.0
+    tally.add(unit)
+    assert tally.sprt.counts == [0, 0, 1, 0, 0] and (tally.wins, tally.draws, tally.losses) == (1, 0, 1)
+    assert tally.faults["b"]["timeout"] == 2
+    report = S.summary(S.SprtSetup("aegis", {}, _spec("c"), _spec("b"), 1, _clock()), tally, S.INTERRUPTED)
+    assert report["units"] == 1 and report["points_per_unit"] == 0.0 and report["verdict"] == "interrupted"
+    assert "interrupted" in S.text(report) and "**SPRT `c` vs `b`**" in S.markdown(report)
+    json.dumps(report, allow_nan=False)
+
+
+def _spec(name):
+    from referee.tournament.config import BotSpec
+    return BotSpec(name, ("python", "x.py"))
+
+
+def _clock():
+    from referee.runner import Clock
+    return Clock(1.0, 10.0)
+
+
+# --- the SPRT file ----------------------------------------------------------------------------
+
+
+SPRT_FILE = """
+[tournament]
+game = "aegis"
+seed = 3
+concurrency = 2
+
+[clock]
+decision_ms = 2000
+
+[sprt]
+candidate = "new"
+preset = "non-regression"
+max_units = 50
+
+[[bots]]
+name = "new"
+command = "python -m sample_bots.heuristic"
+
+[[bots]]
+name = "old"
+command = ["python", "{weakened}", "--noise", "0.5"]
+"""
+
+
+def write_sprt(tmp_path, text=SPRT_FILE, change=None):
+    text = textwrap.dedent(text).replace("{weakened}", str(WEAKENED))
+    if change:
+        assert change[0] in text, change[0]
+        text = text.replace(change[0], change[1], 1)
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_good_sprt_file_reads_back(tmp_path):
+    setup = S.load(write_sprt(tmp_path))
+    assert (setup.candidate.name, setup.baseline.name) == ("new", "old")
+    assert (setup.elo0, setup.elo1, setup.preset) == (-17.5, 2.5, "non-regression")
+    assert setup.max_units == 50 and setup.seed == 3 and setup.output is None and setup.clock.decision_s == 2
+    custom = S.load(write_sprt(tmp_path, change=('preset = "non-regression"', "elo0 = -5\nelo1 = 15\nalpha = 0.1")))
+    assert (custom.elo0, custom.elo1, custom.alpha, custom.beta, custom.preset) == (-5, 15, 0.1, 0.05, None)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("max_units = 50", "max_units = 50\nunits = 3"), r"s.toml:14: unknown key 'units' in \[sprt\]"),
+    (('candidate = "new"', 'candidate = "newer"'), r"s.toml:11: sprt.candidate must name one of the bots"),
+    (('preset = "non-regression"', 'preset = "better"'), r"s.toml:12: sprt.preset must be one of"),
+    (('preset = "non-regression"', 'preset = "stronger"\nelo0 = 1\nelo1 = 2'), r"not both"),
+    (('preset = "non-regression"', "elo0 = 1"), r"s.toml:12: sprt.elo0 and sprt.elo1 go together"),
+    (('preset = "non-regression"', "elo0 = 10\nelo1 = 5"), r"s.toml:12: sprt: elo0 must be less than elo1"),
+    (('preset = "non-regression"', 'elo0 = 0\nelo1 = "x"'), r"s.toml:13: sprt.elo1 must be a number"),
+    (("max_units = 50", "max_units = 0"), r"s.toml:13: sprt.max_units must be at least 1"),
+    (("seed = 3", "seed = 3\ndeal_sets = 4"), r"s.toml:5: tournament.deal_sets has no meaning for an SPRT"),
+    (("concurrency = 2", "concurrency = 2\nrounds = 2"), r"s.toml:6: unknown key 'rounds' in \[tournament\]"),
+    (("[sprt]", "[sprt_]"), r"missing \[sprt\] table"),
+    (('[[bots]]\nname = "new"', '[[bots]]\nname = "x"\ncommand = "y"\n\n[[bots]]\nname = "new"'),
+     r"exactly two bots"),
+])
+def test_sprt_file_errors_name_the_line_and_the_reason(tmp_path, change, message):
+    path = write_sprt(tmp_path, change=change)
+    with pytest.raises(ConfigError, match=message):
+        S.load(path)
+    result = CliRunner().invoke(referee, ["sprt", str(path)])
+    assert result.exit_code == 2 and "Error:" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--game", "aegis", "--candidate", "a=x"], "give CONFIG, or --game, --candidate and --baseline"),
+    (["--game", "aegis", "--candidate", "a=x", "--baseline", "b=y", "--preset", "stronger", "--elo0", "1",
+      "--elo1", "2"], "not both"),
+    (["--game", "aegis", "--candidate", "a=x", "--baseline", "b=y", "--elo0", "1"], "go together"),
+    (["--game", "aegis", "--candidate", "a=x", "--baseline", "a=y"], "same name"),
+    (["--game", "aegis", "--candidate", "a=x", "--baseline", "b=y", "--elo0", "5", "--elo1", "1"],
+     "elo0 must be less than elo1"),
+    (["--game", "aegis", "--candidate", "a=x", "--baseline", "b=y", "-o", "rounds=3"], "no option 'rounds'"),
+])
+def test_sprt_usage_errors_exit_2(args, message):
+    result = CliRunner().invoke(referee, ["sprt", *args])
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_sprt_config_and_bot_options_do_not_mix(tmp_path):
+    result = CliRunner().invoke(referee, ["sprt", str(write_sprt(tmp_path)), "--game", "aegis"])
+    assert result.exit_code == 2 and "--game cannot be combined with CONFIG" in result.output
+
+
+def test_verdict_exit_codes():
+    assert SPRT_EXIT_CODES == {"H1": 0, "H0": 1, "inconclusive": 3, "interrupted": 130}
+    assert ExitCode.H1_ACCEPTED is ExitCode.OK and ExitCode.H0_ACCEPTED is ExitCode.CHECK_FAILED
+    help_text = CliRunner().invoke(referee, ["--help"]).output
+    assert "H1 accepted" in help_text and "inconclusive" in help_text
+
+
+# --- end to end, with real bots ------------------------------------------------------------
+
+
+def run_cli(*args, timeout=240):
+    return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, check=False)
+
+
+def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
+    """Aegis, the stronger preset: the heuristic bot against itself playing randomly half the
+    time reaches H1 (it wins nearly everything, so in about the minimum 53 units)."""
+    md = tmp_path / "summary.md"
+    done = run_cli("sprt", "--game", "aegis", "--candidate", "heuristic=python -m sample_bots.heuristic",
+                   "--baseline", f"weak=python {WEAKENED} --noise 0.5 --seed 1", "--seed", 7, "--preset", "stronger",
+                   "--max-units", 150, "--format", "json", "--markdown", md, "--quiet")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["verdict"] == "H1" and out["conclusion"] == "stronger"
+    assert out["llr"] >= out["llr_upper"] == pytest.approx(math.log(19))
+    assert 53 <= out["units"] <= 150 and out["games"] == 2 * out["units"] == sum(out["pentanomial"]) * 2
+    assert out["wins"] + out["draws"] + out["losses"] == out["games"] and out["los"] > 0.99
+    assert out["points_per_unit"] > 0 and out["faults"]["heuristic"].get("timeout", 0) == 0
+    text = md.read_text()
+    assert text.startswith("**SPRT `heuristic` vs `weak`**") and "H1 accepted: stronger" in text
+
+
+def test_weakened_candidate_fails_in_confirmation(tmp_path):
+    """Confirmation (one round a match), the weakened bot as the candidate: H0, exit 1. Wide
+    hypotheses keep it short; the text report names the verdict."""
+    done = run_cli("sprt", "--game", "confirmation", "-o", "rounds=1", "--candidate",
+                   f"weak=python {WEAKENED} --noise 0.9 --seed 2", "--baseline",
+                   "heuristic=python -m sample_bots.heuristic", "--seed", 3, "--elo0", 0, "--elo1", 150,
+                   "--max-units", 60, "--quiet")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "verdict: H0 accepted: weak is not stronger" in done.stdout
+    assert "pentanomial" in done.stdout and "LLR" in done.stdout
+
+
+def test_sprt_file_with_command_line_overrides(tmp_path):
+    """The file's bots, with the hypotheses, seed, cap and clock overridden: 3 units, inconclusive, exit 3."""
+    path = write_sprt(tmp_path, change=("[[bots]]\nname = \"new\"", "[[bots]]\nname = \"new\"\ncwd = \"{root}\""
+                                        .replace("{root}", str(ROOT))))
+    done = run_cli("sprt", path, "--preset", "stronger", "--seed", 9, "--max-units", 3, "--decision-ms", 1500,
+                   "--format", "json", "--quiet")
+    assert done.returncode == 3, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["verdict"], out["units"], out["max_units"], out["seed"]) == ("inconclusive", 3, 3, 9)
+    assert (out["preset"], out["elo0"], out["elo1"], out["candidate"]) == ("stronger", 0, 20, "new")
+
+
+def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
+    """SIGINT mid-run: exit 130 and a report of the units counted; with --output the matches
+    are saved, and the same run resumes from them (here: capped at the units already saved,
+    so it plays nothing and ends inconclusive, exit 3, with the same counts)."""
+    out = tmp_path / "out"
+    args = ["sprt", "--game", "aegis", "--candidate", f"a=python {WEAKENED} --noise 0.3 --seed 1",
+            "--baseline", f"b=python {WEAKENED} --noise 0.3 --seed 2", "--seed", 5, "--output", out,
+            "--format", "json"]
+    proc = subprocess.Popen([sys.executable, "-m", "referee", *map(str, args)], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    db = out / "results.sqlite"
+    deadline = time.monotonic() + 120
+    from referee.tournament.store import Store
+    while time.monotonic() < deadline:
+        if db.exists() and Store(out).count() >= 8:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    report = json.loads(stdout)
+    assert report["verdict"] == "interrupted" and report["units"] >= 3
+    assert f"interrupted after {report['units']} unit(s)" in stderr
+
+    again = run_cli(*args[:-2], "--max-units", report["units"], "--format", "json", "--quiet")
+    assert again.returncode == 3, again.stderr
+    resumed = json.loads(again.stdout)
+    assert resumed["verdict"] == "inconclusive"
+    for key in ("units", "pentanomial", "wins", "draws", "losses", "llr"):
+        assert resumed[key] == report[key]
+    # another configuration in the same directory is refused
+    refused = run_cli(*[a if a != 5 else 6 for a in args])
+    assert refused.returncode == 2 and "another tournament configuration" in refused.stderr
+
+
+def test_a_bot_that_never_comes_is_an_error(tmp_path):
+    """A seat without a session (the bot never connected) stops the test: exit 2, not a verdict."""
+    import asyncio
+
+    from referee.cli import exit_code_for
+    from referee.tournament.config import BotSpec
+
+    setup = S.SprtSetup("aegis", {}, BotSpec("a", external=True, token="t1"), BotSpec("b", external=True, token="t2"),
+                        1, _clock(), concurrency=1, max_units=5)
+    tally = S.Tally(S.SPRT(0, 20))
+    with pytest.raises(S.SprtError, match="bot 'a' did not come to play") as caught:
+        asyncio.run(S.run(setup, tally, connect_timeout=0.5))
+    assert tally.sprt.n == 0 and exit_code_for(caught.value) is ExitCode.USAGE

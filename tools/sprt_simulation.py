@@ -1,0 +1,242 @@
+"""How good is the SPRT? Measured error rates, and the games it saves over a plain per-game SPRT.
+
+    python tools/sprt_simulation.py                        # everything (a few minutes)
+    python tools/sprt_simulation.py --part model --runs 1000
+    python tools/sprt_simulation.py --part real --units 1000
+
+Two parts:
+
+``model``: synthetic duplicate play (``referee.tournament.sprt.duplicate_model``): a
+deal luck ``L ~ Normal(0, luck)`` logits shared by the two games of a unit, the
+candidate winning with ``σ(δ + L)`` and then, seats swapped, ``σ(δ - L)``; 2% draws.
+For each luck level and each preset it runs ``--runs`` SPRTs with the true Elo at
+elo0 (a pass would be a false positive: the rate should be <= α) and at elo1 (a
+failure would be a false negative: <= β), for the duplicate/pentanomial SPRT and
+for a plain per-game (trinomial) SPRT on independent deals, and prints the error
+rates and the mean number of games each needed.
+
+``real``: games played in process (the engines directly, no referee, no gRPC):
+the heuristic bot against itself weakened to play a random legal action with
+probability ``--noise`` (tests/bots/weakened.py). A pool of ``--units`` duplicate
+units is played per game; SPRTs are then run on units drawn from the pool (the
+duplicate SPRT) and on single games drawn from its games (a plain per-game SPRT:
+independent deals have the same distribution per game). Printed: the pool's
+outcome counts and Elo, the verdicts and mean games of both SPRTs on the pool
+as it is, and the error rates with the pool's own outcome shape moved to exactly
+elo0 and elo1 (the closest distribution, in the Kullback-Leibler sense, with that
+mean: :func:`referee.tournament.sprt.mle_with_mean`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "bots"))
+
+from referee.tournament import sprt as S
+
+HYPOTHESES = [("stronger", *S.PRESETS["stronger"]), ("non-regression", *S.PRESETS["non-regression"])]
+
+
+# --- running many SPRTs ------------------------------------------------------------------
+
+
+def sampler(probs: Sequence[float], rng: random.Random) -> Callable[[], int]:
+    """Draws outcome indices with these probabilities."""
+    cumulative = []
+    total = 0.0
+    for p in probs:
+        total += p
+        cumulative.append(total)
+    from bisect import bisect_right
+
+    last = len(probs) - 1
+    return lambda: min(bisect_right(cumulative, rng.random() * total), last)
+
+
+def many(draw: Callable[[], int], values: Sequence[float], elo0: float, elo1: float, runs: int,
+         games_per_draw: int, max_n: int, alpha: float = 0.05, beta: float = 0.05) -> dict[str, Any]:
+    """Verdict counts and mean games over ``runs`` SPRTs fed by ``draw``."""
+    verdicts = {S.H1: 0, S.H0: 0, S.INCONCLUSIVE: 0}
+    games = []
+    for _ in range(runs):
+        verdict, n = S.run_test(draw, S.SPRT(elo0, elo1, alpha, beta, values), max_n)
+        verdicts[verdict] += 1
+        games.append(n * games_per_draw)
+    return {**verdicts, "runs": runs, "games": statistics.fmean(games)}
+
+
+def rate(k: int, n: int) -> str:
+    """k/n in percent with a 95% Wilson interval."""
+    if n == 0:
+        return "-"
+    z = 1.96
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return f"{100 * p:5.1f}% [{100 * max(0.0, centre - half):4.1f}, {100 * (centre + half):4.1f}]"
+
+
+# --- part 1: the model ---------------------------------------------------------------------
+
+
+def part_model(args: argparse.Namespace) -> None:
+    print(f"== synthetic duplicate play: {args.runs} SPRTs per line, alpha = beta = 0.05, 2% draws ==")
+    print(f"{'hypotheses':<30}{'luck':>5}  {'SPRT':<13}{'false pass (true elo0)':>26}{'games':>8}"
+          f"{'false fail (true elo1)':>26}{'games':>8}")
+    for name, elo0, elo1 in HYPOTHESES:
+        for luck in args.lucks:
+            saved = []
+            for kind in ("pentanomial", "trinomial"):
+                line = []
+                for true in (elo0, elo1):
+                    penta, tri = S.duplicate_model(true, luck, 0.02)
+                    rng = random.Random(f"{args.seed}:{name}:{luck}:{kind}:{true}")
+                    if kind == "pentanomial":
+                        out = many(sampler(penta, rng), S.PENTANOMIAL, elo0, elo1, args.runs, 2, args.max_units)
+                    else:
+                        out = many(sampler(tri, rng), S.TRINOMIAL, elo0, elo1, args.runs, 1, 2 * args.max_units)
+                    wrong = out[S.H1] if true == elo0 else out[S.H0]
+                    line.append((wrong, out["games"]))
+                saved.append(line)
+                label = f"{name} <{elo0:g}, {elo1:g}>" if kind == "pentanomial" else ""
+                print(f"{label:<30}{luck:>5g}  {kind:<13}{rate(line[0][0], args.runs):>26}{line[0][1]:>8.0f}"
+                      f"{rate(line[1][0], args.runs):>26}{line[1][1]:>8.0f}")
+            (_, p0), (_, p1) = saved[0]
+            (_, t0), (_, t1) = saved[1]
+            print(f"{'':<30}{'':>5}  {'games saved':<13}{f'{100 * (1 - p0 / t0):.0f}%':>26}{'':>8}"
+                  f"{f'{100 * (1 - p1 / t1):.0f}%':>26}")
+    print()
+
+
+# --- part 2: real games ----------------------------------------------------------------------
+
+
+def play(game: str, options: dict[str, Any], seed: int, seats: Sequence[Callable], tag: str):
+    """One match in process, each seat's ``decide`` called as the bot kit would."""
+    from referee.bot import GameView
+    from referee.games import GAMES
+    from referee.wire import options_text
+
+    spec = GAMES[game]
+    state = spec.new(options, seed=seed)
+    text = options_text(state.options)
+    views = [GameView(f"{game}-{seed}-{tag}", game, text, s, [f"seat{s}" for s in range(len(seats))], 0, 0,
+                      rng=random.Random(f"{tag}:{seed}:{s}")) for s in range(len(seats))]
+    while True:
+        to_act = state.to_act()
+        if not to_act:
+            return state
+        for seat in to_act:
+            legal = state.legal_actions(seat)
+            names = [state.action_name(a) for a in legal]
+            view = views[seat]
+            view.legal_codes = legal
+            choice = seats[seat](state.observation(seat), names, view)
+            state.apply(seat, legal[choice] if isinstance(choice, int) else legal[names.index(choice)])
+
+
+def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int) -> list[tuple[float, float]]:
+    """The candidate's two results of each of ``units`` duplicate units: heuristic v weakened(noise)."""
+    from weakened import weakened
+
+    from sample_bots import heuristic
+
+    bots = {"c": heuristic.decide, "b": weakened(noise)}
+    out = []
+    for k in range(units):
+        results = []
+        for j, lineup in enumerate(S.unit_lineups(game, "c", "b")):
+            state = play(game, options, seed + k, [bots[x] for x in lineup], f"{j}")
+            results.append(S.game_outcome(game, lineup, state.results(), "c", "b")[0])
+        out.append(tuple(results))
+    return out
+
+
+def part_real(args: argparse.Namespace) -> None:
+    setups = [("aegis", {}, args.aegis_noise), ("confirmation", {"rounds": args.rounds}, args.confirmation_noise)]
+    for game, options, noise in setups:
+        started = time.perf_counter()
+        units = pool(game, options, noise, args.units, args.seed)
+        seconds = time.perf_counter() - started
+        counts = [0] * 5
+        for a, b in units:
+            counts[round(2 * (a + b))] += 1
+        singles = [x for unit in units for x in unit]
+        tri_counts = [singles.count(0.0), singles.count(0.5), singles.count(1.0)]
+        est = S.estimate(counts)
+        var_unit = est.se ** 2 * est.n  # variance of a unit's mean score
+        var_game = statistics.pvariance(singles)
+        opts = ", ".join(f"{k}={v}" for k, v in options.items()) or "default options"
+        print(f"== real games, {game} ({opts}): heuristic v heuristic weakened by noise {noise}; "
+              f"{args.units} units played in {seconds:.0f} s ==")
+        print(f"pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) {' '.join(map(str, counts))}; "
+              f"games W-D-L {tri_counts[2]}-{tri_counts[1]}-{tri_counts[0]}")
+        print(f"Elo {est.elo:+.1f} [{est.elo_lo:+.1f}, {est.elo_hi:+.1f}]; variance of the per-game score "
+              f"{var_game:.4f}, of a unit's mean score {var_unit:.4f}: a unit is worth "
+              f"{var_game / var_unit:.1f} independent games")
+        unit_probs = [c / len(units) for c in counts]
+        game_probs = [c / len(singles) for c in tri_counts]
+        print(f"{'hypotheses':<30}{'true Elo':<18}{'SPRT':<24}{'H1':>6}{'H0':>6}{'none':>6}{'wrong verdicts':>25}"
+              f"{'games':>8}")
+        for name, elo0, elo1 in HYPOTHESES:
+            for label, target in (("pool", None), ("at elo0", elo0), ("at elo1", elo1)):
+                if target is None:
+                    penta, tri = unit_probs, game_probs
+                    true = f"{est.elo:+.0f} (the pool)"
+                else:
+                    s = S.expected_score(target)
+                    penta = S.mle_with_mean(S.PENTANOMIAL, [max(p, 1e-9) for p in unit_probs], s)[0]
+                    tri = S.mle_with_mean(S.TRINOMIAL, [max(p, 1e-9) for p in game_probs], s)[0]
+                    true = f"{target:+g} ({label})"
+                results = []
+                for kind, probs, values, per in (("duplicate, pentanomial", penta, S.PENTANOMIAL, 2),
+                                                 ("per game, trinomial", tri, S.TRINOMIAL, 1)):
+                    rng = random.Random(f"{args.seed}:{game}:{name}:{label}:{kind}")
+                    out = many(sampler(probs, rng), values, elo0, elo1, args.runs, per,
+                               args.max_units * (2 // per))
+                    wrong = "" if target is None else rate(out[S.H1] if target == elo0 else out[S.H0], args.runs)
+                    head = f"{name} <{elo0:g}, {elo1:g}>" if label == "pool" and per == 2 else ""
+                    print(f"{head:<30}{true:<18}{kind:<24}{out[S.H1]:>6}{out[S.H0]:>6}{out[S.INCONCLUSIVE]:>6}"
+                          f"{wrong:>25}{out['games']:>8.0f}")
+                    results.append(out["games"])
+                print(f"{'':<48}{'games saved':<24}{'':>43}{f'{100 * (1 - results[0] / results[1]):.0f}%':>8}")
+        print()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--part", choices=("model", "real", "all"), default="all")
+    parser.add_argument("--runs", type=int, default=500, help="SPRTs per line (default 500)")
+    parser.add_argument("--max-units", type=int, default=20000,
+                        help="the cap on units (the per-game SPRT: twice as many games); default 20000, "
+                             "high enough not to cut the comparison short")
+    parser.add_argument("--lucks", type=float, nargs="+", default=[0.0, 2.0, 4.0],
+                        help="deal luck levels of the model, in logits (default 0 2 4)")
+    parser.add_argument("--units", type=int, default=600, help="units in each real-game pool (default 600)")
+    parser.add_argument("--aegis-noise", type=float, default=0.02)
+    parser.add_argument("--confirmation-noise", type=float, default=0.05)
+    parser.add_argument("--rounds", type=int, default=4, help="Confirmation rounds per match (default 4)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    if args.part in ("model", "all"):
+        part_model(args)
+    if args.part in ("real", "all"):
+        part_real(args)
+    print(f"wall {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
