@@ -179,8 +179,9 @@ def test_bootstrap_is_deterministic_with_a_seed():
     outcomes = simulate({"a": 1450, "b": 1500, "c": 1550}, 15, random.Random(7))
     one, two = rate(outcomes, bootstrap=200, seed=11), rate(outcomes, bootstrap=200, seed=11)
     assert [(r.lo, r.hi) for r in one.rows] == [(r.lo, r.hi) for r in two.rows]
+    assert one.samples == two.samples
     other = rate(outcomes, bootstrap=200, seed=12)
-    assert [(r.lo, r.hi) for r in one.rows] != [(r.lo, r.hi) for r in other.rows]
+    assert one.samples != other.samples
 
 
 def test_bad_outcomes_are_rejected():
@@ -222,8 +223,21 @@ def test_deal_set_bootstrap_sees_the_correlation():
     by_deal = rate(outcomes, bootstrap=300, seed=1)
     by_game = rate([o._replace(deal_set=k) for k, o in enumerate(outcomes)], bootstrap=300, seed=1)
     assert by_deal.elos == pytest.approx(by_game.elos)
+    def spread(ratings, name):  # the raw bootstrap's 95% half-width
+        xs = sorted(ratings.samples[name])
+        return (xs[int(0.975 * len(xs))] - xs[int(0.025 * len(xs))]) / 2
+
     for name in true:
-        assert by_deal[name].plus_minus > 1.3 * by_game[name].plus_minus
+        assert spread(by_deal, name) > 1.3 * spread(by_game, name)
+        assert by_deal[name].plus_minus >= spread(by_deal, name) - 1.0  # crude percentiles here
+
+
+def test_a_perfect_record_still_gets_an_honest_interval():
+    """Every deal set won: every bootstrap resample is the same, yet 20 games are not certainty."""
+    outcomes = [Outcome(k, "strong", "weak", 1.0) for k in range(20)]
+    table = rate(outcomes, bootstrap=200, seed=1)
+    assert len(set(table.samples["strong"])) == 1         # the bootstrap alone is degenerate
+    assert table["strong"].plus_minus > 100                # the observed-information floor is not
 
 
 # --- pairwise helpers -----------------------------------------------------------

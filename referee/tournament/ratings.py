@@ -71,6 +71,10 @@ drawn), refit, anchor the same way, and repeat ``bootstrap`` times.  The interva
 is the (1-confidence)/2 and (1+confidence)/2 percentiles of its resampled ratings and
 ``plus_minus`` is half its width.  The resamples also give the likelihood of superiority,
 ``LOS(a, b)``: the fraction of resamples in which ``a`` is rated above ``b``.
+The interval is never narrower than the normal interval from the observed information (the
+inverse Hessian of the penalised likelihood at the fit): with few deal sets that all go the
+same way (a 20-0 record) every resample is identical and the bootstrap alone would claim
+certainty.
 With an ``anchor`` bot, that bot's interval has zero width and the others' intervals are
 relative to it.
 """
@@ -79,6 +83,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -337,6 +342,36 @@ def _fit_logits(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: f
     return x
 
 
+def _laplace_sd(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: float, x: Sequence[float],
+                anchor: int | None) -> list[float]:
+    """Standard deviations (Elo) of the anchored ratings from the observed information
+    (the inverse Hessian of the penalised log-likelihood at the fit)."""
+    def information() -> list[list[float]]:
+        a = [[0.0] * n for _ in range(n)]
+        for i, xi in enumerate(x):
+            p = _sigmoid(xi)
+            a[i][i] = prior * p * (1.0 - p)
+        for i, j, _w, g in pairs:
+            p = _sigmoid(x[i] - x[j])
+            h = g * p * (1.0 - p)
+            a[i][i] += h
+            a[j][j] += h
+            a[i][j] -= h
+            a[j][i] -= h
+        return a
+
+    cov = [_solve_spd(information(), [1.0 if k == j else 0.0 for k in range(n)]) for j in range(n)]
+    out = []
+    for i in range(n):
+        if anchor is None:  # r_i = x_i - mean(x)
+            c = [(1.0 if k == i else 0.0) - 1.0 / n for k in range(n)]
+        else:  # r_i = x_i - x_anchor
+            c = [(1.0 if k == i else 0.0) - (1.0 if k == anchor else 0.0) for k in range(n)]
+        var = sum(c[j] * sum(cov[j][k] * c[k] for k in range(n)) for j in range(n))
+        out.append(math.sqrt(max(var, 0.0)) * ELO_PER_LOGIT)
+    return out
+
+
 def _anchor_shift(elos: Sequence[float], names: Sequence[str], index: Mapping[str, int],
                   anchor: tuple[str, float] | None, average: float) -> float:
     if anchor is None:
@@ -436,11 +471,17 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
 
     rows = []
     q_lo, q_hi = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
+    if samples:
+        z = statistics.NormalDist().inv_cdf(q_hi)
+        sd = _laplace_sd(n, pairs, prior, x_hat, index[anchor[0]] if anchor else None)
     for i, name in enumerate(names):
         lo = hi = pm = None
         if samples:
             ordered = sorted(samples[name])
             lo, hi = _percentile(ordered, q_lo), _percentile(ordered, q_hi)
+            # never narrower than the observed-information interval: when every deal set
+            # gives the same result (say 20-0) the bootstrap alone would claim certainty
+            lo, hi = min(lo, elos[i] - z * sd[i]), max(hi, elos[i] + z * sd[i])
             pm = (hi - lo) / 2.0
         t = totals[name]
         rows.append(PlayerRating(name, elos[i], lo, hi, pm, t.games, t.wins, t.draws, t.losses, t.score_pct))
