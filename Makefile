@@ -27,7 +27,7 @@ proto: install
 	$(BIN)/python tools/gen_proto.py
 
 bench: install
-	$(BIN)/python -m referee.bench
+	$(BIN)/python -m referee.bench --json bench.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -92,9 +92,10 @@ class Session:
 class SessionSeat(SeatLink):
     """A seat played by a bot session: engine values go out through wire.py."""
 
-    def __init__(self, session: Session, on_release: Any):
+    def __init__(self, session: Session, on_release: Any, event_json: wire.EventJson | None = None):
         self.session = session
         self._on_release = on_release
+        self._event_json = event_json or wire.EventJson()  # shared by the seats of a match
         self.info: GameInfo | None = None
         self._pending: tuple[int, asyncio.Future[Reply]] | None = None
         self._gone: str | None = None
@@ -110,7 +111,7 @@ class SessionSeat(SeatLink):
         session.send(wire.game_start(info))
 
     def send_event(self, index: int, event: Event) -> None:
-        self.session.send(wire.event(self.info.game_id, self.info.seat, index, event))
+        self.session.send(wire.event(self.info.game_id, self.info.seat, index, event, self._event_json(index, event)))
 
     async def decide(self, decision: Decision) -> Reply:
         if self._gone:
@@ -274,7 +275,8 @@ class Arena:
             raise games.OptionError(f"game id {game_id!r} is already in use")
         deadline = asyncio.get_running_loop().time() + self.connect_timeout
         sessions = await asyncio.gather(*(self.claim(bot, deadline, gone) for bot in lineup))
-        links: list[SeatLink] = [SessionSeat(s, self._notify) if s else AbsentSeat() for s in sessions]
+        event_json = wire.EventJson()
+        links: list[SeatLink] = [SessionSeat(s, self._notify, event_json) if s else AbsentSeat() for s in sessions]
         hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock))
         self.matches[game_id] = hosted
         self._forget_old()

@@ -91,7 +91,7 @@ class BotSession:
         self.on_game_end = on_game_end
         self.games: dict[tuple[str, int], GameView] = {}
         self.games_ended = 0
-        self._outbox: queue.Queue[pb.BotMessage | None] = queue.Queue()
+        self._outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()  # C-coded: cheaper per reply
         self._workers = ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="decide")
 
     def _messages(self):

@@ -249,12 +249,14 @@ class MatchRunner:
         request_id = self._next_request
         self._next_request += 1
         decision = Decision(request_id, self.game_id, seat, state.observation(seat), tuple(legal),
-                            tuple(state.action_name(a) for a in legal), self.clock.decision_s, self.banks[seat])
+                            tuple(map(state.action_name, legal)), self.clock.decision_s, self.banks[seat])
         budget = self.clock.decision_s + self.banks[seat]
         started = time.monotonic()
         try:
-            reply = await asyncio.wait_for(self.links[seat].decide(decision), timeout=budget)
-        except asyncio.TimeoutError:
+            # a deadline on this task, not wait_for (which wraps the call in a task of its own)
+            async with asyncio.timeout(budget):
+                reply = await self.links[seat].decide(decision)
+        except TimeoutError:
             self.banks[seat] = 0.0
             self.out[seat] = TIMEOUT
             detail = f"no answer within {budget:.3f} s (decision time + bank)"

@@ -25,7 +25,9 @@ FAULTS = {
     WRONG_ID: pb.FAULT_WRONG_ID, DISCONNECT: pb.FAULT_DISCONNECT, NO_SESSION: pb.FAULT_NO_SESSION,
 }
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+# The values are fresh trees of JSON types built by the engines (never cyclic),
+# so the encoder skips its cycle bookkeeping (same bytes, ~15% faster).
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
 
 
 def to_json(value: Any) -> str:
@@ -78,13 +80,30 @@ def game_start(info: GameInfo) -> pb.RefereeMessage:
     return pb.RefereeMessage(game_start=game_start_body(info))
 
 
-def event_body(game_id: str, seat: int, index: int, event: Event) -> pb.GameEvent:
+def event_body(game_id: str, seat: int, index: int, event: Event, data_json: str | None = None) -> pb.GameEvent:
     return pb.GameEvent(game_id=game_id, seat=seat, index=index, kind=event.kind,
-                        actor=-1 if event.seat is None else event.seat, data_json=_dumps(event.data))
+                        actor=-1 if event.seat is None else event.seat,
+                        data_json=_dumps(event.data) if data_json is None else data_json)
 
 
-def event(game_id: str, seat: int, index: int, ev: Event) -> pb.RefereeMessage:
-    return pb.RefereeMessage(event=event_body(game_id, seat, index, ev))
+def event(game_id: str, seat: int, index: int, ev: Event, data_json: str | None = None) -> pb.RefereeMessage:
+    return pb.RefereeMessage(event=event_body(game_id, seat, index, ev, data_json))
+
+
+class EventJson:
+    """The JSON of a match's events, encoded once for all the seats that see one.
+
+    The runner hands a public event to every seat in a row, so remembering
+    the last event is enough (a match's event index names its event)."""
+
+    def __init__(self) -> None:
+        self._index = -1
+        self._json = ""
+
+    def __call__(self, index: int, event: Event) -> str:
+        if index != self._index:
+            self._index, self._json = index, _dumps(event.data)
+        return self._json
 
 
 def request(d: Decision) -> pb.RefereeMessage:

@@ -1,0 +1,220 @@
+"""How fast the referee is, against what it cannot beat: ``python -m referee.bench``.
+
+Five sections, run in one process tree, printed as tables (and written as
+JSON with ``--json FILE``):
+
+1. **engine**: random playouts in process (the rules alone);
+2. **echo**: the transport floor, a raw gRPC round trip between two Python
+   processes with a real decision request (:mod:`referee.bench.echo`);
+3. **referee**: whole games through the real server, one at a time, played
+   by random bot processes that answer at once, against the echo measured
+   in the same rounds; and (3b) the referee's own CPU per decision with the
+   transport taken out (:mod:`referee.bench.inprocess`);
+4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
+5. **tournament**: the demo tournaments, whole, through the code of
+   ``referee tournament``.
+
+Sections 2 and 3 (``--only referee``) alternate for ``--rounds`` rounds and
+report medians, so that other work on the machine weighs on both alike. The
+figures end with the targets of the performance issue, met or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import sys
+from pathlib import Path
+
+from tabulate import tabulate
+
+from referee.bench import echo as echo_mod
+from referee.bench import engine, inprocess, served
+from referee.games import GAMES
+from referee.server import RefereeServer
+
+SECTIONS = ("engine", "referee", "concurrency", "tournament")
+TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
+LANES = (1, 4, 16, 64)
+
+
+def _median(rounds: list[dict], key: str) -> dict:
+    """The round with the median ``key`` (the lower middle one of an even count)."""
+    return sorted(rounds, key=lambda r: r[key])[(len(rounds) - 1) // 2]
+
+
+def _sample_mix(game: str = "aegis", seed: int = 1) -> float:
+    state = GAMES[game].new({}, seed=seed)
+    rng = random.Random(seed)
+    while seats := state.to_act():
+        for seat in seats:
+            state.apply(seat, rng.choice(state.legal_actions(seat)))
+    return inprocess.messages_per_decision(state)
+
+
+async def transport_and_referee(rounds: int, seconds: float) -> dict:
+    """Sections 2, 3 and 3b."""
+    mix = round(_sample_mix())
+    out: dict = {"echo": [], "echo_mix": [], "referee": {"aegis": [], "confirmation": []}}
+    async with echo_mod.Echo() as echo, RefereeServer(connect_timeout=30) as server:
+        players = {"aegis": served.Bots(server, ["a0", "a1"]),
+                   "confirmation": served.Bots(server, ["c0", "c1", "c2", "c3"])}
+        try:
+            for bots in players.values():
+                await bots.connected()
+            for r in range(rounds):
+                out["echo"].append(await echo.measure(seconds))
+                out["echo_mix"].append(await echo.measure(seconds, messages=mix))
+                for game, bots in players.items():
+                    out["referee"][game].append(await served.one_game_at_a_time(server, bots, game, seconds,
+                                                                                seed=1000 * r))
+        finally:
+            for bots in players.values():
+                bots.stop()
+    out["referee_work"] = [await inprocess.referee_work(game, seconds) for game in ("aegis", "confirmation")]
+    return out
+
+
+async def concurrency(seconds: float) -> list[dict]:
+    async with RefereeServer(connect_timeout=30) as server:
+        bots = served.Bots(server, ["p0", "p1", "p2", "p3"], capacity=max(LANES) // 2)
+        try:
+            await bots.connected()
+            await served.concurrent_games(server, bots, "aegis", len(bots.names), 0.5)  # warm up
+            return [await served.concurrent_games(server, bots, "aegis", lanes, seconds) for lanes in LANES]
+        finally:
+            bots.stop()
+
+
+async def tournaments() -> list[dict]:
+    with served.temporary_directory() as tmp:
+        return [await served.tournament(served.ROOT / path, Path(tmp)) for path in TOURNAMENTS]
+
+
+def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
+    results: dict = {"machine": {"python": f"{platform.python_implementation()} {platform.python_version()}",
+                                 "cpus": os.cpu_count(), "load_average": _load()}}
+    if "engine" in sections:
+        results["engine"] = engine.run(seconds)
+    if "referee" in sections:
+        results.update(asyncio.run(transport_and_referee(rounds, seconds)))
+    if "concurrency" in sections:
+        results["concurrency"] = asyncio.run(concurrency(seconds * 2))
+    if "tournament" in sections:
+        results["tournament"] = asyncio.run(tournaments())
+    results["machine"]["load_average_after"] = _load()
+    results["targets"] = targets(results)
+    return results
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def targets(results: dict) -> list[dict]:
+    """The performance issue's three targets, from the figures measured."""
+    found = []
+    if "echo" in results:
+        echo = _median(results["echo"], "round_trips_per_s")
+        mix = _median(results["echo_mix"], "round_trips_per_s")
+        ref = _median(results["referee"]["aegis"], "decisions_per_s")
+        found.append({"target": "aegis, one game at a time through the server >= 70% of the echo's round trips/s",
+                      "value": round(ref["decisions_per_s"] / echo["round_trips_per_s"], 2), "goal": 0.7,
+                      "met": ref["decisions_per_s"] >= 0.7 * echo["round_trips_per_s"],
+                      "context": f"{ref['decisions_per_s'] / mix['round_trips_per_s']:.0%} of the echo carrying "
+                                 f"the protocol's {mix['messages_per_round_trip']} messages per decision"})
+        cpu = ref["server_cpu_us_per_decision"]
+        own = {w["game"]: w["referee_cpu_us_per_decision"] for w in results["referee_work"]}
+        found.append({"target": "the referee's CPU per decision (server process, aegis) < 100 µs", "value": cpu,
+                      "goal": 100, "met": cpu < 100,
+                      "context": f"the echo's server alone: {echo['server_cpu_us_per_round_trip']} µs per round trip; "
+                                 f"the referee's own work without transport: {own['aegis']:g} µs"})
+    if "concurrency" in results:
+        rate = {c["concurrent"]: c["decisions_per_s"] for c in results["concurrency"]}
+        found.append({"target": "16 games at once >= 2.5x the decisions/s of one", "value": round(rate[16] / rate[1], 2),
+                      "goal": 2.5, "met": rate[16] >= 2.5 * rate[1], "context": ""})
+    return found
+
+
+def report(results: dict) -> str:
+    m = results["machine"]
+    load = "/".join(map(str, m["load_average"])) if m["load_average"] else "?"
+    parts = [f"{m['python']}, {m['cpus']} CPUs, load average {load} (1/5/15 min) at the start"]
+
+    def table(title: str, rows: list[list], headers: list[str]) -> None:
+        parts.append(f"\n{title}\n\n" + tabulate(rows, headers, tablefmt="github", intfmt=",", floatfmt="g"))
+
+    if "engine" in results:
+        table("1. Engine: random playouts in process, one core", [
+            [r["game"], ", ".join(f"{k}={v}" for k, v in r["options"].items()) or "defaults", r["decisions_per_s"],
+             r["cpu_us_per_decision"]] for r in results["engine"]], ["game", "options", "decisions/s", "µs/decision"])
+    if "echo" in results:
+        echo1 = _median(results["echo"], "round_trips_per_s")
+        mix = _median(results["echo_mix"], "round_trips_per_s")
+        table(f"2. Transport floor: gRPC echo between two processes on loopback, {echo1['request_bytes']:,}-byte "
+              f"request (median of {len(results['echo'])} rounds)", [
+                  [f"{e['messages_per_round_trip']}" + (" (the protocol's mix)" if e is mix else ""),
+                   e["round_trips_per_s"], e["median_us"], e["p99_us"], e["server_cpu_us_per_round_trip"],
+                   e["client_cpu_us_per_round_trip"]] for e in (echo1, mix)],
+              ["messages per round trip", "round trips/s", "median µs", "p99 µs", "server CPU µs/round trip",
+               "client CPU µs/round trip"])
+        rows = []
+        for game, rounds in results["referee"].items():
+            r = _median(rounds, "decisions_per_s")
+            rows.append([game, r["decisions_per_s"], f"{r['decisions_per_s'] / echo1['round_trips_per_s']:.0%}",
+                         f"{r['decisions_per_s'] / mix['round_trips_per_s']:.0%}", r["server_cpu_us_per_decision"],
+                         r["bots_cpu_us_per_decision"], r["faults"]])
+        table("3. Referee: whole games through the server, one at a time, random bot processes "
+              "(median of the rounds)", rows,
+              ["game", "decisions/s", "of echo", "of echo (mix)", "server CPU µs/decision", "bots' CPU µs/decision",
+               "faults"])
+        table("3b. The referee's own work, without the transport (in process)", [
+            [w["game"], w["referee_cpu_us_per_decision"]] for w in results["referee_work"]],
+              ["game", "referee CPU µs/decision"])
+    if "concurrency" in results:
+        one = results["concurrency"][0]["decisions_per_s"]
+        table("4. Concurrency: aegis games at once, 4 random bot sessions", [
+            [c["concurrent"], c["decisions_per_s"], f"{c['decisions_per_s'] / one:.2f}",
+             c["server_cpu_us_per_decision"], c["bots_cpu_us_per_decision"], c["faults"]]
+            for c in results["concurrency"]],
+              ["games at once", "decisions/s", "vs 1", "server CPU µs/decision", "bots' CPU µs/decision", "faults"])
+    if "tournament" in results:
+        table("5. Tournaments, whole (referee.tournament.run.run, bots launched)", [
+            [t["config"], " v ".join(t["bots"]) + (f" (random for {', '.join(t['random_instead_of'])})"
+                                                   if t["random_instead_of"] else ""),
+             t["concurrency"], t["matches"], t["decisions"], t["seconds"], t["games_per_minute"]]
+            for t in results["tournament"]],
+              ["config", "bots", "at once", "matches", "decisions", "seconds", "games/minute"])
+    if results["targets"]:
+        table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
+                          for t in results["targets"]], ["target", "measured", "", "for comparison"])
+    return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m referee.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of each measurement (default 2)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of echo and referee, alternated (default 5)")
+    parser.add_argument("--only", help=f"comma-separated sections among {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--echo-client", metavar="ADDRESS", help=argparse.SUPPRESS)  # the echo's client process
+    args = parser.parse_args(argv)
+    if args.echo_client:
+        echo_mod.client(args.echo_client)
+        return
+    sections = tuple(args.only.split(",")) if args.only else SECTIONS
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
+    results = run(sections, args.seconds, args.rounds)
+    print(report(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+        print(f"\n(figures written to {args.json})", file=sys.stderr)

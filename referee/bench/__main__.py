@@ -1,0 +1,3 @@
+from referee.bench import main
+
+main()

@@ -1,0 +1,160 @@
+"""Section 2: the transport floor, a raw gRPC echo between two processes.
+
+What it measures: the cost of one decision's round trip on the wire and
+nothing else. The server is a ``grpc.aio`` server in this process, built like
+the referee's (same options, same generated ``Referee`` service, its ``Play``
+an async generator); the client is a separate Python process using the same
+gRPC API as the bot kit (a sync stub fed by a queue). Each round trip the
+server writes one ``RefereeMessage`` holding a real ``DecisionRequest`` (the
+median-sized request of a seeded random Aegis match, protobuf-encoded by
+gRPC as the referee's are), the client decodes it and answers with an
+``ActionReply``, and the server reads that answer. No game, no JSON, no
+referee logic, no bot logic: what is left is protobuf, gRPC (C core and its
+Python/asyncio layer), the kernel's loopback TCP and the two processes
+waking each other.
+
+``messages=k`` (k > 1) sends k - 1 small ``GameEvent`` messages before each
+request: the protocol's real mix (events and the previous result) at the
+same price per message, for reading the referee's figure against.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import random
+import statistics
+import sys
+import time
+from typing import Self
+
+import grpc
+
+from referee import wire
+from referee.games import GAMES
+from referee.runner import Decision
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) of a process so far; None where /proc is not there."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
+    """The median-sized decision request of a random match (as the referee builds them)."""
+    state = GAMES[game].new({}, seed=seed)
+    rng = random.Random(seed)
+    requests = []
+    while seats := state.to_act():
+        for seat in seats:
+            legal = state.legal_actions(seat)
+            requests.append(wire.request(Decision(len(requests) + 1, "g1", seat, state.observation(seat), tuple(legal),
+                                                  tuple(state.action_name(a) for a in legal), 1.0, 10.0)))
+            state.apply(seat, rng.choice(legal))
+    requests.sort(key=lambda m: m.ByteSize())
+    return requests[len(requests) // 2]
+
+
+SAMPLE_EVENT = pb.RefereeMessage(event=pb.GameEvent(game_id="g1", seat=0, index=1, kind="play", actor=1,
+                                                    data_json='"AS"'))
+
+
+class EchoServicer(pb_grpc.RefereeServicer):
+    """``Play`` without a referee: after the hello, round trips on demand."""
+
+    def __init__(self, request: pb.RefereeMessage):
+        self.request = request
+        self.jobs: asyncio.Queue[tuple[float, int, asyncio.Future] | None] = asyncio.Queue()
+        self.connected = asyncio.Event()
+
+    async def Play(self, request_iterator, context):
+        replies = aiter(request_iterator)
+        await anext(replies)  # the hello
+        self.connected.set()
+        while (job := await self.jobs.get()) is not None:
+            seconds, messages, done = job
+            times = []
+            deadline = time.perf_counter() + seconds
+            while time.perf_counter() < deadline:
+                start = time.perf_counter_ns()
+                for _ in range(messages - 1):
+                    yield SAMPLE_EVENT
+                yield self.request
+                await anext(replies)
+                times.append(time.perf_counter_ns() - start)
+            done.set_result(times)
+
+
+def client(address: str) -> None:
+    """The echo's client process: answer every request at once, until the stream ends."""
+    outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+    outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name="echo")))
+
+    def outgoing():
+        while (message := outbox.get()) is not None:
+            yield message
+
+    with grpc.insecure_channel(address) as channel:
+        try:
+            for message in pb_grpc.RefereeStub(channel).Play(outgoing()):
+                if message.WhichOneof("kind") == "request":
+                    r = message.request
+                    outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=r.request_id, game_id=r.game_id,
+                                                                   seat=r.seat, index=0)))
+        except grpc.RpcError:
+            pass  # the bench stopped the server
+        finally:
+            outbox.put(None)
+
+
+class Echo:
+    """An echo server in this process and its client process."""
+
+    def __init__(self) -> None:
+        self.request = sample_request()
+        self.servicer = EchoServicer(self.request)
+        self.server: grpc.aio.Server | None = None
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> Self:
+        self.server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # as RefereeServer
+        pb_grpc.add_RefereeServicer_to_server(self.servicer, self.server)
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        self.process = await asyncio.create_subprocess_exec(sys.executable, "-m", "referee.bench", "--echo-client",
+                                                            f"127.0.0.1:{port}")
+        await asyncio.wait_for(self.servicer.connected.wait(), timeout=30)
+        await self.measure(0.2)  # warm up
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.servicer.jobs.put(None)  # the stream ends, then the client process
+        await asyncio.wait_for(self.process.wait(), timeout=10)
+        await self.server.stop(None)
+
+    async def measure(self, seconds: float, messages: int = 1) -> dict:
+        done = asyncio.get_running_loop().create_future()
+        start, cpu, client_cpu = time.perf_counter(), time.process_time(), process_cpu(self.process.pid)
+        await self.servicer.jobs.put((seconds, messages, done))
+        times = await done
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        client_cpu = None if client_cpu is None else process_cpu(self.process.pid) - client_cpu
+        times.sort()
+        return {
+            "messages_per_round_trip": messages,
+            "request_bytes": self.request.ByteSize(),
+            "round_trips": len(times),
+            "round_trips_per_s": round(len(times) / wall),
+            "median_us": round(statistics.median(times) / 1000, 1),
+            "p99_us": round(times[min(len(times) - 1, int(len(times) * 0.99))] / 1000, 1),
+            "server_cpu_us_per_round_trip": round(cpu / len(times) * 1e6),
+            "client_cpu_us_per_round_trip": None if client_cpu is None else round(client_cpu / len(times) * 1e6),
+        }

@@ -1,0 +1,50 @@
+"""Section 1: random-playout speed of each game, in process, no referee.
+
+One decision is ``legal_actions`` + a uniform random choice + ``apply``: the
+rules' share of the work a referee does per decision, minus everything else.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from referee.games import GAMES
+
+CASES = [
+    ("confirmation", {}),
+    ("confirmation", {"double": True, "blind": True, "pairs": True, "trump": "random-suit"}),
+    ("aegis", {}),
+]
+
+
+def playout_rate(game: str, seconds: float, options: dict | None = None, seed: int = 0) -> dict:
+    spec = GAMES[game]
+    rng = random.Random(seed)
+    decisions = matches = 0
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    while time.perf_counter() - start < seconds:
+        state = spec.new(options, seed=seed + matches)
+        to_act, legal, apply, choice = state.to_act, state.legal_actions, state.apply, rng.choice
+        while seats := to_act():
+            for seat in seats:
+                apply(seat, choice(legal(seat)))
+                decisions += 1
+        matches += 1
+    wall = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
+    return {
+        "game": game,
+        "options": options or {},
+        "matches": matches,
+        "decisions": decisions,
+        "seconds": round(wall, 3),
+        "decisions_per_s": round(decisions / wall),
+        "cpu_us_per_decision": round(cpu / decisions * 1e6, 2),
+        "matches_per_s": round(matches / wall, 1),
+    }
+
+
+def run(seconds: float) -> list[dict]:
+    return [playout_rate(game, seconds, options) for game, options in CASES]

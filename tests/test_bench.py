@@ -1,0 +1,22 @@
+"""The benchmark script runs end to end (briefly; its figures are not checked here)."""
+
+from __future__ import annotations
+
+import json
+
+from referee import bench
+
+
+def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    bench.main(["--only", "engine,referee", "--seconds", "0.2", "--rounds", "1", "--json", str(out)])
+    printed = capsys.readouterr().out
+    for title in ("1. Engine", "2. Transport floor", "3. Referee", "3b.", "Targets"):
+        assert title in printed
+    figures = json.loads(out.read_text())
+    assert {r["game"] for r in figures["engine"]} == {"aegis", "confirmation"}
+    assert figures["echo"][0]["round_trips"] > 0 and figures["echo_mix"][0]["messages_per_round_trip"] > 1
+    for game in ("aegis", "confirmation"):
+        played = figures["referee"][game][0]
+        assert played["decisions"] > 0 and played["faults"] == 0
+    assert len(figures["targets"]) == 2
