@@ -19,9 +19,12 @@ $(STAMP): pyproject.toml
 test: install
 	$(BIN)/python -m pytest -q
 
+# A real tournament of the sample bots (random, heuristic, search) in each game,
+# through the gRPC referee with launched bot processes: about two minutes.
+# Results land in out/; running it again prints the stored tables.
 demo: install
-	$(BIN)/referee play confirmation --seed 2026
-	$(BIN)/referee play aegis --seed 2026
+	$(BIN)/referee tournament examples/aegis.toml
+	$(BIN)/referee tournament examples/confirmation.toml
 
 proto: install
 	$(BIN)/python tools/gen_proto.py

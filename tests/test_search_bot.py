@@ -1,0 +1,198 @@
+"""The search bot (sample_bots.search): always legal, budgeted by the clock, and plays through the referee.
+
+Speed and strength are measured by ``tools/strength.py`` (``--bot search``),
+not asserted here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import subprocess
+import sys
+
+import pytest
+
+from referee.bot import GameView
+from referee.games import GAMES
+from referee.server import RefereeServer
+from referee.wire import options_text
+from sample_bots import heuristic, search, search_aegis, search_confirmation
+
+VARIANTS = [dict(zip(("trump", "double", "blind", "pairs"), combo))
+            for combo in itertools.product(("dealer-card", "random-suit"), (False, True), (False, True),
+                                           (False, True))]
+
+
+def _view(state, seat: int, seed: int, decision_ms: int = 0, decision_ms_left: int = 0) -> GameView:
+    view = GameView("g", state.game, options_text(state.options), seat, [f"s{s}" for s in range(state.num_seats)],
+                    decision_ms, 0, rng=random.Random(seed))
+    view.decision_ms_left = decision_ms_left
+    view.legal_codes = state.legal_actions(seat)
+    return view
+
+
+def _decision_points(game: str, options: dict, seed: int, every: int):
+    """(state, seat) at every ``every``-th decision of a random game (the state is shared: use it at once)."""
+    rng = random.Random(seed)
+    state = GAMES[game].new(options, seed=seed)
+    n = 0
+    while state.to_act():
+        for seat in state.to_act():
+            legal = state.legal_actions(seat)
+            if len(legal) > 1 and n % every == 0:
+                yield state, seat
+            n += 1
+            state.apply(seat, rng.choice(legal))
+
+
+def _check_legal(state, seat: int, seed: int) -> int:
+    legal = state.legal_actions(seat)
+    names = [state.action_name(a) for a in legal]
+    obs = state.observation(seat)
+    choice = search.decide(obs, names, _view(state, seat, seed), rollouts=8)
+    assert isinstance(choice, int) and 0 <= choice < len(legal)
+    return choice
+
+
+@pytest.mark.parametrize("k", range(len(VARIANTS)), ids=lambda k: "-".join(
+    [VARIANTS[k]["trump"]] + [f for f in ("double", "blind", "pairs") if VARIANTS[k][f]]))
+def test_confirmation_answers_are_legal(k):
+    phases = set()
+    for state, seat in _decision_points("confirmation", {"rounds": 1, **VARIANTS[k]}, seed=k, every=5):
+        _check_legal(state, seat, seed=len(phases))
+        phases.add(state.phase)
+    assert phases == {"bid", "play", "confirm"}
+
+
+def test_aegis_answers_are_legal():
+    points = 0
+    phases = set()
+    for seed in range(3):
+        for state, seat in _decision_points("aegis", {}, seed=seed, every=2):
+            _check_legal(state, seat, seed=points)
+            phases.add((state.observation(seat)["phase"], state.observation(seat)["role"]))
+            points += 1
+            if points >= 40 * (seed + 1):
+                break
+    assert points >= 30
+    assert {(p, r) for p in ("exchange", "declare", "play") for r in ("master", "slave")} <= phases
+
+
+def test_a_fixed_budget_is_reproducible():
+    for game, options in (("confirmation", {"rounds": 1}), ("aegis", {})):
+        for k, (state, seat) in enumerate(_decision_points(game, options, seed=11, every=4)):
+            if k >= 6:
+                break
+            legal = state.legal_actions(seat)
+            names = [state.action_name(a) for a in legal]
+            obs = state.observation(seat)
+            a = search.decide(obs, names, _view(state, seat, seed=k), rollouts=6)
+            b = search.decide(obs, names, _view(state, seat, seed=k), rollouts=6)
+            assert a == b
+
+
+def test_the_budget_follows_the_clock():
+    state = GAMES["confirmation"].new({"rounds": 1}, seed=1)
+    # no clock (in process): the think time, or the fixed number of samples alone
+    budget = search.budget_for(_view(state, 1, 0), think_ms=40)
+    assert budget.samples is None and budget.deadline is not None
+    budget = search.budget_for(_view(state, 1, 0), think_ms=40, rollouts=5)
+    assert budget.samples == 5 and budget.deadline is None
+    # a clock: never more than half the decision time left, even with a fixed number of samples
+    view = _view(state, 1, 0, decision_ms=1000, decision_ms_left=60)
+    import time
+    before = time.perf_counter()
+    budget = search.budget_for(view, think_ms=150, rollouts=50)
+    assert budget.samples == 50 and before < budget.deadline <= time.perf_counter() + 0.030
+    # no time left: no search at all
+    assert search.budget_for(_view(state, 1, 0, decision_ms=1000, decision_ms_left=0), think_ms=150) is None
+
+
+def test_with_no_time_left_it_answers_the_heuristic_choice_at_once():
+    for game, options in (("confirmation", {"rounds": 1, "double": True}), ("aegis", {})):
+        for k, (state, seat) in enumerate(_decision_points(game, options, seed=5, every=3)):
+            if k >= 10:
+                break
+            legal = state.legal_actions(seat)
+            names = [state.action_name(a) for a in legal]
+            obs = state.observation(seat)
+            view = _view(state, seat, seed=k, decision_ms=1000, decision_ms_left=0)
+            choice = search.decide(obs, names, view, think_ms=150)
+            assert names[choice] == heuristic.decide(obs, names, view)
+
+
+def test_a_search_that_cannot_sample_answers_the_prior():
+    result = search.run_search(["a", "b", "c"], 2, lambda: None, lambda s, a: 0.0, search.Budget(samples=0))
+    assert result.choice == 2 and result.samples == 0
+
+
+def test_the_search_keeps_the_best_mean_and_drops_the_hopeless():
+    values = {"bad": 0.0, "good": 1.0, "noisy": 0.5}
+    rng = random.Random(0)
+    result = search.run_search(list(values), 0, lambda: rng.random(), lambda s, a: values[a] + s,
+                               search.Budget(samples=40))
+    assert result.choice == 1
+    assert result.playouts < 3 * 40  # the others were dropped on the way
+
+
+def test_aegis_leaning_samples_stay_consistent_with_the_view():
+    rng = random.Random(2)
+    checked = 0
+    for seed in range(4):
+        for state, seat in _decision_points("aegis", {}, seed=seed, every=2):
+            obs = state.observation(seat)
+            if not obs["exchanges"]:
+                continue
+            weights = search_aegis.card_weights(obs)
+            for _ in range(3):
+                sample = search_aegis.sample(obs, rng, {"promise": "table"}, weights)
+                assert sample.observation(seat) == state.current.observation(seat)
+                checked += 1
+    assert checked > 20
+
+
+def test_confirmation_samples_end_with_the_round_and_copies_are_independent():
+    state = GAMES["confirmation"].new({"rounds": 3}, seed=4)
+    seat = state.to_act()[0]
+    base = search_confirmation.sample(state.observation(seat), random.Random(1), {"rounds": 3})
+    before = (list(base.hands), list(base.won), base.phase)
+    copy = search_confirmation.clone(base)
+    copy.apply(seat, search_confirmation.policy(copy, seat))
+    search_confirmation.rollout(copy)
+    assert copy.is_terminal() and len(copy.completed) == 13
+    assert (list(base.hands), list(base.won), base.phase) == before
+
+
+# --- through the referee ------------------------------------------------------------
+
+
+def _launch(address: str, name: str, module: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", module, "--address", address, "--name", name, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _stop(procs) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+        p.communicate()
+
+
+def test_search_bots_play_through_the_referee_without_faults():
+    async def main():
+        async with RefereeServer() as server:
+            bots = [_launch(server.address, name, "sample_bots.search", "--think-ms", "15", "--seed", "1")
+                    for name in ("s1", "s2")]
+            bots += [_launch(server.address, name, "sample_bots.random", "--seed", "1") for name in ("r1", "r2")]
+            try:
+                conf = await server.arena.run_match("confirmation", {"rounds": 1}, ["s1", "r1", "s2", "r2"], seed=3)
+                aegis = await server.arena.run_match("aegis", {}, ["s1", "r1"], seed=3)
+                return conf, aegis
+            finally:
+                _stop(bots)
+
+    for out in asyncio.run(main()):
+        assert out.state.is_terminal()
+        assert out.faults == []
