@@ -172,7 +172,8 @@ def _unknown(loc: _Locator, data: dict, allowed: set[str], table: str | None, in
                             table, key, index)
 
 
-def load(path: str | Path) -> TournamentConfig:
+def read_toml(path: str | Path) -> tuple[Path, str, dict[str, Any]]:
+    """(path, text, data) of a TOML file, or a ConfigError saying why not."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -182,6 +183,11 @@ def load(path: str | Path) -> TournamentConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return path, text, data
+
+
+def load(path: str | Path) -> TournamentConfig:
+    path, text, data = read_toml(path)
     return parse(data, path, text)
 
 

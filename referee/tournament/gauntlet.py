@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 
 from referee.tournament import config as tconfig
 from referee.tournament import ratings
-from referee.tournament.config import ConfigError, TournamentConfig
+from referee.tournament.config import read_toml, TournamentConfig
 from referee.tournament.run import Progress, claim_store, play_schedule
 from referee.tournament.schedule import (
     Schedule,
@@ -76,20 +75,6 @@ class GauntletConfig:
 
     def describe(self) -> dict[str, Any]:
         return {**self.tournament.describe(), "gauntlet": {"candidate": self.candidate, "lineup": self.lineup}}
-
-
-def read_toml(path: str | Path) -> tuple[Path, str, dict[str, Any]]:
-    """(path, text, data) of a TOML file, or ConfigError."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    return path, text, data
 
 
 def load(path: str | Path) -> GauntletConfig:

@@ -394,7 +394,7 @@ class SprtSetup:
 
 def load(path: str | Path) -> SprtSetup:
     """An SPRT file: a tournament file with exactly two bots and an [sprt] table (docs/regression.md)."""
-    from referee.tournament.gauntlet import read_toml
+    from referee.tournament.config import read_toml
 
     path, text, data = read_toml(path)
     return parse(data, path, text)
