@@ -36,6 +36,7 @@ class Launched:
     starts: int = 0
     exits: list[str] = field(default_factory=list)
     dead: str | None = None          # why it is no longer started
+    process_seen: bool = False       # the current process's end is already in exits
     dropped_bytes: int = 0
     _pump: threading.Thread | None = None
 
@@ -85,6 +86,7 @@ class Launcher:
         log.flush()
         env = {**os.environ, **bot.spec.env}
         bot.starts += 1
+        bot.process_seen = False
         try:
             bot.process = subprocess.Popen(self.command(bot.spec), cwd=bot.spec.cwd, env=env, stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -130,7 +132,7 @@ class Launcher:
             if bot is None:
                 continue
             if bot.dead is None and (bot.process is None or bot.process.poll() is not None):
-                if bot.process is not None:
+                if bot.process is not None and not bot.process_seen:
                     bot.exits.append(describe_exit(bot.process.returncode))
                 if len(bot.exits) > bot.spec.limits.max_restarts:
                     bot.dead = f"died {len(bot.exits)} times (last: {bot.exits[-1]}); not restarted"
@@ -153,14 +155,20 @@ class Launcher:
         out = {}
         for name, b in self.bots.items():
             exits = list(b.exits)
-            if b.dead is None and b.process is not None and b.process.poll() is not None and not self._stopping:
+            if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen \
+                    and not self._stopping:
                 exits.append(describe_exit(b.process.returncode))
             out[name] = {"starts": b.starts, "exits": exits, "dead": b.dead, "dropped_bytes": b.dropped_bytes}
         return out
 
     def stop_all(self, grace: float = 2.0) -> None:
-        """Stop every launched process (and its children): TERM, then KILL."""
+        """Stop every launched process (and its children): TERM, then KILL. A bot
+        that had died on its own by then has that death recorded."""
         self._stopping = True
+        for b in self.bots.values():
+            if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen:
+                b.exits.append(describe_exit(b.process.returncode))
+                b.process_seen = True
         running = [b.process for b in self.bots.values() if b.process is not None and b.process.poll() is None]
         for p in running:
             _signal_group(p, signal.SIGTERM)
