@@ -71,7 +71,7 @@ CONFIRMATION_VARIANTS = [
 def test_both_games_every_variant_play_to_the_end_and_replay():
     async def test(server, bots):
         for i, name in enumerate("abcd"):
-            bots.start(name, "--capacity", "8", "--seed", str(i), *(["--by-index"] if i % 2 else []))
+            bots.start(name, "--capacity", "24", "--seed", str(i), *(["--by-index"] if i % 2 else []))
         matches = [server.arena.run_match("confirmation", opts, list("abcd"), seed=n)
                    for n, opts in enumerate(CONFIRMATION_VARIANTS)]
         matches += [server.arena.run_match("aegis", {"promise": p}, ["a", "b"], seed=7) for p in ("table", "4plus")]
