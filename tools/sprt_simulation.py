@@ -42,6 +42,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "bots"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from strength import play  # noqa: E402 - one in-process match loop for both tools
 
 from referee.tournament import sprt as S
 
@@ -122,30 +125,6 @@ def part_model(args: argparse.Namespace) -> None:
 # --- part 2: real games ----------------------------------------------------------------------
 
 
-def play(game: str, options: dict[str, Any], seed: int, seats: Sequence[Callable], tag: str):
-    """One match in process, each seat's ``decide`` called as the bot kit would."""
-    from referee.bot import GameView
-    from referee.games import GAMES
-    from referee.wire import options_text
-
-    spec = GAMES[game]
-    state = spec.new(options, seed=seed)
-    text = options_text(state.options)
-    views = [GameView(f"{game}-{seed}-{tag}", game, text, s, [f"seat{s}" for s in range(len(seats))], 0, 0,
-                      rng=random.Random(f"{tag}:{seed}:{s}")) for s in range(len(seats))]
-    while True:
-        to_act = state.to_act()
-        if not to_act:
-            return state
-        for seat in to_act:
-            legal = state.legal_actions(seat)
-            names = [state.action_name(a) for a in legal]
-            view = views[seat]
-            view.legal_codes = legal
-            choice = seats[seat](state.observation(seat), names, view)
-            state.apply(seat, legal[choice] if isinstance(choice, int) else legal[names.index(choice)])
-
-
 def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int) -> list[tuple[float, float]]:
     """The candidate's two results of each of ``units`` duplicate units: heuristic v weakened(noise)."""
     from weakened import weakened
@@ -157,7 +136,7 @@ def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int
     for k in range(units):
         results = []
         for j, lineup in enumerate(S.unit_lineups(game, "c", "b")):
-            state = play(game, options, seed + k, [bots[x] for x in lineup], f"{j}")
+            state = play(game, options, seed + k, [bots[x] for x in lineup], bot_seed=j)
             results.append(S.game_outcome(game, lineup, state.results(), "c", "b")[0])
         out.append(tuple(results))
     return out
