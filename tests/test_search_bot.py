@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import random
 import subprocess
 import sys
@@ -23,6 +24,14 @@ from sample_bots import heuristic, search, search_aegis, search_confirmation
 VARIANTS = [dict(zip(("trump", "double", "blind", "pairs"), combo))
             for combo in itertools.product(("dealer-card", "random-suit"), (False, True), (False, True),
                                            (False, True))]
+
+
+@pytest.fixture(autouse=True)
+def _no_search_failures(caplog):
+    """The search must not fall back to the heuristic because it raised (decide logs and recovers)."""
+    yield
+    failures = [r for r in caplog.records if r.name == "search" and r.levelno >= logging.ERROR]
+    assert not failures, failures[0].getMessage()
 
 
 def _view(state, seat: int, seed: int, decision_ms: int = 0, decision_ms_left: int = 0) -> GameView:
