@@ -97,6 +97,7 @@ class SessionSeat(SeatLink):
         self._on_release = on_release
         self._event_json = event_json or wire.EventJson()  # shared by the seats of a match
         self.info: GameInfo | None = None
+        self._events: list[tuple[int, Event, str]] = []  # seen by the seat, not yet sent
         self._pending: tuple[int, asyncio.Future[Reply]] | None = None
         self._gone: str | None = None
 
@@ -111,14 +112,21 @@ class SessionSeat(SeatLink):
         session.send(wire.game_start(info))
 
     def send_event(self, index: int, event: Event) -> None:
-        self.session.send(wire.event(self.info.game_id, self.info.seat, index, event, self._event_json(index, event)))
+        # kept for the seat's next request or its game end: one message, not one per event
+        self._events.append((index, event, self._event_json(index, event)))
+
+    def _take_events(self) -> list[pb.GameEvent]:
+        game_id, seat = self.info.game_id, self.info.seat
+        bodies = [wire.event_body(game_id, seat, index, event, data) for index, event, data in self._events]
+        self._events.clear()
+        return bodies
 
     async def decide(self, decision: Decision) -> Reply:
         if self._gone:
             raise SeatGone(self._gone)
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending = (decision.request_id, future)
-        self.session.send(wire.request(decision))
+        self.session.send(wire.request(decision, self._take_events()))
         try:
             return await future
         finally:
@@ -142,10 +150,12 @@ class SessionSeat(SeatLink):
             self._pending[1].set_exception(SeatGone(why))
 
     def send_outcome(self, outcome: Outcome) -> None:
-        self.session.send(wire.outcome(outcome))
+        message = wire.substituted(outcome)
+        if message is not None:
+            self.session.send(message)
 
     def end(self, results: dict[str, Any]) -> None:
-        self.session.send(wire.game_end(self.info.game_id, self.info.seat, results))
+        self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events()))
         self.session.seats.pop((self.info.game_id, self.info.seat), None)
         self._on_release()
 

@@ -131,16 +131,16 @@ class BotSession:
             start.game_id, start.game, dict(start.options), start.seat, list(start.seat_names),
             start.clock.decision_ms, start.clock.bank_ms, rng=rng or random.Random())
 
-    def _on_event(self, event: pb.GameEvent) -> None:
-        view = self.games.get((event.game_id, event.seat))
-        if view is not None:
-            view.events.append({"index": event.index, "kind": event.kind, "actor": event.actor,
-                                "data": json.loads(event.data_json)})
+    @staticmethod
+    def _record_events(view: GameView, events: Sequence[pb.GameEvent]) -> None:
+        view.events.extend({"index": e.index, "kind": e.kind, "actor": e.actor, "data": json.loads(e.data_json)}
+                           for e in events)
 
     def _on_request(self, request: pb.DecisionRequest) -> None:
         view = self.games.get((request.game_id, request.seat))
         if view is None:  # a request for a game we never saw start: answer safely
             view = GameView(request.game_id, "", {}, request.seat, [], 0, 0)
+        self._record_events(view, request.events)
         view.decision_ms_left = request.decision_ms_left
         view.bank_ms_left = request.bank_ms_left
         view.legal_codes = list(request.legal_codes)
@@ -171,6 +171,8 @@ class BotSession:
     def _on_game_end(self, end: pb.GameEnd) -> None:
         view = self.games.pop((end.game_id, end.seat), None)
         self.games_ended += 1
+        if view is not None:
+            self._record_events(view, end.events)
         if view is not None and self.on_game_end is not None:
             self.on_game_end(view, json.loads(end.results_json))
 

@@ -86,10 +86,6 @@ def event_body(game_id: str, seat: int, index: int, event: Event, data_json: str
                         data_json=_dumps(event.data) if data_json is None else data_json)
 
 
-def event(game_id: str, seat: int, index: int, ev: Event, data_json: str | None = None) -> pb.RefereeMessage:
-    return pb.RefereeMessage(event=event_body(game_id, seat, index, ev, data_json))
-
-
 class EventJson:
     """The JSON of a match's events, encoded once for all the seats that see one.
 
@@ -106,27 +102,29 @@ class EventJson:
         return self._json
 
 
-def request(d: Decision) -> pb.RefereeMessage:
+def request(d: Decision, events: list[pb.GameEvent] = ()) -> pb.RefereeMessage:
     return pb.RefereeMessage(request=pb.DecisionRequest(
         request_id=d.request_id, game_id=d.game_id, seat=d.seat, observation_json=_dumps(d.observation),
         legal_actions=d.legal_names, legal_codes=d.legal, decision_ms_left=_ms(d.decision_left_s),
-        bank_ms_left=_ms(d.bank_left_s)))
+        bank_ms_left=_ms(d.bank_left_s), events=events))
 
 
-def outcome(o: Outcome) -> pb.RefereeMessage:
-    status = pb.ActionResult.ACCEPTED if o.fault is None and not o.reason else pb.ActionResult.SUBSTITUTED
+def substituted(o: Outcome) -> pb.RefereeMessage | None:
+    """The ActionResult of a decision, if the referee substituted its action (else None: nothing to say)."""
+    if o.fault is None and not o.reason:
+        return None
     return pb.RefereeMessage(result=pb.ActionResult(
-        request_id=o.request_id, game_id=o.game_id, seat=o.seat, status=status, action=o.action,
-        fault=FAULTS[o.fault], reason=o.reason, bank_ms_left=_ms(o.bank_left_s)))
+        request_id=o.request_id, game_id=o.game_id, seat=o.seat, status=pb.ActionResult.SUBSTITUTED,
+        action=o.action, fault=FAULTS[o.fault], reason=o.reason, bank_ms_left=_ms(o.bank_left_s)))
 
 
-def game_end_body(game_id: str, seat: int, results: dict[str, Any]) -> pb.GameEnd:
+def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: list[pb.GameEvent] = ()) -> pb.GameEnd:
     return pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"],
-                      results_json=_dumps(results))
+                      results_json=_dumps(results), events=events)
 
 
-def game_end(game_id: str, seat: int, results: dict[str, Any]) -> pb.RefereeMessage:
-    return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results))
+def game_end(game_id: str, seat: int, results: dict[str, Any], events: list[pb.GameEvent] = ()) -> pb.RefereeMessage:
+    return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results, events))
 
 
 # --- bot -> referee -------------------------------------------------------------

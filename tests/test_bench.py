@@ -15,7 +15,8 @@ def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
         assert title in printed
     figures = json.loads(out.read_text())
     assert {r["game"] for r in figures["engine"]} == {"aegis", "confirmation"}
-    assert figures["echo"][0]["round_trips"] > 0 and figures["echo_mix"][0]["messages_per_round_trip"] > 1
+    assert figures["echo"][0]["round_trips"] > 0
+    assert all(1 < m < 1.2 for m in figures["messages_per_decision"].values())  # a request per decision, and few more
     for game in ("aegis", "confirmation"):
         played = figures["referee"][game][0]
         assert played["decisions"] > 0 and played["faults"] == 0

@@ -13,9 +13,9 @@ referee logic, no bot logic: what is left is protobuf, gRPC (C core and its
 Python/asyncio layer), the kernel's loopback TCP and the two processes
 waking each other.
 
-``messages=k`` (k > 1) sends k - 1 small ``GameEvent`` messages before each
-request: the protocol's real mix (events and the previous result) at the
-same price per message, for reading the referee's figure against.
+The protocol sends one message per decision (the request, carrying the
+events since the seat's last one), so one echo round trip is what one
+decision costs the transport.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import grpc
 
 from referee import wire
 from referee.games import GAMES
+from referee.games.base import PUBLIC
 from referee.runner import Decision
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -49,22 +50,23 @@ def process_cpu(pid: int) -> float | None:
 
 
 def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
-    """The median-sized decision request of a random match (as the referee builds them)."""
+    """The median-sized decision request of a random match, as the referee builds
+    them (with the events the seat may see since its previous request)."""
     state = GAMES[game].new({}, seed=seed)
     rng = random.Random(seed)
     requests = []
+    told = [0] * state.num_seats  # events up to here are in the seat's earlier requests
     while seats := state.to_act():
         for seat in seats:
             legal = state.legal_actions(seat)
+            events = [wire.event_body("g1", seat, i, e) for i, e in enumerate(state.events)
+                      if i >= told[seat] and e.to in (PUBLIC, seat)]
+            told[seat] = len(state.events)
             requests.append(wire.request(Decision(len(requests) + 1, "g1", seat, state.observation(seat), tuple(legal),
-                                                  tuple(state.action_name(a) for a in legal), 1.0, 10.0)))
+                                                  tuple(state.action_name(a) for a in legal), 1.0, 10.0), events))
             state.apply(seat, rng.choice(legal))
     requests.sort(key=lambda m: m.ByteSize())
     return requests[len(requests) // 2]
-
-
-SAMPLE_EVENT = pb.RefereeMessage(event=pb.GameEvent(game_id="g1", seat=0, index=1, kind="play", actor=1,
-                                                    data_json='"AS"'))
 
 
 class EchoServicer(pb_grpc.RefereeServicer):
@@ -72,7 +74,7 @@ class EchoServicer(pb_grpc.RefereeServicer):
 
     def __init__(self, request: pb.RefereeMessage):
         self.request = request
-        self.jobs: asyncio.Queue[tuple[float, int, asyncio.Future] | None] = asyncio.Queue()
+        self.jobs: asyncio.Queue[tuple[float, asyncio.Future] | None] = asyncio.Queue()
         self.connected = asyncio.Event()
 
     async def Play(self, request_iterator, context):
@@ -80,13 +82,11 @@ class EchoServicer(pb_grpc.RefereeServicer):
         await anext(replies)  # the hello
         self.connected.set()
         while (job := await self.jobs.get()) is not None:
-            seconds, messages, done = job
+            seconds, done = job
             times = []
             deadline = time.perf_counter() + seconds
             while time.perf_counter() < deadline:
                 start = time.perf_counter_ns()
-                for _ in range(messages - 1):
-                    yield SAMPLE_EVENT
                 yield self.request
                 await anext(replies)
                 times.append(time.perf_counter_ns() - start)
@@ -140,16 +140,15 @@ class Echo:
         await asyncio.wait_for(self.process.wait(), timeout=10)
         await self.server.stop(None)
 
-    async def measure(self, seconds: float, messages: int = 1) -> dict:
+    async def measure(self, seconds: float) -> dict:
         done = asyncio.get_running_loop().create_future()
         start, cpu, client_cpu = time.perf_counter(), time.process_time(), process_cpu(self.process.pid)
-        await self.servicer.jobs.put((seconds, messages, done))
+        await self.servicer.jobs.put((seconds, done))
         times = await done
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
         client_cpu = None if client_cpu is None else process_cpu(self.process.pid) - client_cpu
         times.sort()
         return {
-            "messages_per_round_trip": messages,
             "request_bytes": self.request.ByteSize(),
             "round_trips": len(times),
             "round_trips_per_s": round(len(times) / wall),

@@ -60,22 +60,20 @@ class ActionReply(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., name: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "refusal", "game_start", "event", "request", "result", "game_end")
+    __slots__ = ("welcome", "refusal", "game_start", "request", "result", "game_end")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     REFUSAL_FIELD_NUMBER: _ClassVar[int]
     GAME_START_FIELD_NUMBER: _ClassVar[int]
-    EVENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     GAME_END_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     refusal: Refusal
     game_start: GameStart
-    event: GameEvent
     request: DecisionRequest
     result: ActionResult
     game_end: GameEnd
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ...) -> None: ...
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("protocol_version", "session_id", "server")
@@ -155,7 +153,7 @@ class GameEvent(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., index: _Optional[int] = ..., kind: _Optional[str] = ..., actor: _Optional[int] = ..., data_json: _Optional[str] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "game_id", "seat", "observation_json", "legal_actions", "legal_codes", "decision_ms_left", "bank_ms_left")
+    __slots__ = ("request_id", "game_id", "seat", "observation_json", "legal_actions", "legal_codes", "decision_ms_left", "bank_ms_left", "events")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +162,7 @@ class DecisionRequest(_message.Message):
     LEGAL_CODES_FIELD_NUMBER: _ClassVar[int]
     DECISION_MS_LEFT_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     game_id: str
     seat: int
@@ -172,7 +171,8 @@ class DecisionRequest(_message.Message):
     legal_codes: _containers.RepeatedScalarFieldContainer[int]
     decision_ms_left: int
     bank_ms_left: int
-    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., observation_json: _Optional[str] = ..., legal_actions: _Optional[_Iterable[str]] = ..., legal_codes: _Optional[_Iterable[int]] = ..., decision_ms_left: _Optional[int] = ..., bank_ms_left: _Optional[int] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[GameEvent]
+    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., observation_json: _Optional[str] = ..., legal_actions: _Optional[_Iterable[str]] = ..., legal_codes: _Optional[_Iterable[int]] = ..., decision_ms_left: _Optional[int] = ..., bank_ms_left: _Optional[int] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ...) -> None: ...
 
 class ActionResult(_message.Message):
     __slots__ = ("request_id", "game_id", "seat", "status", "action", "fault", "reason", "bank_ms_left")
@@ -203,18 +203,20 @@ class ActionResult(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., status: _Optional[_Union[ActionResult.Status, str]] = ..., action: _Optional[str] = ..., fault: _Optional[_Union[Fault, str]] = ..., reason: _Optional[str] = ..., bank_ms_left: _Optional[int] = ...) -> None: ...
 
 class GameEnd(_message.Message):
-    __slots__ = ("game_id", "seat", "scores", "placing", "results_json")
+    __slots__ = ("game_id", "seat", "scores", "placing", "results_json", "events")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
     PLACING_FIELD_NUMBER: _ClassVar[int]
     RESULTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     seat: int
     scores: _containers.RepeatedScalarFieldContainer[int]
     placing: _containers.RepeatedScalarFieldContainer[int]
     results_json: str
-    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ..., results_json: _Optional[str] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[GameEvent]
+    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ..., results_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ...) -> None: ...
 
 class SpectateRequest(_message.Message):
     __slots__ = ("game_id",)

@@ -202,10 +202,10 @@ function main() {
         log(`${start.game_id}: ${start.game}, seat ${start.seat} of [${start.seat_names.join(", ")}]`);
         break;
       }
-      case "event":
-        break; // a bot that keeps its own state reads message.event.kind and JSON.parse(.data_json)
       case "request": {
         const request = message.request;
+        // request.events: what happened since this seat's last request (kind, actor,
+        // JSON.parse(data_json)); this bot reads the observation instead.
         const start = games.get(`${request.game_id}/${request.seat}`);
         const index = decide(request, start && start.game);
         const reply = { request_id: request.request_id, game_id: request.game_id, seat: request.seat };
