@@ -74,6 +74,7 @@ full game (or match) state consistent with it (the hidden cards sampled).
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -213,8 +214,28 @@ def deal(deck: Sequence[int]) -> tuple[list[int], list[int], int, list[int]]:
 # --- notation -----------------------------------------------------------------
 
 
+#: the names of every action but the exchanges
+_NAMES = {**dict(enumerate(NAMES)), STOP: "STOP", PASS: "PASS",
+          **{DECLARE + d: f"DECLARE {d}" for d in range(1, MAX_DECLARATION + 1)}}
+
+
 def action_name(action: int) -> str:
     """The notation of an action: ``AS``, ``STOP``, ``PASS``, ``DECLARE 3``, ``EXCHANGE 2C 5H``."""
+    if type(action) is int:
+        name = _NAMES.get(action)
+        if name is not None:
+            return name
+        if EXCHANGE <= action < 2 * EXCHANGE:
+            return _exchange_name(action)
+    return _action_name(action)
+
+
+@functools.lru_cache(maxsize=4096)  # a hand's subsets are named again at every exchange request
+def _exchange_name(action: int) -> str:
+    return _action_name(action)
+
+
+def _action_name(action: int) -> str:
     if isinstance(action, int) and not isinstance(action, bool):
         if 0 <= action < 52:
             return NAMES[action]
