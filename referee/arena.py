@@ -115,11 +115,9 @@ class SessionSeat(SeatLink):
         # kept for the seat's next request or its game end: one message, not one per event
         self._events.append((index, event, self._event_json(index, event)))
 
-    def _take_events(self) -> list[pb.GameEvent]:
-        game_id, seat = self.info.game_id, self.info.seat
-        bodies = [wire.event_body(game_id, seat, index, event, data) for index, event, data in self._events]
-        self._events.clear()
-        return bodies
+    def _take_events(self) -> list[tuple[int, Event, str]]:
+        events, self._events = self._events, []
+        return events
 
     async def decide(self, decision: Decision) -> Reply:
         if self._gone:
@@ -149,10 +147,8 @@ class SessionSeat(SeatLink):
         if self._pending is not None and not self._pending[1].done():
             self._pending[1].set_exception(SeatGone(why))
 
-    def send_outcome(self, outcome: Outcome) -> None:
-        message = wire.substituted(outcome)
-        if message is not None:
-            self.session.send(message)
+    def substituted(self, outcome: Outcome) -> None:
+        self.session.send(wire.substituted(outcome))
 
     def end(self, results: dict[str, Any]) -> None:
         self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events()))

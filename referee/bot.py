@@ -19,7 +19,6 @@ the clock. A ``decide`` that raises is answered with the first legal action
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import queue
 import random
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+import orjson
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -133,7 +133,7 @@ class BotSession:
 
     @staticmethod
     def _record_events(view: GameView, events: Sequence[pb.GameEvent]) -> None:
-        view.events.extend({"index": e.index, "kind": e.kind, "actor": e.actor, "data": json.loads(e.data_json)}
+        view.events.extend({"index": e.index, "kind": e.kind, "actor": e.actor, "data": orjson.loads(e.data_json)}
                            for e in events)
 
     def _on_request(self, request: pb.DecisionRequest) -> None:
@@ -144,10 +144,13 @@ class BotSession:
         view.decision_ms_left = request.decision_ms_left
         view.bank_ms_left = request.bank_ms_left
         view.legal_codes = list(request.legal_codes)
-        observation = json.loads(request.observation_json)
+        observation = orjson.loads(request.observation_json)
         legal = list(request.legal_actions)
-        self._workers.submit(self._answer, request.request_id, request.game_id, request.seat,
-                             observation, legal, view)
+        if self.capacity == 1:  # one seat at a time: no thread to hand the decision to
+            self._answer(request.request_id, request.game_id, request.seat, observation, legal, view)
+        else:
+            self._workers.submit(self._answer, request.request_id, request.game_id, request.seat,
+                                 observation, legal, view)
 
     def _answer(self, request_id: int, game_id: str, seat: int, observation: dict, legal: list[str],
                 view: GameView) -> None:
@@ -174,7 +177,7 @@ class BotSession:
         if view is not None:
             self._record_events(view, end.events)
         if view is not None and self.on_game_end is not None:
-            self.on_game_end(view, json.loads(end.results_json))
+            self.on_game_end(view, orjson.loads(end.results_json))
 
 
 def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str = "bot",

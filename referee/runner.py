@@ -89,7 +89,7 @@ class Reply:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What became of a decision: the action played and, if substituted, why."""
+    """A substituted decision: the action the referee played, the fault and why."""
 
     request_id: int
     game_id: str
@@ -138,8 +138,8 @@ class SeatLink(ABC):
         The runner cancels the call when time runs out."""
 
     @abstractmethod
-    def send_outcome(self, outcome: Outcome) -> None:
-        """What became of a decision (never blocks)."""
+    def substituted(self, outcome: Outcome) -> None:
+        """The referee played another action than the seat's answer, a fault (never blocks)."""
 
     @abstractmethod
     def end(self, results: dict[str, Any]) -> None:
@@ -158,7 +158,7 @@ class AbsentSeat(SeatLink):
     async def decide(self, decision: Decision) -> Reply:  # pragma: no cover - never asked
         raise SeatGone("absent")
 
-    def send_outcome(self, outcome: Outcome) -> None:
+    def substituted(self, outcome: Outcome) -> None:
         pass
 
     def end(self, results: dict[str, Any]) -> None:
@@ -249,7 +249,7 @@ class MatchRunner:
         request_id = self._next_request
         self._next_request += 1
         decision = Decision(request_id, self.game_id, seat, state.observation(seat), tuple(legal),
-                            tuple(map(state.action_name, legal)), self.clock.decision_s, self.banks[seat])
+                            tuple(state.action_names(legal)), self.clock.decision_s, self.banks[seat])
         budget = self.clock.decision_s + self.banks[seat]
         started = time.monotonic()
         try:
@@ -302,9 +302,9 @@ class MatchRunner:
     def _play(self, seat: int, action: int, fault: str | None, reason: str, request_id: int) -> None:
         self.state.apply(seat, action)
         self.decisions += 1
-        if self.out[seat] is None or fault is not None:
-            self.links[seat].send_outcome(Outcome(request_id, self.game_id, seat, self.state.action_name(action),
-                                                  fault, reason, self.banks[seat]))
+        if fault is not None:
+            self.links[seat].substituted(Outcome(request_id, self.game_id, seat, self.state.action_name(action),
+                                                 fault, reason, self.banks[seat]))
 
     # --- the match ------------------------------------------------------------
 

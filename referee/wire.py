@@ -9,7 +9,10 @@ and deterministically (same values, same bytes).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
+
+import orjson
 
 from referee.games.base import Event
 from referee.runner import (
@@ -25,9 +28,18 @@ FAULTS = {
     WRONG_ID: pb.FAULT_WRONG_ID, DISCONNECT: pb.FAULT_DISCONNECT, NO_SESSION: pb.FAULT_NO_SESSION,
 }
 
-# The values are fresh trees of JSON types built by the engines (never cyclic),
-# so the encoder skips its cycle bookkeeping (same bytes, ~15% faster).
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+# Every request carries its seat's observation as JSON, so the encoder is on the
+# referee's hot path: orjson writes the same bytes as the stdlib's compact
+# encoder (tested) about ten times faster. The stdlib encoder is kept for what
+# orjson refuses (integers beyond 64 bits), so the two never differ.
+_stdlib_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return _stdlib_dumps(value)
 
 
 def to_json(value: Any) -> str:
@@ -102,28 +114,45 @@ class EventJson:
         return self._json
 
 
-def request(d: Decision, events: list[pb.GameEvent] = ()) -> pb.RefereeMessage:
-    return pb.RefereeMessage(request=pb.DecisionRequest(
-        request_id=d.request_id, game_id=d.game_id, seat=d.seat, observation_json=_dumps(d.observation),
-        legal_actions=d.legal_names, legal_codes=d.legal, decision_ms_left=_ms(d.decision_left_s),
-        bank_ms_left=_ms(d.bank_left_s), events=events))
+#: what a seat saw and has not been sent yet: (event index, the event, its JSON or None)
+SeatEvents = Sequence[tuple[int, Event, str | None]]
 
 
-def substituted(o: Outcome) -> pb.RefereeMessage | None:
-    """The ActionResult of a decision, if the referee substituted its action (else None: nothing to say)."""
-    if o.fault is None and not o.reason:
-        return None
+def _add_events(target: Any, game_id: str, seat: int, events: SeatEvents) -> None:
+    add = target.add  # built in place: cheaper than GameEvent messages copied into the list
+    for index, event, data_json in events:
+        add(game_id=game_id, seat=seat, index=index, kind=event.kind, actor=-1 if event.seat is None else event.seat,
+            data_json=_dumps(event.data) if data_json is None else data_json)
+
+
+def request(d: Decision, events: SeatEvents = ()) -> pb.RefereeMessage:
+    """A DecisionRequest, carrying the events the seat saw since the referee last wrote to it."""
+    message = pb.RefereeMessage()
+    r = message.request
+    r.request_id, r.game_id, r.seat = d.request_id, d.game_id, d.seat
+    r.observation_json = _dumps(d.observation)
+    r.legal_actions.extend(d.legal_names)
+    r.legal_codes.extend(d.legal)
+    r.decision_ms_left, r.bank_ms_left = _ms(d.decision_left_s), _ms(d.bank_left_s)
+    _add_events(r.events, d.game_id, d.seat, events)
+    return message
+
+
+def substituted(o: Outcome) -> pb.RefereeMessage:
+    """The ActionResult of a decision whose action the referee substituted (an accepted one has none)."""
     return pb.RefereeMessage(result=pb.ActionResult(
         request_id=o.request_id, game_id=o.game_id, seat=o.seat, status=pb.ActionResult.SUBSTITUTED,
         action=o.action, fault=FAULTS[o.fault], reason=o.reason, bank_ms_left=_ms(o.bank_left_s)))
 
 
-def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: list[pb.GameEvent] = ()) -> pb.GameEnd:
-    return pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"],
-                      results_json=_dumps(results), events=events)
+def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = ()) -> pb.GameEnd:
+    end = pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"],
+                     results_json=_dumps(results))
+    _add_events(end.events, game_id, seat, events)
+    return end
 
 
-def game_end(game_id: str, seat: int, results: dict[str, Any], events: list[pb.GameEvent] = ()) -> pb.RefereeMessage:
+def game_end(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = ()) -> pb.RefereeMessage:
     return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results, events))
 
 

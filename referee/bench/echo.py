@@ -59,8 +59,7 @@ def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
     while seats := state.to_act():
         for seat in seats:
             legal = state.legal_actions(seat)
-            events = [wire.event_body("g1", seat, i, e) for i, e in enumerate(state.events)
-                      if i >= told[seat] and e.to in (PUBLIC, seat)]
+            events = [(i, e, None) for i, e in enumerate(state.events) if i >= told[seat] and e.to in (PUBLIC, seat)]
             told[seat] = len(state.events)
             requests.append(wire.request(Decision(len(requests) + 1, "g1", seat, state.observation(seat), tuple(legal),
                                                   tuple(state.action_name(a) for a in legal), 1.0, 10.0), events))

@@ -74,13 +74,12 @@ full game (or match) state consistent with it (the hidden cards sampled).
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee import cards
-from referee.cards import NAMES, RANK, SUIT, SUIT_MASK, cards_of, suit_cards
+from referee.cards import NAMES, RANK, SUIT, SUIT_CARDS, SUIT_MASK, cards_of, suit_cards
 from referee.games.base import (
     ActionSyntaxError,
     Event,
@@ -230,9 +229,39 @@ def action_name(action: int) -> str:
     return _action_name(action)
 
 
-@functools.lru_cache(maxsize=4096)  # a hand's subsets are named again at every exchange request
+def action_names(actions: Sequence[int]) -> list[str]:
+    """The notation of each action; the exchanges of a request (every subset of
+    a hand, up to 32) are named together, a word added per card."""
+    exchanges = 0
+    for a in actions:
+        if type(a) is int and EXCHANGE <= a < 2 * EXCHANGE:
+            exchanges |= a
+    hand = cards_of(exchanges ^ EXCHANGE) if exchanges else []
+    if len(hand) < 2 or len(hand) > HAND_SIZE:
+        return [action_name(a) for a in actions]
+    named = {EXCHANGE: "EXCHANGE"}
+    for c in hand:  # ascending: every name lists its cards in canonical order
+        bit, word = 1 << c, " " + NAMES[c]
+        named.update([(mask | bit, text + word) for mask, text in named.items()])
+    return [named[a] if type(a) is int and a in named else action_name(a) for a in actions]
+
+
+_SUIT_WORDS: dict[int, str] = {}  # (13-bit suit mask << 2 | suit) -> its cards' names: at most 4 x 8192
+
+
 def _exchange_name(action: int) -> str:
-    return _action_name(action)
+    """``EXCHANGE`` and the discarded cards, canonical order (a request lists up to 31 of them)."""
+    mask = action ^ EXCHANGE
+    words = "EXCHANGE"
+    for suit in range(4):
+        bits = mask >> (13 * suit) & 0x1FFF
+        if bits:
+            key = bits << 2 | suit
+            text = _SUIT_WORDS.get(key)
+            if text is None:
+                text = _SUIT_WORDS[key] = " ".join(NAMES[c] for c in SUIT_CARDS[suit][bits])
+            words += " " + text
+    return words
 
 
 def _action_name(action: int) -> str:
@@ -443,6 +472,7 @@ class AegisGame(GameState):
         return list(self.points)
 
     action_name = staticmethod(action_name)
+    action_names = staticmethod(action_names)
     parse_action = staticmethod(parse_action)
 
     # -- exchange (RULES 2.4) --
@@ -691,8 +721,12 @@ class AegisGame(GameState):
 
 
 def _copy_result(result: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: [list(x) for x in v] if k == "exchanges" else (list(v) if isinstance(v, list) else v)
-            for k, v in result.items()}
+    """A copy of a game's result that shares nothing mutable with it (its lists are these three)."""
+    out = dict(result)
+    out["exchanges"] = [list(x) for x in result["exchanges"]]
+    out["tricks"] = list(result["tricks"])
+    out["points"] = list(result["points"])
+    return out
 
 
 # --- the match ----------------------------------------------------------------
@@ -779,6 +813,7 @@ class AegisMatch(GameState):
         return places_by_score(self.totals)
 
     action_name = staticmethod(action_name)
+    action_names = staticmethod(action_names)
     parse_action = staticmethod(parse_action)
 
     # -- views --
