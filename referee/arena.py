@@ -41,10 +41,11 @@ class Refused(Exception):
 class Session:
     """One bot connection: an outbox of messages and the seats it plays."""
 
-    def __init__(self, session_id: str, bot_name: str, capacity: int):
+    def __init__(self, session_id: str, bot_name: str, capacity: int, batching: bool = False):
         self.session_id = session_id
         self.bot_name = bot_name
         self.capacity = capacity
+        self.batching = batching
         self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
         self.seats: dict[tuple[str, int], SessionSeat] = {}
         self.reserved = 0
@@ -58,6 +59,21 @@ class Session:
     def send(self, message: pb.RefereeMessage) -> None:
         if not self.closed:
             self.outbox.put_nowait(message)
+
+    async def next_message(self) -> pb.RefereeMessage | None:
+        """The next message to write (None: the session is over); for a bot that
+        accepts batches, everything queued by then, in one message."""
+        message = await self.outbox.get()
+        if message is None or not self.batching or self.outbox.empty():
+            return message
+        messages = [message]
+        while not self.outbox.empty():
+            queued = self.outbox.get_nowait()
+            if queued is None:  # the end: written after this batch
+                self.outbox.put_nowait(None)
+                break
+            messages.append(queued)
+        return wire.batch(messages)
 
     def on_reply(self, message: pb.ActionReply) -> None:
         """Route a bot's ActionReply to the seat and decision it names."""
@@ -215,7 +231,7 @@ class Arena:
             raise Refused(pb.Refusal.TOO_MANY_SESSIONS,
                           f"bot {hello.bot_name!r} already has {self.max_sessions_per_bot} sessions")
         capacity = min(max(1, hello.capacity), 256)
-        session = Session(f"s{next(self._ids)}", hello.bot_name, capacity)
+        session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching)
         self.sessions.setdefault(hello.bot_name, []).append(session)
         log.info("session %s: bot %r connected (capacity %d)", session.session_id, session.bot_name,
                  session.capacity)

@@ -95,24 +95,38 @@ class BotSession:
         self._workers = ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="decide")
 
     def _messages(self):
-        while (message := self._outbox.get()) is not None:
-            yield message
+        """What the session sends: the Hello, then the answers, those ready together in one message."""
+        outbox = self._outbox
+        while (message := outbox.get()) is not None:
+            if message.WhichOneof("kind") != "action" or outbox.empty():
+                yield message
+                continue
+            answers = [message.action]
+            while not outbox.empty():
+                queued = outbox.get()
+                if queued is None:
+                    yield pb.BotMessage(actions=pb.ActionReplies(replies=answers))
+                    return
+                answers.append(queued.action)
+            yield pb.BotMessage(actions=pb.ActionReplies(replies=answers))
 
     def run(self, max_games: int = 0) -> str:
         """Play until the referee ends the session (or ``max_games`` games ended).
         Returns why it ended: "refused: ...", "done", "closed"."""
         self._outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=self.name,
-                                                      token=self.token, capacity=self.capacity)))
+                                                      token=self.token, capacity=self.capacity,
+                                                      batching=True)))
         with grpc.insecure_channel(self.address) as channel:
             stream = pb_grpc.RefereeStub(channel).Play(self._messages())
             try:
                 for message in stream:
-                    kind = message.WhichOneof("kind")
-                    if kind == "refusal":
+                    if message.WhichOneof("kind") == "refusal":
                         return f"refused: {message.refusal.message}"
-                    handler = getattr(self, f"_on_{kind}", None)
-                    if handler is not None:
-                        handler(getattr(message, kind))
+                    for one in message.batch.messages if message.WhichOneof("kind") == "batch" else (message,):
+                        kind = one.WhichOneof("kind")
+                        handler = getattr(self, f"_on_{kind}", None)
+                        if handler is not None:
+                            handler(getattr(one, kind))
                     if max_games and self.games_ended >= max_games:
                         return "done"
                 return "closed"

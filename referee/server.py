@@ -52,7 +52,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         reader = asyncio.create_task(self._read(request_iterator, session))
         try:
             yield wire.welcome(session.session_id, f"referee {__version__}")
-            while (message := await session.outbox.get()) is not None:
+            while (message := await session.next_message()) is not None:
                 yield message
         finally:
             reader.cancel()
@@ -61,9 +61,10 @@ class RefereeServicer(pb_grpc.RefereeServicer):
     async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session) -> None:
         try:
             async for message in request_iterator:
-                if message.WhichOneof("kind") == "action":
-                    session.on_reply(message.action)
-                else:
+                answers = wire.replies(message)
+                for answer in answers:
+                    session.on_reply(answer)
+                if not answers:
                     session.stray_replies += 1
         except grpc.RpcError as err:  # the stream broke (client gone, undecodable bytes)
             log.info("session %s: stream ended: %s", session.session_id, err)

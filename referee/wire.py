@@ -156,7 +156,22 @@ def game_end(game_id: str, seat: int, results: dict[str, Any], events: SeatEvent
     return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results, events))
 
 
+def batch(messages: list[pb.RefereeMessage]) -> pb.RefereeMessage:
+    return pb.RefereeMessage(batch=pb.Batch(messages=messages))
+
+
 # --- bot -> referee -------------------------------------------------------------
+
+
+def replies(message: pb.BotMessage) -> Sequence[pb.ActionReply]:
+    """The ActionReplies a BotMessage carries, alone or batched (none for anything else)."""
+    kind = message.WhichOneof("kind")
+    if kind == "action":
+        return (message.action,)
+    if kind == "actions":
+        return message.actions.replies
+    return ()
+
 
 
 def reply(message: pb.ActionReply) -> tuple[int, str, int, Reply]:

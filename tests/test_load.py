@@ -10,14 +10,22 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections import Counter
 
+from referee import wire
 from referee.runner import Clock
 from referee.server import RefereeServer
 
 BOTS = {f"b{i}": 2 for i in range(8)}  # 8 bot names, 2 processes (sessions) each
 
 
-def test_64_concurrent_matches_complete_without_faults():
+def test_64_concurrent_matches_complete_without_faults(monkeypatch):
+    # the kit's sessions ask for batches: count those sent, and the batched answers received
+    sent, received = Counter(), Counter()
+    monkeypatch.setattr(wire, "batch", lambda messages, pack=wire.batch: sent.update([len(messages)]) or pack(messages))
+    monkeypatch.setattr(wire, "replies", lambda message, unpack=wire.replies: (
+        lambda answers: received.update([len(answers)]) or answers)(unpack(message)))
+
     async def main():
         async with RefereeServer(connect_timeout=30) as server:
             procs = [subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--address", server.address,
@@ -43,7 +51,11 @@ def test_64_concurrent_matches_complete_without_faults():
     decisions = sum(len(o.state.actions) for o in outcomes)
     print(f"\n{len(outcomes)} concurrent matches, {decisions} decisions in {seconds:.1f} s "
           f"({decisions / seconds:.0f} decisions/s) over 16 sessions of {bots} bots")
+    print(f"batches sent (size: count): {dict(sorted(sent.items()))}; "
+          f"answers received together: {dict(sorted(received.items()))}")
     assert len(outcomes) == 72
     for out in outcomes:
         assert out.state.is_terminal()
         assert out.faults == [], out.faults
+    assert min(sent) > 1 and sum(sent.values()) > 10  # a batch is never of one message
+    assert max(received) > 1

@@ -13,7 +13,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from referee import records
+from referee import records, wire
+from referee.arena import Arena
 from referee.games import GAMES
 from referee.runner import Clock
 from referee.server import RefereeServer
@@ -280,3 +281,23 @@ def test_run_match_rpc_needs_the_admin_token():
     record = json.loads(response.record_json)
     assert records.replay(record).results["scores"] == json.loads(response.results_json)["scores"]
     assert bad.code() == grpc.StatusCode.INVALID_ARGUMENT and "chess" in bad.details()
+
+
+def test_a_batching_session_gets_what_is_queued_in_one_message_and_others_one_by_one():
+    async def drain(batching: bool) -> list:
+        arena = Arena()
+        session = arena.open_session(pb.Hello(protocol_version=1, bot_name="b", batching=batching))
+        first, second = (wire.welcome(f"s{i}", "test") for i in range(2))
+        session.send(first)
+        session.send(second)
+        session.close()
+        out = []
+        while (message := await session.next_message()) is not None:
+            out.append(message)
+        return out
+
+    batched = asyncio.run(drain(True))
+    assert [m.WhichOneof("kind") for m in batched] == ["batch"]
+    assert [m.welcome.session_id for m in batched[0].batch.messages] == ["s0", "s1"]
+    alone = asyncio.run(drain(False))
+    assert [m.welcome.session_id for m in alone] == ["s0", "s1"]

@@ -26,24 +26,28 @@ FAULT_DISCONNECT: Fault
 FAULT_NO_SESSION: Fault
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "action")
+    __slots__ = ("hello", "action", "actions")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: ActionReply
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
+    actions: ActionReplies
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., actions: _Optional[_Union[ActionReplies, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "bot_name", "token", "capacity")
+    __slots__ = ("protocol_version", "bot_name", "token", "capacity", "batching")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    BATCHING_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     bot_name: str
     token: str
     capacity: int
-    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., capacity: _Optional[int] = ...) -> None: ...
+    batching: bool
+    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., capacity: _Optional[int] = ..., batching: _Optional[bool] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "game_id", "seat", "name", "index")
@@ -59,21 +63,35 @@ class ActionReply(_message.Message):
     index: int
     def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., name: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
 
+class ActionReplies(_message.Message):
+    __slots__ = ("replies",)
+    REPLIES_FIELD_NUMBER: _ClassVar[int]
+    replies: _containers.RepeatedCompositeFieldContainer[ActionReply]
+    def __init__(self, replies: _Optional[_Iterable[_Union[ActionReply, _Mapping]]] = ...) -> None: ...
+
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "refusal", "game_start", "request", "result", "game_end")
+    __slots__ = ("welcome", "refusal", "game_start", "request", "result", "game_end", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     REFUSAL_FIELD_NUMBER: _ClassVar[int]
     GAME_START_FIELD_NUMBER: _ClassVar[int]
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     GAME_END_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     refusal: Refusal
     game_start: GameStart
     request: DecisionRequest
     result: ActionResult
     game_end: GameEnd
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ...) -> None: ...
+    batch: Batch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., refusal: _Optional[_Union[Refusal, _Mapping]] = ..., game_start: _Optional[_Union[GameStart, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ..., batch: _Optional[_Union[Batch, _Mapping]] = ...) -> None: ...
+
+class Batch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[RefereeMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[RefereeMessage, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("protocol_version", "session_id", "server")
