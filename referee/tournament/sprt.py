@@ -74,6 +74,7 @@ from typing import Any
 
 from referee.runner import Clock
 from referee.tournament.config import BotSpec
+from referee.tournament.ratings import Record
 
 #: the per-game score of a unit's five outcomes (unit points 0, 0.5, 1, 1.5, 2, halved)
 PENTANOMIAL = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -524,7 +525,7 @@ class Tally:
     def __init__(self, sprt: SPRT):
         self.sprt = sprt
         self.units: list[Unit] = []
-        self.wins = self.draws = self.losses = 0
+        self.record = Record()  # the candidate's games: wins, draws, losses
         self.faults: dict[str, Counter] = {}
         self.verdict: str | None = None
         self.started = time.monotonic()
@@ -536,12 +537,7 @@ class Tally:
             return self.verdict
         self.units.append(unit)
         for score in unit.scores:
-            if score == 1.0:
-                self.wins += 1
-            elif score == 0.0:
-                self.losses += 1
-            else:
-                self.draws += 1
+            self.record.add(score)
         for bot, counts in unit.faults.items():
             self.faults.setdefault(bot, Counter()).update(counts)
         self.sprt.add(round(unit.points * 2))
@@ -551,7 +547,19 @@ class Tally:
 
     @property
     def games(self) -> int:
-        return self.wins + self.draws + self.losses
+        return self.record.games
+
+    @property
+    def wins(self) -> int:
+        return self.record.wins
+
+    @property
+    def draws(self) -> int:
+        return self.record.draws
+
+    @property
+    def losses(self) -> int:
+        return self.record.losses
 
 
 # --- playing the units --------------------------------------------------------------------
