@@ -33,6 +33,7 @@ from typing import Any
 import grpc
 import orjson
 
+from referee.process import tune_gc
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -213,6 +214,7 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
                         help="seed of the bot's randomness (per game: the same game, the same choices)")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
+    tune_gc()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(message)s")
     played = 0

@@ -21,6 +21,7 @@ from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
 from referee.arena import Arena, Refused
+from referee.process import tune_gc
 from referee.runner import Clock
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -121,6 +122,7 @@ class RefereeServer:
         return f"{self.host}:{self.port}"
 
     async def start(self) -> str:
+        tune_gc()
         self.arena = Arena(**self.arena_args)
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena), server)

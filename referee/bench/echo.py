@@ -34,6 +34,7 @@ import grpc
 from referee import wire
 from referee.games import GAMES
 from referee.games.base import PUBLIC
+from referee.process import tune_gc
 from referee.runner import Decision
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -93,7 +94,9 @@ class EchoServicer(pb_grpc.RefereeServicer):
 
 
 def client(address: str) -> None:
-    """The echo's client process: answer every request at once, until the stream ends."""
+    """The echo's client process: answer every request at once, until the stream ends
+    (with the bots' process settings, so the floor is as low as theirs)."""
+    tune_gc()
     outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
     outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name="echo")))
 
