@@ -20,4 +20,4 @@ def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
     for game in ("aegis", "confirmation"):
         played = figures["referee"][game][0]
         assert played["decisions"] > 0 and played["faults"] == 0
-    assert len(figures["targets"]) == 2
+    assert len(figures["targets"]) == 3

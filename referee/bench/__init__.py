@@ -118,7 +118,7 @@ def _load() -> list[float] | None:
 
 
 def targets(results: dict) -> list[dict]:
-    """The performance issue's three targets, from the figures measured."""
+    """The performance issue's three targets, from the figures measured (the CPU one read two ways)."""
     found = []
     if "echo" in results:
         echo = _median(results["echo"], "round_trips_per_s")
@@ -130,10 +130,13 @@ def targets(results: dict) -> list[dict]:
                                  f"{results['messages_per_decision']['aegis']:g}"})
         cpu = ref["server_cpu_us_per_decision"]
         own = {w["game"]: w["referee_cpu_us_per_decision"] for w in results["referee_work"]}
-        found.append({"target": "the referee's CPU per decision (server process, aegis) < 100 µs", "value": cpu,
-                      "goal": 100, "met": cpu < 100,
-                      "context": f"the echo's server alone: {echo['server_cpu_us_per_round_trip']} µs per round trip; "
-                                 f"the referee's own work without transport: {own['aegis']:g} µs"})
+        found.append({"target": "the referee's own CPU per decision (3b: rules, JSON, messages, clock; aegis, "
+                                "the costlier game) < 100 µs",
+                      "value": own["aegis"], "goal": 100, "met": own["aegis"] < 100,
+                      "context": f"confirmation: {own['confirmation']:g} µs"})
+        found.append({"target": "the whole server process's CPU per decision, gRPC included (aegis) < 100 µs",
+                      "value": cpu, "goal": 100, "met": cpu < 100,
+                      "context": f"the echo's server alone: {echo['server_cpu_us_per_round_trip']} µs per round trip"})
     if "concurrency" in results:
         rate = {c["concurrent"]: c["decisions_per_s"] for c in results["concurrency"]}
         found.append({"target": "16 games at once >= 2.5x the decisions/s of one",
