@@ -3,16 +3,14 @@ clearly stronger than the random bot in duplicate play (tools/strength.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import act, deck_for_confirmation
+from helpers import act, deck_for_confirmation, load_tool
 
 from referee import cards
 from referee.bot import GameView
@@ -25,15 +23,7 @@ from sample_bots import random as random_bot
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_strength():
-    spec = importlib.util.spec_from_file_location("strength_tool", ROOT / "tools" / "strength.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-strength = load_strength()
+strength = load_tool("strength")
 
 CONFIRMATION_VARIANTS = [
     dict(zip(("trump", "double", "blind", "pairs"), combo))

@@ -7,28 +7,21 @@ committed one. When it fails, regenerate with `make proto`.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 from grpc_tools import grpc_version
+from helpers import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "referee" / "v1"
 HINT = "run `make proto` (python tools/gen_proto.py) and commit referee/v1/"
 
 
-def load_gen_proto():
-    spec = importlib.util.spec_from_file_location("gen_proto", ROOT / "tools" / "gen_proto.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory) -> dict[str, bytes]:
     out = tmp_path_factory.mktemp("gen")
-    written = load_gen_proto().generate(out)
+    written = load_tool("gen_proto").generate(out)
     folder = out / "referee" / "v1"
     assert written and all(path.parent == folder for path in written), written
     return {path.name: path.read_bytes() for path in written}
