@@ -28,6 +28,7 @@ def play_checked(state: GameState, rng: random.Random) -> None:
                 assert legal == sorted(set(legal)), "legal actions are unique and ascending"
                 for a in legal:
                     assert state.parse_action(state.action_name(a)) == a
+                assert state.action_names(legal) == [state.action_name(a) for a in legal]  # the fast path agrees
             else:
                 assert legal == []
         obs = [state.observation(s) for s in range(n)]

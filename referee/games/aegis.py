@@ -79,7 +79,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from referee import cards
-from referee.cards import NAMES, RANK, SUIT, SUIT_CARDS, SUIT_MASK, cards_of, suit_cards
+from referee.cards import NAMES, RANK, SUIT, SUIT_MASK, cards_of, suit_cards
 from referee.games.base import (
     ActionSyntaxError,
     Event,
@@ -213,6 +213,28 @@ def deal(deck: Sequence[int]) -> tuple[list[int], list[int], int, list[int]]:
 # --- notation -----------------------------------------------------------------
 
 
+def action_names(actions: Sequence[int]) -> list[str]:
+    """The notation of each action, faster than one by one: the exchanges of a
+    request (every subset of a hand, up to 32) are named together, a word
+    added per card, and the other actions come from a table."""
+    union = 0
+    for a in actions:
+        if type(a) is int and EXCHANGE <= a < 2 * EXCHANGE:
+            union |= a
+    exchanges: dict[int, str] = {}
+    hand = cards_of(union ^ EXCHANGE) if union else []
+    if union and len(hand) <= HAND_SIZE:
+        exchanges[EXCHANGE] = "EXCHANGE"
+        for c in hand:  # ascending: every name lists its cards in canonical order
+            bit, word = 1 << c, " " + NAMES[c]
+            exchanges.update([(mask | bit, text + word) for mask, text in exchanges.items()])
+    names = []
+    for a in actions:
+        name = (_NAMES.get(a) or exchanges.get(a)) if type(a) is int else None
+        names.append(action_name(a) if name is None else name)
+    return names
+
+
 #: the names of every action but the exchanges
 _NAMES = {**dict(enumerate(NAMES)), STOP: "STOP", PASS: "PASS",
           **{DECLARE + d: f"DECLARE {d}" for d in range(1, MAX_DECLARATION + 1)}}
@@ -220,51 +242,6 @@ _NAMES = {**dict(enumerate(NAMES)), STOP: "STOP", PASS: "PASS",
 
 def action_name(action: int) -> str:
     """The notation of an action: ``AS``, ``STOP``, ``PASS``, ``DECLARE 3``, ``EXCHANGE 2C 5H``."""
-    if type(action) is int:
-        name = _NAMES.get(action)
-        if name is not None:
-            return name
-        if EXCHANGE <= action < 2 * EXCHANGE:
-            return _exchange_name(action)
-    return _action_name(action)
-
-
-def action_names(actions: Sequence[int]) -> list[str]:
-    """The notation of each action; the exchanges of a request (every subset of
-    a hand, up to 32) are named together, a word added per card."""
-    exchanges = 0
-    for a in actions:
-        if type(a) is int and EXCHANGE <= a < 2 * EXCHANGE:
-            exchanges |= a
-    hand = cards_of(exchanges ^ EXCHANGE) if exchanges else []
-    if len(hand) < 2 or len(hand) > HAND_SIZE:
-        return [action_name(a) for a in actions]
-    named = {EXCHANGE: "EXCHANGE"}
-    for c in hand:  # ascending: every name lists its cards in canonical order
-        bit, word = 1 << c, " " + NAMES[c]
-        named.update([(mask | bit, text + word) for mask, text in named.items()])
-    return [named[a] if type(a) is int and a in named else action_name(a) for a in actions]
-
-
-_SUIT_WORDS: dict[int, str] = {}  # (13-bit suit mask << 2 | suit) -> its cards' names: at most 4 x 8192
-
-
-def _exchange_name(action: int) -> str:
-    """``EXCHANGE`` and the discarded cards, canonical order (a request lists up to 31 of them)."""
-    mask = action ^ EXCHANGE
-    words = "EXCHANGE"
-    for suit in range(4):
-        bits = mask >> (13 * suit) & 0x1FFF
-        if bits:
-            key = bits << 2 | suit
-            text = _SUIT_WORDS.get(key)
-            if text is None:
-                text = _SUIT_WORDS[key] = " ".join(NAMES[c] for c in SUIT_CARDS[suit][bits])
-            words += " " + text
-    return words
-
-
-def _action_name(action: int) -> str:
     if isinstance(action, int) and not isinstance(action, bool):
         if 0 <= action < 52:
             return NAMES[action]
