@@ -172,6 +172,18 @@ def _unknown(loc: _Locator, data: dict, allowed: set[str], table: str | None, in
                             table, key, index)
 
 
+def take_table(data: dict[str, Any], name: str, allowed: set[str], loc: _Locator, what: str) -> dict[str, Any]:
+    """Remove the extra ``[name]`` table of a tournament file (a gauntlet's, an SPRT's) from
+    ``data`` and return it, checked: present, a table, no unknown key; ``what`` says what it needs."""
+    table = data.pop(name, None)
+    if table is None:
+        raise loc.error(f"missing [{name}] table ({what})")
+    if not isinstance(table, dict):
+        raise loc.error(f"[{name}] must be a table", name)
+    _unknown(loc, table, allowed, name)
+    return table
+
+
 def read_toml(path: str | Path) -> tuple[Path, str, dict[str, Any]]:
     """(path, text, data) of a TOML file, or a ConfigError saying why not."""
     path = Path(path)

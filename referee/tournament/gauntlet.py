@@ -85,12 +85,7 @@ def load(path: str | Path) -> GauntletConfig:
 def parse(data: dict[str, Any], path: Path, text: str = "") -> GauntletConfig:
     loc = tconfig._Locator(path, text)
     data = dict(data)
-    g = data.pop("gauntlet", None)
-    if g is None:
-        raise loc.error('missing [gauntlet] table (with candidate = "BOT", one of the [[bots]])')
-    if not isinstance(g, dict):
-        raise loc.error("[gauntlet] must be a table", "gauntlet")
-    tconfig._unknown(loc, g, _GAUNTLET, "gauntlet")
+    g = tconfig.take_table(data, "gauntlet", _GAUNTLET, loc, 'with candidate = "BOT", one of the [[bots]]')
     base = tconfig.parse(data, path, text)
     names = [b.name for b in base.bots]
     candidate = g.get("candidate")

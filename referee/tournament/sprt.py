@@ -406,12 +406,7 @@ def parse(data: dict[str, Any], path: Path, text: str = "") -> SprtSetup:
 
     loc = tconfig._Locator(path, text)
     data = dict(data)
-    s = data.pop("sprt", None)
-    if s is None:
-        raise loc.error('missing [sprt] table (with candidate = "BOT", one of the two [[bots]])')
-    if not isinstance(s, dict):
-        raise loc.error("[sprt] must be a table", "sprt")
-    tconfig._unknown(loc, s, _SPRT_KEYS, "sprt")
+    s = tconfig.take_table(data, "sprt", _SPRT_KEYS, loc, 'with candidate = "BOT", one of the two [[bots]]')
     t = data.get("tournament")
     if isinstance(t, dict):
         for key in ("deal_sets", "max_groups"):
