@@ -47,7 +47,8 @@ def _median(rounds: list[dict], key: str) -> dict:
     return sorted(rounds, key=lambda r: r[key])[(len(rounds) - 1) // 2]
 
 
-def _sample_mix(game: str = "aegis", seed: int = 1) -> float:
+def _messages_per_decision(game: str, seed: int = 1) -> float:
+    """Messages the referee sends per decision, in a seeded random match of ``game``."""
     state = GAMES[game].new({}, seed=seed)
     rng = random.Random(seed)
     while seats := state.to_act():
@@ -58,7 +59,7 @@ def _sample_mix(game: str = "aegis", seed: int = 1) -> float:
 
 async def transport_and_referee(rounds: int, seconds: float) -> dict:
     """Sections 2, 3 and 3b."""
-    out: dict = {"echo": [], "messages_per_decision": {game: round(_sample_mix(game), 3) for game in GAMES},
+    out: dict = {"echo": [], "messages_per_decision": {game: round(_messages_per_decision(game), 3) for game in GAMES},
                  "referee": {"aegis": [], "confirmation": []}}
     async with echo_mod.Echo() as echo, RefereeServer(connect_timeout=30) as server:
         players = {"aegis": served.Bots(server, ["a0", "a1"]),
