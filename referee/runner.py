@@ -203,6 +203,8 @@ class MatchRunner:
         self.faults: list[Fault] = []
         self.counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in range(spec.num_seats)]
         self.decisions = 0
+        # per seat, the answered decisions' times: [count, total s, slowest s, past decision time]
+        self.times = [[0, 0.0, 0.0, 0] for _ in range(spec.num_seats)]
         self._next_request = 1
         self._sent = 0
         self._t0 = time.monotonic()
@@ -267,8 +269,14 @@ class MatchRunner:
             detail = f"connection lost: {gone}"
             self._fault(seat, DISCONNECT, detail)
             return request_id, default, DISCONNECT, detail
-        overrun = time.monotonic() - started - self.clock.decision_s
+        elapsed = time.monotonic() - started
+        times = self.times[seat]
+        times[0] += 1
+        times[1] += elapsed
+        times[2] = max(times[2], elapsed)
+        overrun = elapsed - self.clock.decision_s
         if overrun > 0:
+            times[3] += 1
             self.banks[seat] = max(0.0, self.banks[seat] - overrun)
         if reply.wrong_id:
             detail = "the answer names another request id"
@@ -334,6 +342,9 @@ class MatchRunner:
                                records.to_record(state, seats=list(self.seat_names)), self.counts)
         outcome.results = {**results, "faults": outcome.fault_counts()}
         outcome.record["meta"] = {"game_id": self.game_id, "faults": [f.to_dict() for f in self.faults],
+                                  "decision_times": [
+                                      {"answered": n, "total_s": round(total, 6), "slowest_s": round(slowest, 6),
+                                       "over_decision_time": over} for n, total, slowest, over in self.times],
                                   "clock": {"decision_s": self.clock.decision_s, "bank_s": self.clock.bank_s}}
         for link in self.links:
             link.end(outcome.results)

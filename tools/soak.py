@@ -32,11 +32,10 @@ fills several seats of a tournament does.
 Counted per bot and variant, over the tested bot's seats only: matches,
 decisions (its actions in the records), faults by kind as the runner records them (``timeout``,
 ``illegal``, ``malformed``, ``wrong_id``, ``disconnect``, ``no_session``),
-with the first fault details, and the decision times as the referee sees
-them (request sent to answer received): the slowest, the mean, and how many
-went past the decision time into the bank. The store keeps no decision
-times, so this tool wraps ``SessionSeat.decide`` while it runs and keeps each
-match's figures in the store's meta table. A match the launcher skipped
+with the first fault details, and the decision times as the referee's clock
+saw them (request sent to answer received; the record's ``meta``): the
+slowest, the mean, and how many went past the decision time into the bank.
+A match the launcher skipped
 (its bot died too often) counts as missing, and fails the check too. The
 table's ``s/game`` is the mean length of a match (from the store; with
 ``--concurrency`` K, K matches run at once); ``wall s`` is the time spent
@@ -64,7 +63,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,7 +72,7 @@ sys.path.insert(0, str(ROOT))
 
 from tabulate import tabulate  # noqa: E402 - after the path, as in the other tools
 
-from referee import arena, games  # noqa: E402
+from referee import games  # noqa: E402
 from referee.runner import FAULT_KINDS, Clock  # noqa: E402
 from referee.tournament.config import BOT_NAME, BotSpec, TournamentConfig  # noqa: E402
 from referee.tournament.run import claim_store, play_schedule  # noqa: E402
@@ -148,32 +146,6 @@ def bot_commands(names: str, extra: Sequence[str], think_ms: float | None) -> di
     return {name: commands[name] for name in dict.fromkeys(chosen)}
 
 
-# --- decision times ----------------------------------------------------------
-
-
-@contextmanager
-def decision_times(bot: str):
-    """While in use, every decision a session of ``bot`` answers is timed (from the request
-    sent to the answer received, as the runner's clock sees it): {game id: [seconds]}."""
-    times: dict[str, list[float]] = {}
-    original = arena.SessionSeat.decide
-
-    async def timed(seat, decision):
-        if seat.session.bot_name != bot:
-            return await original(seat, decision)
-        started = time.monotonic()
-        try:
-            return await original(seat, decision)
-        finally:
-            times.setdefault(decision.game_id, []).append(time.monotonic() - started)
-
-    arena.SessionSeat.decide = timed
-    try:
-        yield times
-    finally:
-        arena.SessionSeat.decide = original
-
-
 # --- one bot, one variant ----------------------------------------------------
 
 
@@ -211,54 +183,40 @@ def open_soak_store(config: TournamentConfig) -> Store:
     return claim_store(config, fingerprint, config.describe())
 
 
-def play(config: TournamentConfig, schedule: Schedule, store: Store) -> None:
-    decision_s = config.clock.decision_s
-    with decision_times(config.bots[0].name) as times:
-        def saved(finished: int, total: int, played) -> None:
-            if played is None:
-                return
-            spent = times.pop(played.seating.key, [])
-            store.set_meta(f"times:{played.seating.key}", json.dumps({
-                "n": len(spent), "sum_s": sum(spent), "max_s": max(spent, default=0.0),
-                "over": sum(1 for s in spent if s > decision_s)}))
-
-        asyncio.run(play_schedule(config, schedule, store, progress=saved))
-
-
 def count(config: TournamentConfig, schedule: Schedule, store: Store) -> dict[str, Any]:
     """The figures of the schedule's matches that are in the store."""
     bot = config.bots[0].name
-    wanted = {s.key: {seat for seat, name in enumerate(s.lineup) if name == bot} for s in schedule.seatings}
+    wanted = {s.key for s in schedule.seatings}
     faults = dict.fromkeys(FAULT_KINDS, 0)
     examples: list[str] = []
     kinds_seen: set[str] = set()
     played = decisions = timed = over = 0
     slowest = spent = seconds = 0.0
-    rows = store.db.execute("SELECT key, results, record, seconds FROM matches ORDER BY deal_set")
-    for key, results, record, match_seconds in rows:
-        if key not in wanted:
+    for row in store.matches():
+        if row.key not in wanted:
             continue
-        mine = wanted[key]
+        mine = {seat for seat, name in enumerate(row.lineup) if name == bot}
         played += 1
-        seconds += match_seconds
-        results, record = json.loads(results), json.loads(record)
+        seconds += row.seconds
+        record = store.record(row.key)
+        meta = record.get("meta", {})
         decisions += sum(1 for seat, _ in record["actions"] if seat in mine)
-        for seat, counts in enumerate(results.get("faults") or []):
+        for seat in mine:
             for kind in FAULT_KINDS:
-                faults[kind] += counts.get(kind, 0) if seat in mine else 0
-        for fault in record.get("meta", {}).get("faults", []):
+                faults[kind] += row.faults[seat].get(kind, 0)
+            if seat < len(meta.get("decision_times", [])):
+                t = meta["decision_times"][seat]
+                timed += t["answered"]
+                spent += t["total_s"]
+                slowest = max(slowest, t["slowest_s"])
+                over += t["over_decision_time"]
+        for fault in meta.get("faults", []):
             if fault["seat"] not in mine:
                 continue
             if len(examples) < FAULT_EXAMPLES or fault["kind"] not in kinds_seen:  # the first of each kind too
                 kinds_seen.add(fault["kind"])
-                examples.append(f"match {key} seat {fault['seat']} decision {fault['decision']}: "
+                examples.append(f"match {row.key} seat {fault['seat']} decision {fault['decision']}: "
                                 f"{fault['kind']}: {fault['detail']}")
-        if (text := store.meta(f"times:{key}")) is not None:
-            t = json.loads(text)
-            timed += t["n"]
-            spent += t["sum_s"]
-            slowest = max(slowest, t["max_s"])
-            over += t["over"]
     return {
         "games": played, "decisions": decisions, "faults": faults, "fault_examples": examples,
         "timed_decisions": timed, "slowest_ms": round(slowest * 1000, 1) if timed else None,
@@ -275,7 +233,7 @@ def soak_one(bot: str, command: list[str], variant: Variant, games_n: int, args:
     try:
         started = time.monotonic()
         try:
-            play(config, schedule, store)
+            asyncio.run(play_schedule(config, schedule, store))
         finally:  # the wall time of every run on this store, interrupted ones included
             wall = float(store.meta("wall_s") or 0) + time.monotonic() - started
             store.set_meta("wall_s", str(wall))

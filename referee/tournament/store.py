@@ -57,6 +57,7 @@ class MatchRow:
     deal_set: int
     lineup: tuple[str, ...]
     results: dict[str, Any]
+    seconds: float = 0.0  # how long the match took
 
     @property
     def scores(self) -> list[int]:
@@ -151,9 +152,9 @@ class Store:
                  for seat, bot in enumerate(lineup)])
 
     def matches(self) -> Iterator[MatchRow]:
-        for key, deal_set, lineup, results in self.db.execute(
-                "SELECT key, deal_set, lineup, results FROM matches ORDER BY deal_set, key"):
-            yield MatchRow(key, deal_set, tuple(json.loads(lineup)), json.loads(results))
+        for key, deal_set, lineup, results, seconds in self.db.execute(
+                "SELECT key, deal_set, lineup, results, seconds FROM matches ORDER BY deal_set, key"):
+            yield MatchRow(key, deal_set, tuple(json.loads(lineup)), json.loads(results), seconds)
 
     def record(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT record FROM matches WHERE key = ?", (key,)).fetchone()
