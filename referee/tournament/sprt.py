@@ -73,7 +73,8 @@ from statistics import NormalDist
 from typing import Any
 
 from referee.runner import Clock
-from referee.tournament.config import BotSpec
+from referee.tournament import config as tconfig
+from referee.tournament.config import BotSpec, read_toml
 from referee.tournament.ratings import Record
 
 #: the per-game score of a unit's five outcomes (unit points 0, 0.5, 1, 1.5, 2, halved)
@@ -395,15 +396,11 @@ class SprtSetup:
 
 def load(path: str | Path) -> SprtSetup:
     """An SPRT file: a tournament file with exactly two bots and an [sprt] table (docs/regression.md)."""
-    from referee.tournament.config import read_toml
-
     path, text, data = read_toml(path)
     return parse(data, path, text)
 
 
 def parse(data: dict[str, Any], path: Path, text: str = "") -> SprtSetup:
-    from referee.tournament import config as tconfig
-
     loc = tconfig._Locator(path, text)
     data = dict(data)
     s = tconfig.take_table(data, "sprt", _SPRT_KEYS, loc, 'with candidate = "BOT", one of the two [[bots]]')
