@@ -22,9 +22,19 @@ BOTS = {f"b{i}": 2 for i in range(8)}  # 8 bot names, 2 processes (sessions) eac
 def test_64_concurrent_matches_complete_without_faults(monkeypatch):
     # the kit's sessions ask for batches: count those sent, and the batched answers received
     sent, received = Counter(), Counter()
-    monkeypatch.setattr(wire, "batch", lambda messages, pack=wire.batch: sent.update([len(messages)]) or pack(messages))
-    monkeypatch.setattr(wire, "replies", lambda message, unpack=wire.replies: (
-        lambda answers: received.update([len(answers)]) or answers)(unpack(message)))
+    pack, unpack = wire.batch, wire.replies
+
+    def counted_batch(messages):
+        sent[len(messages)] += 1
+        return pack(messages)
+
+    def counted_replies(message):
+        answers = unpack(message)
+        received[len(answers)] += 1
+        return answers
+
+    monkeypatch.setattr(wire, "batch", counted_batch)
+    monkeypatch.setattr(wire, "replies", counted_replies)
 
     async def main():
         async with RefereeServer(connect_timeout=30) as server:
