@@ -52,8 +52,6 @@ class GameView:
     seat_names: list[str]
     decision_ms: int
     bank_ms: int
-    #: every event seen so far: {"index", "kind", "actor", "data"}
-    events: list[dict[str, Any]] = field(default_factory=list)
     #: time left for the current decision and in the bank, in ms
     decision_ms_left: int = 0
     bank_ms_left: int = 0
@@ -64,6 +62,23 @@ class GameView:
     #: the bot's randomness for this game: seeded from --seed, the game id and the seat
     #: when --seed is given (the same game gets the same choices), else fresh
     rng: random.Random = field(default_factory=random.Random)
+    #: the events received and not yet read, (index, kind, actor, data JSON): parsed when the bot reads ``events``
+    _unread: list[tuple[int, str, int, str]] = field(default_factory=list, repr=False)
+    _events: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """Every event seen so far: {"index", "kind", "actor", "data"}."""
+        if self._unread:
+            self._events.extend({"index": index, "kind": kind, "actor": actor, "data": orjson.loads(data)}
+                                for index, kind, actor, data in self._unread)
+            self._unread = []
+        return self._events
+
+    def receive_events(self, events: Sequence[pb.GameEvent]) -> None:
+        """Events from the referee; their JSON is parsed when the bot reads ``events``
+        (a bot that never does never pays for it)."""
+        self._unread += [(e.index, e.kind, e.actor, e.data_json) for e in events]
 
     def option(self, key: str, default: Any = None) -> Any:
         """A rule option with its type restored (true/false, numbers)."""
@@ -117,6 +132,8 @@ class BotSession:
         self._outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=self.name,
                                                       token=self.token, capacity=self.capacity,
                                                       batching=True)))
+        handlers = {"request": self._on_request, "game_start": self._on_game_start, "game_end": self._on_game_end,
+                    "result": self._on_result, "welcome": self._on_welcome}
         with grpc.insecure_channel(self.address) as channel:
             stream = pb_grpc.RefereeStub(channel).Play(self._messages())
             try:
@@ -125,7 +142,7 @@ class BotSession:
                         return f"refused: {message.refusal.message}"
                     for one in message.batch.messages if message.WhichOneof("kind") == "batch" else (message,):
                         kind = one.WhichOneof("kind")
-                        handler = getattr(self, f"_on_{kind}", None)
+                        handler = handlers.get(kind)
                         if handler is not None:
                             handler(getattr(one, kind))
                     if max_games and self.games_ended >= max_games:
@@ -146,16 +163,11 @@ class BotSession:
             start.game_id, start.game, dict(start.options), start.seat, list(start.seat_names),
             start.clock.decision_ms, start.clock.bank_ms, rng=rng or random.Random())
 
-    @staticmethod
-    def _record_events(view: GameView, events: Sequence[pb.GameEvent]) -> None:
-        view.events.extend({"index": e.index, "kind": e.kind, "actor": e.actor, "data": orjson.loads(e.data_json)}
-                           for e in events)
-
     def _on_request(self, request: pb.DecisionRequest) -> None:
         view = self.games.get((request.game_id, request.seat))
         if view is None:  # a request for a game we never saw start: answer safely
             view = GameView(request.game_id, "", {}, request.seat, [], 0, 0)
-        self._record_events(view, request.events)
+        view.receive_events(request.events)
         view.decision_ms_left = request.decision_ms_left
         view.bank_ms_left = request.bank_ms_left
         view.legal_codes = list(request.legal_codes)
@@ -190,7 +202,7 @@ class BotSession:
         view = self.games.pop((end.game_id, end.seat), None)
         self.games_ended += 1
         if view is not None:
-            self._record_events(view, end.events)
+            view.receive_events(end.events)
         if view is not None and self.on_game_end is not None:
             self.on_game_end(view, orjson.loads(end.results_json))
 

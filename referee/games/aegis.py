@@ -214,25 +214,23 @@ def deal(deck: Sequence[int]) -> tuple[list[int], list[int], int, list[int]]:
 
 
 def action_names(actions: Sequence[int]) -> list[str]:
-    """The notation of each action, faster than one by one: the exchanges of a
-    request (every subset of a hand, up to 32) are named together, a word
-    added per card, and the other actions come from a table."""
-    union = 0
-    for a in actions:
-        if type(a) is int and EXCHANGE <= a < 2 * EXCHANGE:
-            union |= a
-    exchanges: dict[int, str] = {}
-    hand = cards_of(union ^ EXCHANGE) if union else []
-    if union and len(hand) <= HAND_SIZE:
-        exchanges[EXCHANGE] = "EXCHANGE"
+    """The notation of each action, faster than one by one: an exchange request
+    (every subset of a hand, up to 32) is named the way ``legal_actions`` lists
+    it, doubling the list with a card at a time, and checked against the codes;
+    the other actions come from a table."""
+    if len(actions) > 1 and type(actions[-1]) is int and actions[-1] > EXCHANGE:
+        hand = cards_of(actions[-1] ^ EXCHANGE)
+        codes, names = [EXCHANGE], ["EXCHANGE"]
         for c in hand:  # ascending: every name lists its cards in canonical order
             bit, word = 1 << c, " " + NAMES[c]
-            exchanges.update([(mask | bit, text + word) for mask, text in exchanges.items()])
-    names = []
-    for a in actions:
-        name = (_NAMES.get(a) or exchanges.get(a)) if type(a) is int else None
-        names.append(action_name(a) if name is None else name)
-    return names
+            codes += [code | bit for code in codes]
+            names += [name + word for name in names]
+        if actions[0] == STOP:
+            codes[0], names[0] = STOP, "STOP"
+        if codes == list(actions):
+            return names
+    get = _NAMES.get
+    return [(get(a) if type(a) is int else None) or action_name(a) for a in actions]
 
 
 #: the names of every action but the exchanges
