@@ -98,3 +98,16 @@ def test_a_decide_that_raises_costs_a_decision_not_the_game(tmp_path):
 
     out = asyncio.run(main())
     assert out.state.is_terminal() and out.faults == []
+
+
+def test_events_are_kept_as_text_and_parsed_in_order_when_read():
+    from referee.bot import GameView
+    from referee.v1 import referee_pb2 as pb
+
+    view = GameView("g", "aegis", {}, 0, ["a", "b"], 1000, 10000)
+    view.receive_events([pb.GameEvent(index=0, kind="deal", actor=-1, data_json='{"hand":["AS"]}'),
+                         pb.GameEvent(index=1, kind="play", actor=1, data_json='"2C"')])
+    assert view.events == [{"index": 0, "kind": "deal", "actor": -1, "data": {"hand": ["AS"]}},
+                           {"index": 1, "kind": "play", "actor": 1, "data": "2C"}]
+    view.receive_events([pb.GameEvent(index=2, kind="stop", actor=0, data_json="null")])
+    assert [e["index"] for e in view.events] == [0, 1, 2] and view.events[2]["data"] is None

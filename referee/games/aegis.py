@@ -657,11 +657,11 @@ class AegisGame(GameState):
             "game": self.game,
             "game_number": self.number,
             "seat": seat,
-            "role": self._role(seat),
+            "role": MASTER if seat == self.master else SLAVE,
             "master": self.master,
             "phase": PHASE_NAMES[phase],
-            "to_act": list(self.to_act()),
-            "hand": _names(cards_of(self.hands[seat])),
+            "to_act": [] if phase == OVER else [self.turn],
+            "hand": [NAMES[c] for c in cards_of(self.hands[seat])],
             "key_card": self.key_name,
             "trump": self.trump_name,
             "killers": list(self.killer_names),
@@ -796,16 +796,15 @@ class AegisMatch(GameState):
     def observation(self, seat: int) -> dict[str, Any]:
         """The current game's view for ``seat`` plus the match: the draw, totals, past games."""
         obs = self.current.observation(seat)
-        obs["to_act"] = list(self.to_act())
-        obs.update({
-            "options": dict(self.options),
-            "draw": {"cards": list(self.draw_names), "master": self.first_master},
-            "match_scores": list(self.totals),
-            "games": [_copy_result(g.result) for g in self.games],
-            "match_over": self.winner is not None,
-            "winner": self.winner,
-            "ended_by": self.ended_by,
-        })
+        if self.winner is not None:
+            obs["to_act"] = []
+        obs["options"] = dict(self.options)
+        obs["draw"] = {"cards": list(self.draw_names), "master": self.first_master}
+        obs["match_scores"] = list(self.totals)
+        obs["games"] = [_copy_result(g.result) for g in self.games]
+        obs["match_over"] = self.winner is not None
+        obs["winner"] = self.winner
+        obs["ended_by"] = self.ended_by
         return obs
 
     def results(self) -> dict[str, Any]:
