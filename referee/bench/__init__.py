@@ -5,7 +5,9 @@ JSON with ``--json FILE``):
 
 1. **engine**: random playouts in process (the rules alone);
 2. **echo**: the transport floor, a raw gRPC round trip between two Python
-   processes with a real decision request (:mod:`referee.bench.echo`);
+   processes with a real decision request (:mod:`referee.bench.echo`); and
+   the same with two client processes taking turns, as one Aegis game's two
+   bot processes do;
 3. **referee**: whole games through the real server, one at a time, played
    by random bot processes that answer at once, against the echo measured
    in the same rounds; and (3b) the referee's own CPU per decision with the
@@ -59,9 +61,11 @@ def _messages_per_decision(game: str, seed: int = 1) -> float:
 
 async def transport_and_referee(rounds: int, seconds: float) -> dict:
     """Sections 2, 3 and 3b."""
-    out: dict = {"echo": [], "messages_per_decision": {game: round(_messages_per_decision(game), 3) for game in GAMES},
+    out: dict = {"echo": [], "echo_two_clients": [],
+                 "messages_per_decision": {game: round(_messages_per_decision(game), 3) for game in GAMES},
                  "referee": {"aegis": [], "confirmation": []}}
-    async with echo_mod.Echo() as echo, RefereeServer(connect_timeout=30) as server:
+    async with echo_mod.Echo() as echo, echo_mod.Echo(clients=2) as echo_two, \
+            RefereeServer(connect_timeout=30) as server:
         players = {"aegis": served.Bots(server, ["a0", "a1"]),
                    "confirmation": served.Bots(server, ["c0", "c1", "c2", "c3"])}
         try:
@@ -69,6 +73,7 @@ async def transport_and_referee(rounds: int, seconds: float) -> dict:
                 await bots.connected()
             for r in range(rounds):
                 out["echo"].append(await echo.measure(seconds))
+                out["echo_two_clients"].append(await echo_two.measure(seconds))
                 for game, bots in players.items():
                     out["referee"][game].append(await served.one_game_at_a_time(server, bots, game, seconds,
                                                                                 seed=1000 * r))
@@ -128,7 +133,7 @@ def targets(results: dict) -> list[dict]:
                       "value": round(ref["decisions_per_s"] / echo["round_trips_per_s"], 2), "goal": 0.7,
                       "met": ref["decisions_per_s"] >= 0.7 * echo["round_trips_per_s"],
                       "context": f"messages from the referee per decision: "
-                                 f"{results['messages_per_decision']['aegis']:g}"})
+                                 f"{results['messages_per_decision']['aegis']:g}" + _two_clients(results, echo)})
         cpu = ref["server_cpu_us_per_decision"]
         own = {w["game"]: w["referee_cpu_us_per_decision"] for w in results["referee_work"]}
         found.append({"target": "the referee's own CPU per decision (3b: rules, JSON, messages, clock; aegis, "
@@ -146,6 +151,14 @@ def targets(results: dict) -> list[dict]:
     return found
 
 
+def _two_clients(results: dict, echo: dict) -> str:
+    if not results.get("echo_two_clients"):
+        return ""
+    two = _median(results["echo_two_clients"], "round_trips_per_s")
+    return (f"; the echo with two clients taking turns (a referee doing nothing): "
+            f"{two['round_trips_per_s'] / echo['round_trips_per_s']:.2f}")
+
+
 def report(results: dict) -> str:
     m = results["machine"]
     load = "/".join(map(str, m["load_average"])) if m["load_average"] else "?"
@@ -160,11 +173,16 @@ def report(results: dict) -> str:
              r["cpu_us_per_decision"]] for r in results["engine"]], ["game", "options", "decisions/s", "µs/decision"])
     if "echo" in results:
         echo1 = _median(results["echo"], "round_trips_per_s")
-        table(f"2. Transport floor: gRPC echo between two processes on loopback, {echo1['request_bytes']:,}-byte "
-              f"request (median of {len(results['echo'])} rounds)", [
-                  [echo1["round_trips_per_s"], echo1["median_us"], echo1["p99_us"],
-                   echo1["server_cpu_us_per_round_trip"], echo1["client_cpu_us_per_round_trip"]]],
-              ["round trips/s", "median µs", "p99 µs", "server CPU µs/round trip", "client CPU µs/round trip"])
+        echos = [echo1] + [_median(results["echo_two_clients"], "round_trips_per_s")] * bool(
+            results.get("echo_two_clients"))
+        table(f"2. Transport floor: gRPC echo between processes on loopback, {echo1['request_bytes']:,}-byte "
+              f"request (median of {len(results['echo'])} rounds; two clients: taking turns, as the seats "
+              f"of one aegis game)", [
+                  [e["clients"], e["round_trips_per_s"], f"{e['round_trips_per_s'] / echo1['round_trips_per_s']:.0%}",
+                   e["median_us"], e["p99_us"], e["server_cpu_us_per_round_trip"],
+                   e["client_cpu_us_per_round_trip"]] for e in echos],
+              ["clients", "round trips/s", "of echo", "median µs", "p99 µs", "server CPU µs/round trip",
+               "clients' CPU µs/round trip"])
         rows = []
         for game, rounds in results["referee"].items():
             r = _median(rounds, "decisions_per_s")

@@ -16,6 +16,12 @@ waking each other.
 The protocol sends one message per decision (the request, carrying the
 events since the seat's last one), so one echo round trip is what one
 decision costs the transport.
+
+``Echo(clients=2)`` is the same echo with two client processes taking
+turns, one round trip each: the shape of one Aegis game, whose two seats
+are two bot processes. Each client then sleeps through the other's round
+trip, so this is the most one such game could reach with a referee that did
+no work at all (section 3's target is still measured against the plain echo).
 """
 
 from __future__ import annotations
@@ -70,27 +76,47 @@ def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
 
 
 class EchoServicer(pb_grpc.RefereeServicer):
-    """``Play`` without a referee: after the hello, round trips on demand."""
+    """``Play`` without a referee: after the hellos of ``clients`` streams, round
+    trips on demand, the streams taking turns (one round trip each) when there
+    are several, as the seats of one game do."""
 
-    def __init__(self, request: pb.RefereeMessage):
+    def __init__(self, request: pb.RefereeMessage, clients: int = 1):
         self.request = request
-        self.jobs: asyncio.Queue[tuple[float, asyncio.Future] | None] = asyncio.Queue()
+        self.clients = clients
+        self.turns: list[asyncio.Queue[tuple[float, list[int], asyncio.Future] | None]] = []
         self.connected = asyncio.Event()
 
     async def Play(self, request_iterator, context):
         replies = aiter(request_iterator)
         await anext(replies)  # the hello
-        self.connected.set()
-        while (job := await self.jobs.get()) is not None:
-            seconds, done = job
-            times = []
-            deadline = time.perf_counter() + seconds
-            while time.perf_counter() < deadline:
+        me, turn = len(self.turns), asyncio.Queue()
+        self.turns.append(turn)
+        if len(self.turns) == self.clients:
+            self.connected.set()
+        while (job := await turn.get()) is not None:
+            deadline, times, done = job
+            after = self.turns[(me + 1) % self.clients]
+            while True:
                 start = time.perf_counter_ns()
                 yield self.request
                 await anext(replies)
                 times.append(time.perf_counter_ns() - start)
-            done.set_result(times)
+                if time.perf_counter() >= deadline:
+                    done.set_result(times)
+                    break
+                if after is not turn:  # the next stream's turn
+                    after.put_nowait(job)
+                    break
+
+    async def round_trips(self, seconds: float) -> list[int]:
+        """Round trips for about ``seconds``: each one's time in ns."""
+        done = asyncio.get_running_loop().create_future()
+        self.turns[0].put_nowait((time.perf_counter() + seconds, [], done))
+        return await done
+
+    def stop(self) -> None:
+        for turn in self.turns:
+            turn.put_nowait(None)
 
 
 def client(address: str) -> None:
@@ -118,39 +144,40 @@ def client(address: str) -> None:
 
 
 class Echo:
-    """An echo server in this process and its client process."""
+    """An echo server in this process and its client process(es)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clients: int = 1) -> None:
         self.request = sample_request()
-        self.servicer = EchoServicer(self.request)
+        self.servicer = EchoServicer(self.request, clients)
         self.server: grpc.aio.Server | None = None
-        self.process: asyncio.subprocess.Process | None = None
+        self.processes: list[asyncio.subprocess.Process] = []
 
     async def __aenter__(self) -> Self:
         self.server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])  # as RefereeServer
         pb_grpc.add_RefereeServicer_to_server(self.servicer, self.server)
         port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
-        self.process = await asyncio.create_subprocess_exec(sys.executable, "-m", "referee.bench", "--echo-client",
-                                                            f"127.0.0.1:{port}")
+        for _ in range(self.servicer.clients):
+            self.processes.append(await asyncio.create_subprocess_exec(sys.executable, "-m", "referee.bench",
+                                                                       "--echo-client", f"127.0.0.1:{port}"))
         await asyncio.wait_for(self.servicer.connected.wait(), timeout=30)
         await self.measure(0.2)  # warm up
         return self
 
     async def __aexit__(self, *exc) -> None:
-        await self.servicer.jobs.put(None)  # the stream ends, then the client process
-        await asyncio.wait_for(self.process.wait(), timeout=10)
+        self.servicer.stop()  # the streams end, then the client processes
+        for process in self.processes:
+            await asyncio.wait_for(process.wait(), timeout=10)
         await self.server.stop(None)
 
     async def measure(self, seconds: float) -> dict:
-        done = asyncio.get_running_loop().create_future()
-        start, cpu, client_cpu = time.perf_counter(), time.process_time(), process_cpu(self.process.pid)
-        await self.servicer.jobs.put((seconds, done))
-        times = await done
+        start, cpu, client_cpu = time.perf_counter(), time.process_time(), self._clients_cpu()
+        times = await self.servicer.round_trips(seconds)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        client_cpu = None if client_cpu is None else process_cpu(self.process.pid) - client_cpu
+        client_cpu = None if client_cpu is None else self._clients_cpu() - client_cpu
         times.sort()
         return {
+            "clients": self.servicer.clients,
             "request_bytes": self.request.ByteSize(),
             "round_trips": len(times),
             "round_trips_per_s": round(len(times) / wall),
@@ -159,3 +186,7 @@ class Echo:
             "server_cpu_us_per_round_trip": round(cpu / len(times) * 1e6),
             "client_cpu_us_per_round_trip": None if client_cpu is None else round(client_cpu / len(times) * 1e6),
         }
+
+    def _clients_cpu(self) -> float | None:
+        times = [process_cpu(p.pid) for p in self.processes]
+        return None if None in times else sum(times)
