@@ -23,3 +23,18 @@ def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
         played = figures["referee"][game][0]
         assert played["decisions"] > 0 and played["faults"] == 0
     assert len(figures["targets"]) == 3
+
+
+def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
+    from referee import arena
+
+    before = (arena.Session.on_reply, arena.Session.send, arena.Session.next_message, arena.SessionSeat.decide)
+    out = tmp_path / "trace.json"
+    bench.main(["--only", "trace", "--seconds", "0.2", "--json", str(out)])
+    assert "3c. Where one aegis decision" in capsys.readouterr().out
+    for game in json.loads(out.read_text())["trace"]:
+        assert [s["from"] for s in game["steps"]] == ["request written", "reply read", "runner resumed",
+                                                       "request queued"]
+        assert all(s["count"] > 10 and s["median_us"] > 0 for s in game["steps"])
+    assert (arena.Session.on_reply, arena.Session.send, arena.Session.next_message,
+            arena.SessionSeat.decide) == before

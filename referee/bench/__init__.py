@@ -16,6 +16,9 @@ JSON with ``--json FILE``):
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``.
 
+With ``--only trace``, section **3c** (not run by default) times the
+hand-offs of one decision on the server (:mod:`referee.bench.trace`).
+
 Sections 2 and 3 (``--only referee``) alternate for ``--rounds`` rounds and
 report medians, so that other work on the machine weighs on both alike. The
 figures end with the targets of the performance issue, met or not.
@@ -36,10 +39,12 @@ from tabulate import tabulate
 
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
+from referee.bench import trace as trace_mod
 from referee.games import GAMES
 from referee.server import RefereeServer
 
 SECTIONS = ("engine", "referee", "concurrency", "tournament")
+EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 LANES = (1, 4, 16, 64)
 
@@ -111,6 +116,8 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
         results["concurrency"] = asyncio.run(concurrency(seconds * 2))
     if "tournament" in sections:
         results["tournament"] = asyncio.run(tournaments())
+    if "trace" in sections:
+        results["trace"] = trace_mod.run(seconds * 2)
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -210,6 +217,12 @@ def report(results: dict) -> str:
              t["concurrency"], t["matches"], t["decisions"], t["seconds"], t["games_per_minute"]]
             for t in results["tournament"]],
               ["config", "bots", "at once", "matches", "decisions", "seconds", "games/minute"])
+    if "trace" in results:
+        for t in results["trace"]:
+            table(f"3c. Where one {t['game']} decision's wall time goes on the server (one game at a time, "
+                  f"{t['decisions_per_s']:,} decisions/s with the timestamps)", [
+                      [f"{s['from']} -> {s['to']}", s["what"], s["median_us"], s["mean_us"]] for s in t["steps"]],
+                  ["step", "what", "median µs", "mean µs"])
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])
@@ -220,7 +233,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m referee.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="length of each measurement (default 2)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of echo and referee, alternated (default 5)")
-    parser.add_argument("--only", help=f"comma-separated sections among {', '.join(SECTIONS)} (default: all)")
+    parser.add_argument("--only", help=f"comma-separated sections among {', '.join(SECTIONS + EXTRA_SECTIONS)} "
+                                       f"(default: all but {', '.join(EXTRA_SECTIONS)})")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--echo-client", metavar="ADDRESS", help=argparse.SUPPRESS)  # the echo's client process
     args = parser.parse_args(argv)
@@ -228,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
         echo_mod.client(args.echo_client)
         return
     sections = tuple(args.only.split(",")) if args.only else SECTIONS
-    unknown = set(sections) - set(SECTIONS)
+    unknown = set(sections) - set(SECTIONS) - set(EXTRA_SECTIONS)
     if unknown:
         parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
     results = run(sections, args.seconds, args.rounds)
