@@ -180,8 +180,9 @@ def report(results: dict) -> str:
              r["cpu_us_per_decision"]] for r in results["engine"]], ["game", "options", "decisions/s", "µs/decision"])
     if "echo" in results:
         echo1 = _median(results["echo"], "round_trips_per_s")
-        echos = [echo1] + [_median(results["echo_two_clients"], "round_trips_per_s")] * bool(
-            results.get("echo_two_clients"))
+        echos = [echo1]
+        if results.get("echo_two_clients"):
+            echos.append(_median(results["echo_two_clients"], "round_trips_per_s"))
         table(f"2. Transport floor: gRPC echo between processes on loopback, {echo1['request_bytes']:,}-byte "
               f"request (median of {len(results['echo'])} rounds; two clients: taking turns, as the seats "
               f"of one aegis game)", [
@@ -203,6 +204,12 @@ def report(results: dict) -> str:
         table("3b. The referee's own work, without the transport (in process)", [
             [w["game"], w["referee_cpu_us_per_decision"]] for w in results["referee_work"]],
               ["game", "referee CPU µs/decision"])
+    if "trace" in results:
+        for t in results["trace"]:
+            table(f"3c. Where one {t['game']} decision's wall time goes on the server (one game at a time, "
+                  f"{t['decisions_per_s']:,} decisions/s with the timestamps)", [
+                      [f"{s['from']} -> {s['to']}", s["what"], s["median_us"], s["mean_us"]] for s in t["steps"]],
+                  ["step", "what", "median µs", "mean µs"])
     if "concurrency" in results:
         one = results["concurrency"][0]["decisions_per_s"]
         table("4. Concurrency: aegis games at once, 4 random bot sessions", [
@@ -217,12 +224,6 @@ def report(results: dict) -> str:
              t["concurrency"], t["matches"], t["decisions"], t["seconds"], t["games_per_minute"]]
             for t in results["tournament"]],
               ["config", "bots", "at once", "matches", "decisions", "seconds", "games/minute"])
-    if "trace" in results:
-        for t in results["trace"]:
-            table(f"3c. Where one {t['game']} decision's wall time goes on the server (one game at a time, "
-                  f"{t['decisions_per_s']:,} decisions/s with the timestamps)", [
-                      [f"{s['from']} -> {s['to']}", s["what"], s["median_us"], s["mean_us"]] for s in t["steps"]],
-                  ["step", "what", "median µs", "mean µs"])
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])

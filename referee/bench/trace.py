@@ -70,12 +70,13 @@ class _Stamps:
             setattr(cls, name, method)
 
     def steps(self) -> list[dict]:
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[float]] = {(a, b): [] for a, b, _ in STEPS}
         for (a, ta), (b, tb) in zip(self.stamps, self.stamps[1:]):
-            times.setdefault((a, b), []).append((tb - ta) / 1000)
-        return [{"from": a, "to": b, "what": what, "count": len(times.get((a, b), [])),
-                 "median_us": round(statistics.median(times[(a, b)]), 1) if times.get((a, b)) else None,
-                 "mean_us": round(statistics.mean(times[(a, b)]), 1) if times.get((a, b)) else None}
+            if (a, b) in times:
+                times[(a, b)].append((tb - ta) / 1000)
+        return [{"from": a, "to": b, "what": what, "count": len(times[(a, b)]),
+                 "median_us": round(statistics.median(times[(a, b)]), 1) if times[(a, b)] else None,
+                 "mean_us": round(statistics.mean(times[(a, b)]), 1) if times[(a, b)] else None}
                 for a, b, what in STEPS]
 
 
