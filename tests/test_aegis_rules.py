@@ -890,3 +890,11 @@ def test_not_your_turn_after_the_match():
         with pytest.raises(NotYourTurnError) as err:
             m.apply(seat, STOP)
         assert err.value.rule == "2.8" and "match is over" in err.value.reason
+
+
+def test_action_names_of_any_codes_agree_with_action_name_even_outside_a_legal_list():
+    from referee.games.aegis import EXCHANGE, STOP, action_name, action_names
+
+    odd = [[EXCHANGE | (2**52 - 1)], [EXCHANGE | 0b101, EXCHANGE], [STOP, EXCHANGE | 1], [0, 51, STOP]]
+    for codes in odd:  # a whole deck's "exchange" is named, never expanded into 2**52 subsets
+        assert action_names(codes) == [action_name(c) for c in codes]

@@ -218,8 +218,8 @@ def action_names(actions: Sequence[int]) -> list[str]:
     (every subset of a hand, up to 32) is named the way ``legal_actions`` lists
     it, doubling the list with a card at a time, and checked against the codes;
     the other actions come from a table."""
-    if len(actions) > 1 and type(actions[-1]) is int and actions[-1] > EXCHANGE:
-        hand = cards_of(actions[-1] ^ EXCHANGE)
+    last = actions[-1] if actions else None
+    if type(last) is int and EXCHANGE < last < 2 * EXCHANGE and len(hand := cards_of(last ^ EXCHANGE)) <= HAND_SIZE:
         codes, names = [EXCHANGE], ["EXCHANGE"]
         for c in hand:  # ascending: every name lists its cards in canonical order
             bit, word = 1 << c, " " + NAMES[c]
