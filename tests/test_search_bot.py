@@ -56,6 +56,14 @@ def _decision_points(game: str, options: dict, seed: int, every: int):
             state.apply(seat, rng.choice(legal))
 
 
+def _first_decisions(game: str, options: dict, seed: int, every: int, count: int):
+    """(k, state, seat, observation, legal names) of the first ``count`` of ``_decision_points``."""
+    for k, (state, seat) in enumerate(_decision_points(game, options, seed=seed, every=every)):
+        if k >= count:
+            return
+        yield k, state, seat, state.observation(seat), [state.action_name(a) for a in state.legal_actions(seat)]
+
+
 def _check_legal(state, seat: int, seed: int) -> int:
     legal = state.legal_actions(seat)
     names = [state.action_name(a) for a in legal]
@@ -91,12 +99,7 @@ def test_aegis_answers_are_legal():
 
 def test_a_fixed_budget_is_reproducible():
     for game, options in (("confirmation", {"rounds": 1}), ("aegis", {})):
-        for k, (state, seat) in enumerate(_decision_points(game, options, seed=11, every=4)):
-            if k >= 6:
-                break
-            legal = state.legal_actions(seat)
-            names = [state.action_name(a) for a in legal]
-            obs = state.observation(seat)
+        for k, state, seat, obs, names in _first_decisions(game, options, seed=11, every=4, count=6):
             a = search.decide(obs, names, _view(state, seat, seed=k), rollouts=6)
             b = search.decide(obs, names, _view(state, seat, seed=k), rollouts=6)
             assert a == b
@@ -121,12 +124,7 @@ def test_the_budget_follows_the_clock():
 
 def test_with_no_time_left_it_answers_the_heuristic_choice_at_once():
     for game, options in (("confirmation", {"rounds": 1, "double": True}), ("aegis", {})):
-        for k, (state, seat) in enumerate(_decision_points(game, options, seed=5, every=3)):
-            if k >= 10:
-                break
-            legal = state.legal_actions(seat)
-            names = [state.action_name(a) for a in legal]
-            obs = state.observation(seat)
+        for k, state, seat, obs, names in _first_decisions(game, options, seed=5, every=3, count=10):
             view = _view(state, seat, seed=k, decision_ms=1000, decision_ms_left=0)
             choice = search.decide(obs, names, view, think_ms=150)
             assert names[choice] == heuristic.decide(obs, names, view)
