@@ -38,3 +38,19 @@ def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, 
         assert all(s["count"] > 10 and s["median_us"] > 0 for s in game["steps"])
     assert (arena.Session.on_reply, arena.Session.send, arena.Session.next_message,
             arena.SessionSeat.decide) == before
+
+
+def test_one_game_is_set_against_the_echo_of_its_own_round():
+    # per round: 60/100, 100/200, 240/300 -> 0.6, 0.5, 0.8; the medians taken apart would give 100/200
+    results = {"echo": [{"round_trips_per_s": e, "server_cpu_us_per_round_trip": 170} for e in (100, 200, 300)],
+               "referee": {"aegis": [{"decisions_per_s": d, "server_cpu_us_per_decision": 350}
+                                     for d in (60, 100, 240)]},
+               "messages_per_decision": {"aegis": 1.03},
+               "referee_work": [{"game": "aegis", "referee_cpu_us_per_decision": 68},
+                                {"game": "confirmation", "referee_cpu_us_per_decision": 50}]}
+    assert bench._of_echo(results, results["referee"]["aegis"], "decisions_per_s") == (0.6, 0.5, 0.8)
+    one_game = bench.targets(results)[0]
+    assert (one_game["value"], one_game["met"]) == (0.6, False)
+    assert one_game["context"].startswith("rounds: 0.50-0.80")
+    results["referee"]["aegis"][0]["decisions_per_s"] = 75  # 0.75 now the median
+    assert bench.targets(results)[0]["met"] is True
