@@ -62,6 +62,12 @@ def _of_echo(results: dict, rounds: list[dict], key: str) -> tuple[float, float,
     return statistics.median(ratios), ratios[0], ratios[-1]
 
 
+def _share_text(results: dict, rounds: list[dict], key: str) -> str:
+    """``_of_echo`` as a table prints it: "55% (51%-60%)"."""
+    ratio, lowest, highest = _of_echo(results, rounds, key)
+    return f"{ratio:.0%} ({lowest:.0%}-{highest:.0%})"
+
+
 def _messages_per_decision(game: str, seed: int = 1) -> float:
     """Messages the referee sends per decision, in a seeded random match of ``game``."""
     state = GAMES[game].new({}, seed=seed)
@@ -190,9 +196,8 @@ def report(results: dict) -> str:
         echo1 = _median(results["echo"], "round_trips_per_s")
         echos = [(echo1, "100%")]
         if results.get("echo_two_clients"):
-            ratio, lowest, highest = _of_echo(results, results["echo_two_clients"], "round_trips_per_s")
             echos.append((_median(results["echo_two_clients"], "round_trips_per_s"),
-                          f"{ratio:.0%} ({lowest:.0%}-{highest:.0%})"))
+                          _share_text(results, results["echo_two_clients"], "round_trips_per_s")))
         table(f"2. Transport floor: gRPC echo between processes on loopback, {echo1['request_bytes']:,}-byte "
               f"request (median of {len(results['echo'])} rounds; two clients: taking turns, as the seats "
               f"of one aegis game)", [
@@ -203,8 +208,7 @@ def report(results: dict) -> str:
         rows = []
         for game, rounds in results["referee"].items():
             r = _median(rounds, "decisions_per_s")
-            ratio, lowest, highest = _of_echo(results, rounds, "decisions_per_s")
-            rows.append([game, r["decisions_per_s"], f"{ratio:.0%} ({lowest:.0%}-{highest:.0%})",
+            rows.append([game, r["decisions_per_s"], _share_text(results, rounds, "decisions_per_s"),
                          results["messages_per_decision"][game], r["server_cpu_us_per_decision"],
                          r["bots_cpu_us_per_decision"], r["faults"]])
         table("3. Referee: whole games through the server, one at a time, random bot processes "
