@@ -9,9 +9,9 @@ from referee import bench
 
 def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    bench.main(["--only", "engine,referee", "--seconds", "0.2", "--rounds", "1", "--json", str(out)])
+    bench.main(["--only", "engine,referee,concurrency", "--seconds", "0.2", "--rounds", "1", "--json", str(out)])
     printed = capsys.readouterr().out
-    for title in ("1. Engine", "2. Transport floor", "3. Referee", "3b.", "Targets"):
+    for title in ("1. Engine", "2. Transport floor", "3. Referee", "3b.", "4. Concurrency", "Targets"):
         assert title in printed
     figures = json.loads(out.read_text())
     assert {r["game"] for r in figures["engine"]} == {"aegis", "confirmation"}
@@ -22,7 +22,9 @@ def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
     for game in ("aegis", "confirmation"):
         played = figures["referee"][game][0]
         assert played["decisions"] > 0 and played["faults"] == 0
-    assert len(figures["targets"]) == 3
+    assert [c["concurrent"] for c in figures["concurrency"]] == list(bench.LANES)
+    assert all(c["decisions"] > 0 and c["faults"] == 0 and c["rounds"] == 1 for c in figures["concurrency"])
+    assert len(figures["targets"]) == 4
 
 
 def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
@@ -54,3 +56,13 @@ def test_one_game_is_set_against_the_echo_of_its_own_round():
     assert one_game["context"].startswith("rounds: 0.50-0.80")
     results["referee"]["aegis"][0]["decisions_per_s"] = 75  # 0.75 now the median
     assert bench.targets(results)[0]["met"] is True
+
+
+def test_games_at_once_are_set_against_one_game_of_the_same_round():
+    def rows(*rates):
+        return [{"decisions_per_s": rate} for rate in rates]
+    # 16 at once per round: 300/100, 500/200, 1000/250 -> 3.0, 2.5, 4.0; the medians taken apart would give 2.5
+    table = bench._against_one_game({1: rows(100, 200, 250), 16: rows(300, 500, 1000)})
+    assert [(c["rounds"], c["vs_one"], c["vs_one_range"]) for c in table] == [(3, 1.0, [1.0, 1.0]),
+                                                                              (3, 3.0, [2.5, 4.0])]
+    assert table[1]["decisions_per_s"] == 500  # the median round
