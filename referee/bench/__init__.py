@@ -130,8 +130,7 @@ def _against_one_game(measured: dict[int, list[dict]]) -> list[dict]:
     for lanes, rows in measured.items():
         ratios = sorted(row["decisions_per_s"] / one["decisions_per_s"] for row, one in zip(rows, measured[1]))
         out.append({**_median(rows, "decisions_per_s"), "rounds": len(rows),
-                    "vs_one": round(statistics.median(ratios), 2),
-                    "vs_one_range": [round(ratios[0], 2), round(ratios[-1], 2)]})
+                    "vs_one": statistics.median(ratios), "vs_one_range": [ratios[0], ratios[-1]]})
     return out
 
 
@@ -190,7 +189,7 @@ def targets(results: dict) -> list[dict]:
         sixteen = next(c for c in results["concurrency"] if c["concurrent"] == 16)
         found.append({"target": "16 games at once >= 2.5x the decisions/s of one (median over the rounds of "
                                 "each round's ratio)",
-                      "value": sixteen["vs_one"], "goal": 2.5, "met": sixteen["vs_one"] >= 2.5,
+                      "value": round(sixteen["vs_one"], 2), "goal": 2.5, "met": sixteen["vs_one"] >= 2.5,
                       "context": "rounds: {:.2f}-{:.2f}".format(*sixteen["vs_one_range"])})
     return found
 
