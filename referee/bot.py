@@ -120,9 +120,9 @@ class BotSession:
             answers = [message.action]
             while not outbox.empty():
                 queued = outbox.get()
-                if queued is None:
-                    yield pb.BotMessage(actions=pb.ActionReplies(replies=answers))
-                    return
+                if queued is None:  # the end: after this batch
+                    outbox.put(None)
+                    break
                 answers.append(queued.action)
             yield pb.BotMessage(actions=pb.ActionReplies(replies=answers))
 
@@ -201,9 +201,10 @@ class BotSession:
     def _on_game_end(self, end: pb.GameEnd) -> None:
         view = self.games.pop((end.game_id, end.seat), None)
         self.games_ended += 1
-        if view is not None:
-            view.receive_events(end.events)
-        if view is not None and self.on_game_end is not None:
+        if view is None:
+            return
+        view.receive_events(end.events)
+        if self.on_game_end is not None:
             self.on_game_end(view, orjson.loads(end.results_json))
 
 

@@ -92,10 +92,9 @@ def game_start(info: GameInfo) -> pb.RefereeMessage:
     return pb.RefereeMessage(game_start=game_start_body(info))
 
 
-def event_body(game_id: str, seat: int, index: int, event: Event, data_json: str | None = None) -> pb.GameEvent:
+def event_body(game_id: str, seat: int, index: int, event: Event) -> pb.GameEvent:
     return pb.GameEvent(game_id=game_id, seat=seat, index=index, kind=event.kind,
-                        actor=-1 if event.seat is None else event.seat,
-                        data_json=_dumps(event.data) if data_json is None else data_json)
+                        actor=-1 if event.seat is None else event.seat, data_json=_dumps(event.data))
 
 
 class EventJson:
@@ -171,7 +170,6 @@ def replies(message: pb.BotMessage) -> Sequence[pb.ActionReply]:
     if kind == "actions":
         return message.actions.replies
     return ()
-
 
 
 def reply(message: pb.ActionReply) -> tuple[int, str, int, Reply]:

@@ -69,7 +69,7 @@ def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
             events = [(i, e, None) for i, e in enumerate(state.events) if i >= told[seat] and e.to in (PUBLIC, seat)]
             told[seat] = len(state.events)
             requests.append(wire.request(Decision(len(requests) + 1, "g1", seat, state.observation(seat), tuple(legal),
-                                                  tuple(state.action_name(a) for a in legal), 1.0, 10.0), events))
+                                                  tuple(state.action_names(legal)), 1.0, 10.0), events))
             state.apply(seat, rng.choice(legal))
     requests.sort(key=lambda m: m.ByteSize())
     return requests[len(requests) // 2]
