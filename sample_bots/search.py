@@ -33,7 +33,7 @@ Budget: ``--think-ms`` (default 150 ms) per decision, never more than half of
 the time the referee says is left for the decision; ``--rollouts N`` caps the
 number of samples instead (each plays every surviving candidate once), which
 makes a decision reproducible from ``game.rng`` when no clock applies (the
-in-process measurement of ``tools/strength.py``). With no time at all the bot
+in-process measurement of ``referee.tools.strength``). With no time at all the bot
 answers the heuristic's choice at once. Whatever happens, the answer is an
 index into the legal actions.
 """

@@ -1,6 +1,6 @@
 """The search bot (sample_bots.search): always legal, budgeted by the clock, and plays through the referee.
 
-Speed and strength are measured by ``tools/strength.py`` (``--bot search``),
+Speed and strength are measured by ``referee.tools.strength`` (``--bot search``),
 not asserted here.
 """
 

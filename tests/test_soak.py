@@ -1,4 +1,4 @@
-"""tools/soak.py: self-play through the real referee, every fault counted.
+"""referee.tools.soak: self-play through the real referee, every fault counted.
 
 A tiny run (one match each of one Confirmation and one Aegis variant) must
 report what it played and zero faults; a bot that answers illegal actions
@@ -11,15 +11,12 @@ import json
 import sqlite3
 from pathlib import Path
 
-from helpers import load_tool
-
 from referee.runner import FAULT_KINDS
+from referee.tools import soak
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = "confirmation/random-suit+double+blind+pairs,aegis/4plus"
 
-
-soak = load_tool("soak")
 
 
 def run(tmp_path, *args: str) -> tuple[int, dict]:

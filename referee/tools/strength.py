@@ -1,9 +1,9 @@
 """How strong is a bot? Duplicate matches in process, no referee, no gRPC.
 
-    python tools/strength.py --game confirmation --games 200 --seed 1
-    python tools/strength.py --game confirmation --games 50 --variants     # every option combination
-    python tools/strength.py --game aegis --games 200 --seed 1
-    python tools/strength.py --bot search --against heuristic --rollouts 100 --lineups 2v2 --jobs 2
+    python -m referee.tools.strength --game confirmation --games 200 --seed 1
+    python -m referee.tools.strength --game confirmation --games 50 --variants     # every option combination
+    python -m referee.tools.strength --game aegis --games 200 --seed 1
+    python -m referee.tools.strength --bot search --against heuristic --rollouts 100 --lineups 2v2 --jobs 2
 
 The engine is played directly; each seat's policy is called as a bot would
 be, ``decide(observation, legal_names, view)`` with a :class:`referee.bot.GameView`
@@ -34,14 +34,10 @@ import itertools
 import math
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.bot import GameView
 from referee.games import GAMES

@@ -1,13 +1,13 @@
 """Soak test: every sample bot plays every variant, hundreds of games, through
 the real referee, and every fault is counted. Exit 0 only when there is none.
 
-    python tools/soak.py                                        # random, heuristic, search; 200 games each
-    python tools/soak.py --bots random,heuristic --games 200 --json soak.json
-    python tools/soak.py --bots search --games 2 --variants confirmation/dealer-card,aegis/table
-    python tools/soak.py --bots search --fill heuristic --search-think-ms 5   # search in one seat of each match
-    python tools/soak.py --bots node --variants aegis           # needs `npm ci` in sample_bots/node
-    python tools/soak.py --bots evil --bot-command "evil=python tests/bots/proto_bot.py --mode illegal"
-    python tools/soak.py --list                                 # the variant names
+    python -m referee.tools.soak                                        # random, heuristic, search; 200 games each
+    python -m referee.tools.soak --bots random,heuristic --games 200 --json soak.json
+    python -m referee.tools.soak --bots search --games 2 --variants confirmation/dealer-card,aegis/table
+    python -m referee.tools.soak --bots search --fill heuristic --search-think-ms 5   # search in one seat of each match
+    python -m referee.tools.soak --bots node --variants aegis           # needs `npm ci` in sample_bots/node
+    python -m referee.tools.soak --bots evil --bot-command "evil=python tests/bots/proto_bot.py --mode illegal"
+    python -m referee.tools.soak --list                                 # the variant names
 
 Variants: Confirmation's 16 option combinations (trump ``dealer-card`` or
 ``random-suit``, with or without ``double``, ``blind`` and ``pairs``; 8
@@ -67,17 +67,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tabulate import tabulate
 
-from tabulate import tabulate  # noqa: E402 - after the path, as in the other tools
+from referee import games
+from referee.runner import FAULT_KINDS, Clock
+from referee.tournament.config import BOT_NAME, BotSpec, TournamentConfig
+from referee.tournament.run import claim_store, play_schedule
+from referee.tournament.schedule import Schedule, Seating, deal_seed
+from referee.tournament.store import Store, StoreError
 
-from referee import games  # noqa: E402
-from referee.runner import FAULT_KINDS, Clock  # noqa: E402
-from referee.tournament.config import BOT_NAME, BotSpec, TournamentConfig  # noqa: E402
-from referee.tournament.run import claim_store, play_schedule  # noqa: E402
-from referee.tournament.schedule import Schedule, Seating, deal_seed  # noqa: E402
-from referee.tournament.store import Store, StoreError  # noqa: E402
+#: the checkout the tool runs from: the bots' working directory (their commands name its files)
+ROOT = Path(__file__).resolve().parents[2]
 
 BOTS = {
     "random": "python -m sample_bots.random",
