@@ -15,17 +15,15 @@ from typing import Any
 import orjson
 
 from referee.games.base import Event
-from referee.runner import (
-    DISCONNECT, ILLEGAL, MALFORMED, NO_SESSION, TIMEOUT, WRONG_ID,
-    Clock, Decision, GameInfo, Outcome, Reply,
-)
+from referee.runner import Clock, Decision, FaultKind, GameInfo, Outcome, Reply
 from referee.v1 import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
 
 FAULTS = {
-    None: pb.FAULT_NONE, TIMEOUT: pb.FAULT_TIMEOUT, ILLEGAL: pb.FAULT_ILLEGAL, MALFORMED: pb.FAULT_MALFORMED,
-    WRONG_ID: pb.FAULT_WRONG_ID, DISCONNECT: pb.FAULT_DISCONNECT, NO_SESSION: pb.FAULT_NO_SESSION,
+    None: pb.FAULT_NONE, FaultKind.TIMEOUT: pb.FAULT_TIMEOUT, FaultKind.ILLEGAL: pb.FAULT_ILLEGAL,
+    FaultKind.MALFORMED: pb.FAULT_MALFORMED, FaultKind.WRONG_ID: pb.FAULT_WRONG_ID,
+    FaultKind.DISCONNECT: pb.FAULT_DISCONNECT, FaultKind.NO_SESSION: pb.FAULT_NO_SESSION,
 }
 
 # Every request carries its seat's observation as JSON, so the encoder is on the

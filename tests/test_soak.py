@@ -11,7 +11,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from referee.runner import FAULT_KINDS
+from referee.runner import FaultKind
 from referee.tools import soak
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +36,7 @@ def test_the_random_bot_plays_both_games_without_a_fault(tmp_path, capsys):
     for r in report["runs"]:
         assert r["games"] == r["requested"] == 1
         assert r["decisions"] > 0 and r["timed_decisions"] == r["decisions"]
-        assert r["faults"] == dict.fromkeys(FAULT_KINDS, 0)
+        assert r["faults"] == dict.fromkeys(FaultKind, 0)
         assert 0 < r["slowest_ms"] < 1000
     err = capsys.readouterr().err
     assert "[1/2] random confirmation/random-suit+double+blind+pairs: 1/1 games" in err
