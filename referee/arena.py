@@ -23,7 +23,7 @@ from typing import Any
 from referee import games, wire
 from referee.games.base import Event, Shoe
 from referee.runner import (
-    AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Outcome, Reply, SeatGone, SeatLink, run_match,
+    AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Reply, SeatGone, SeatLink, Substitution, run_match,
 )
 from referee.v1 import referee_pb2 as pb
 
@@ -163,8 +163,8 @@ class SessionSeat(SeatLink):
         if self._pending is not None and not self._pending[1].done():
             self._pending[1].set_exception(SeatGone(why))
 
-    def substituted(self, outcome: Outcome) -> None:
-        self.session.send(wire.substituted(outcome))
+    def substituted(self, substitution: Substitution) -> None:
+        self.session.send(wire.substituted(substitution))
 
     def end(self, results: dict[str, Any]) -> None:
         self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events()))

@@ -96,7 +96,7 @@ class Reply:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Substitution:
     """A substituted decision: the action the referee played, the fault and why."""
 
     request_id: int
@@ -146,7 +146,7 @@ class SeatLink(ABC):
         The runner cancels the call when time runs out."""
 
     @abstractmethod
-    def substituted(self, outcome: Outcome) -> None:
+    def substituted(self, substitution: Substitution) -> None:
         """The referee played another action than the seat's answer, a fault (never blocks)."""
 
     @abstractmethod
@@ -166,7 +166,7 @@ class AbsentSeat(SeatLink):
     async def decide(self, decision: Decision) -> Reply:  # pragma: no cover - never asked
         raise SeatGone("absent")
 
-    def substituted(self, outcome: Outcome) -> None:
+    def substituted(self, substitution: Substitution) -> None:
         pass
 
     def end(self, results: dict[str, Any]) -> None:
@@ -319,8 +319,8 @@ class MatchRunner:
         self.state.apply(seat, action)
         self.decisions += 1
         if fault is not None:
-            self.links[seat].substituted(Outcome(request_id, self.game_id, seat, self.state.action_name(action),
-                                                 fault, reason, self.banks[seat]))
+            self.links[seat].substituted(Substitution(request_id, self.game_id, seat, self.state.action_name(action),
+                                                      fault, reason, self.banks[seat]))
 
     # --- the match ------------------------------------------------------------
 

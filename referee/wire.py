@@ -1,7 +1,7 @@
 """Engine values <-> protobuf messages: the only module that knows both.
 
 Everything a seat receives is built here from what the runner hands over
-(its GameInfo, the events it may see, its Decision, its Outcome), so nothing
+(its GameInfo, the events it may see, its Decision, its Substitution), so nothing
 reaches a seat that its observation does not hold. JSON is written compactly
 and deterministically (same values, same bytes).
 """
@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from referee.games.base import Event
-from referee.runner import Clock, Decision, FaultKind, GameInfo, Outcome, Reply
+from referee.runner import Clock, Decision, FaultKind, GameInfo, Reply, Substitution
 from referee.v1 import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
@@ -135,7 +135,7 @@ def request(d: Decision, events: SeatEvents = ()) -> pb.RefereeMessage:
     return message
 
 
-def substituted(o: Outcome) -> pb.RefereeMessage:
+def substituted(o: Substitution) -> pb.RefereeMessage:
     """The ActionResult of a decision whose action the referee substituted (an accepted one has none)."""
     return pb.RefereeMessage(result=pb.ActionResult(
         request_id=o.request_id, game_id=o.game_id, seat=o.seat, status=pb.ActionResult.SUBSTITUTED,
