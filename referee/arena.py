@@ -1,6 +1,8 @@
 """Where matches are hosted: bot sessions, seat assignment, running matches,
 spectators. No game logic (that is the engine's) and no gRPC (the servicer in
-``server.py`` turns streams into calls of this module).
+``server.py`` turns streams into calls of this module). A session's messages
+are the protocol's, built by ``wire.py``; refusals and what spectators see are
+plain values that the servicer translates.
 
 A :class:`Session` is one connected bot stream: the messages for it wait in
 its outbox, and its replies resolve the decision the runner awaits. A match
@@ -18,6 +20,7 @@ import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from referee import games, wire
@@ -30,10 +33,19 @@ from referee.v1 import referee_pb2 as pb
 log = logging.getLogger("referee")
 
 
-class Refused(Exception):
-    """A hello the referee does not accept; ``reason`` is a Refusal.Reason."""
+class RefusalReason(Enum):
+    """Why a hello is not accepted (the protocol's Refusal.Reason)."""
 
-    def __init__(self, reason: int, message: str):
+    UNSUPPORTED_VERSION = "unsupported_version"
+    BAD_HELLO = "bad_hello"
+    BAD_TOKEN = "bad_token"
+    TOO_MANY_SESSIONS = "too_many_sessions"
+
+
+class Refused(Exception):
+    """A hello the referee does not accept."""
+
+    def __init__(self, reason: RefusalReason, message: str):
         super().__init__(message)
         self.reason = reason
 
@@ -172,6 +184,10 @@ class SessionSeat(SeatLink):
         self._on_release()
 
 
+#: what a spectator is told: the start, each public event as (index, event), the end
+Spectated = GameInfo | tuple[int, Event] | MatchOutcome
+
+
 @dataclass
 class HostedMatch:
     """A match the arena runs or ran, as spectators see it."""
@@ -218,17 +234,17 @@ class Arena:
     def open_session(self, hello: pb.Hello) -> Session:
         """Check a Hello; raises Refused."""
         if hello.protocol_version != wire.PROTOCOL_VERSION:
-            raise Refused(pb.Refusal.UNSUPPORTED_VERSION,
+            raise Refused(RefusalReason.UNSUPPORTED_VERSION,
                           f"protocol version {hello.protocol_version} is not supported "
                           f"(this referee speaks {wire.PROTOCOL_VERSION})")
         if not hello.bot_name:
-            raise Refused(pb.Refusal.BAD_HELLO, "the Hello has no bot_name")
+            raise Refused(RefusalReason.BAD_HELLO, "the Hello has no bot_name")
         if self.tokens is not None:
             expected = self.tokens.get(hello.bot_name)
             if expected is None or not secrets.compare_digest(expected, hello.token):
-                raise Refused(pb.Refusal.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
+                raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
         if len(self.sessions.get(hello.bot_name, [])) >= self.max_sessions_per_bot:
-            raise Refused(pb.Refusal.TOO_MANY_SESSIONS,
+            raise Refused(RefusalReason.TOO_MANY_SESSIONS,
                           f"bot {hello.bot_name!r} already has {self.max_sessions_per_bot} sessions")
         capacity = min(max(1, hello.capacity), 256)
         session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching)
@@ -315,8 +331,9 @@ class Arena:
         for gid in finished[: max(0, len(finished) - self.keep_finished)]:
             del self.matches[gid]
 
-    async def spectate(self, game_id: str) -> AsyncIterator[pb.SpectatorMessage]:
-        """Public events (those so far, then live) and, once over, the record."""
+    async def spectate(self, game_id: str) -> AsyncIterator[Spectated]:
+        """The match's GameInfo, its public events as (index, event) (those so far,
+        then live) and, once it is over, its MatchOutcome; KeyError for no such match."""
         hosted = self.matches.get(game_id)
         if hosted is None:
             raise KeyError(game_id)
@@ -326,12 +343,11 @@ class Arena:
         so_far = list(hosted.public)
         running = hosted.outcome is None
         try:
-            yield wire.spectator_start(hosted.info)
+            yield hosted.info
             for index, event in so_far:
-                yield wire.spectator_event(game_id, index, event)
+                yield index, event
             while running and (item := await queue.get())[0] == "event":
-                yield wire.spectator_event(game_id, item[1], item[2])
-            for message in wire.spectator_end(game_id, hosted.outcome.results, hosted.outcome.record):
-                yield message
+                yield item[1], item[2]
+            yield hosted.outcome
         finally:
             hosted.watchers.remove(queue)
