@@ -32,6 +32,9 @@ from referee.v1 import referee_pb2 as pb
 
 log = logging.getLogger("referee")
 
+#: how often a claim asks ``gone(bot)`` again while it waits (see :meth:`Arena.claim`)
+GONE_POLL_S = 0.25
+
 
 class RefusalReason(Enum):
     """Why a hello is not accepted (the protocol's Refusal.Reason)."""
@@ -226,7 +229,7 @@ class Arena:
         self.max_sessions_per_bot = max_sessions_per_bot
         self.sessions: dict[str, list[Session]] = {}
         self.matches: OrderedDict[str, HostedMatch] = OrderedDict()
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()  # set (and replaced) when a session opens, closes or frees a seat
         self._ids = itertools.count(1)
 
     # --- sessions -------------------------------------------------------------
@@ -263,10 +266,9 @@ class Arena:
         self._notify()
 
     def _notify(self) -> None:
-        async def notify() -> None:
-            async with self._changed:
-                self._changed.notify_all()
-        asyncio.get_running_loop().create_task(notify())
+        """Wake the claims waiting for a session."""
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     def _reserve(self, bot: str) -> Session | None:
         candidates = [s for s in self.sessions.get(bot, []) if s.free > 0]
@@ -278,18 +280,24 @@ class Arena:
 
     async def claim(self, bot: str, deadline: float, gone: Callable[[str], bool] | None = None) -> Session | None:
         """A session of ``bot`` with a free seat, reserved; None if none by the
-        deadline, or as soon as ``gone(bot)`` says it will not come."""
+        deadline, or as soon as ``gone(bot)`` says it will not come.
+
+        It waits for a session to open or free a seat, or for the deadline.
+        ``gone`` answers for a process that another thread watches (the
+        launcher's), which has no way to wake this wait: while it is given,
+        it is asked again every GONE_POLL_S."""
         loop = asyncio.get_running_loop()
-        async with self._changed:
-            while (session := self._reserve(bot)) is None:
-                left = deadline - loop.time()
-                if left <= 0 or (gone is not None and gone(bot)):
-                    return None
-                try:
-                    await asyncio.wait_for(self._changed.wait(), timeout=min(left, 0.25))
-                except asyncio.TimeoutError:
-                    pass
-            return session
+        while (session := self._reserve(bot)) is None:
+            if loop.time() >= deadline or (gone is not None and gone(bot)):
+                return None
+            changed = self._changed
+            wake_at = deadline if gone is None else min(deadline, loop.time() + GONE_POLL_S)
+            try:
+                async with asyncio.timeout_at(wake_at):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+        return session
 
     def connected(self, bot: str) -> int:
         return sum(1 for s in self.sessions.get(bot, []) if not s.closed)
