@@ -1,6 +1,8 @@
 """Where matches are hosted: bot sessions, seat assignment, running matches,
 spectators. No game logic (that is the engine's) and no gRPC (the servicer in
-``server.py`` turns streams into calls of this module).
+``server.py`` turns streams into calls of this module). A session's messages
+are the protocol's, built by ``wire.py``; refusals and what spectators see are
+plain values that the servicer translates.
 
 A :class:`Session` is one connected bot stream: the messages for it wait in
 its outbox, and its replies resolve the decision the runner awaits. A match
@@ -18,22 +20,35 @@ import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from referee import games, wire
 from referee.games.base import Event, Shoe
 from referee.runner import (
-    AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Outcome, Reply, SeatGone, SeatLink, run_match,
+    AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Reply, SeatGone, SeatLink, Substitution, run_match,
 )
 from referee.v1 import referee_pb2 as pb
 
 log = logging.getLogger("referee")
 
+#: how often a claim asks ``gone(bot)`` again while it waits (see :meth:`Arena.claim`)
+GONE_POLL_S = 0.25
+
+
+class RefusalReason(Enum):
+    """Why a hello is not accepted (the protocol's Refusal.Reason)."""
+
+    UNSUPPORTED_VERSION = "unsupported_version"
+    BAD_HELLO = "bad_hello"
+    BAD_TOKEN = "bad_token"
+    TOO_MANY_SESSIONS = "too_many_sessions"
+
 
 class Refused(Exception):
-    """A hello the referee does not accept; ``reason`` is a Refusal.Reason."""
+    """A hello the referee does not accept."""
 
-    def __init__(self, reason: int, message: str):
+    def __init__(self, reason: RefusalReason, message: str):
         super().__init__(message)
         self.reason = reason
 
@@ -163,13 +178,17 @@ class SessionSeat(SeatLink):
         if self._pending is not None and not self._pending[1].done():
             self._pending[1].set_exception(SeatGone(why))
 
-    def substituted(self, outcome: Outcome) -> None:
-        self.session.send(wire.substituted(outcome))
+    def substituted(self, substitution: Substitution) -> None:
+        self.session.send(wire.substituted(substitution))
 
     def end(self, results: dict[str, Any]) -> None:
         self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events()))
         self.session.seats.pop((self.info.game_id, self.info.seat), None)
         self._on_release()
+
+
+#: what a spectator is told: the start, each public event as (index, event), the end
+Spectated = GameInfo | tuple[int, Event] | MatchOutcome
 
 
 @dataclass
@@ -210,7 +229,7 @@ class Arena:
         self.max_sessions_per_bot = max_sessions_per_bot
         self.sessions: dict[str, list[Session]] = {}
         self.matches: OrderedDict[str, HostedMatch] = OrderedDict()
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()  # set (and replaced) when a session opens, closes or frees a seat
         self._ids = itertools.count(1)
 
     # --- sessions -------------------------------------------------------------
@@ -218,17 +237,17 @@ class Arena:
     def open_session(self, hello: pb.Hello) -> Session:
         """Check a Hello; raises Refused."""
         if hello.protocol_version != wire.PROTOCOL_VERSION:
-            raise Refused(pb.Refusal.UNSUPPORTED_VERSION,
+            raise Refused(RefusalReason.UNSUPPORTED_VERSION,
                           f"protocol version {hello.protocol_version} is not supported "
                           f"(this referee speaks {wire.PROTOCOL_VERSION})")
         if not hello.bot_name:
-            raise Refused(pb.Refusal.BAD_HELLO, "the Hello has no bot_name")
+            raise Refused(RefusalReason.BAD_HELLO, "the Hello has no bot_name")
         if self.tokens is not None:
             expected = self.tokens.get(hello.bot_name)
             if expected is None or not secrets.compare_digest(expected, hello.token):
-                raise Refused(pb.Refusal.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
+                raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
         if len(self.sessions.get(hello.bot_name, [])) >= self.max_sessions_per_bot:
-            raise Refused(pb.Refusal.TOO_MANY_SESSIONS,
+            raise Refused(RefusalReason.TOO_MANY_SESSIONS,
                           f"bot {hello.bot_name!r} already has {self.max_sessions_per_bot} sessions")
         capacity = min(max(1, hello.capacity), 256)
         session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching)
@@ -247,10 +266,9 @@ class Arena:
         self._notify()
 
     def _notify(self) -> None:
-        async def notify() -> None:
-            async with self._changed:
-                self._changed.notify_all()
-        asyncio.get_running_loop().create_task(notify())
+        """Wake the claims waiting for a session."""
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     def _reserve(self, bot: str) -> Session | None:
         candidates = [s for s in self.sessions.get(bot, []) if s.free > 0]
@@ -262,18 +280,24 @@ class Arena:
 
     async def claim(self, bot: str, deadline: float, gone: Callable[[str], bool] | None = None) -> Session | None:
         """A session of ``bot`` with a free seat, reserved; None if none by the
-        deadline, or as soon as ``gone(bot)`` says it will not come."""
+        deadline, or as soon as ``gone(bot)`` says it will not come.
+
+        It waits for a session to open or free a seat, or for the deadline.
+        ``gone`` answers for a process that another thread watches (the
+        launcher's), which has no way to wake this wait: while it is given,
+        it is asked again every GONE_POLL_S."""
         loop = asyncio.get_running_loop()
-        async with self._changed:
-            while (session := self._reserve(bot)) is None:
-                left = deadline - loop.time()
-                if left <= 0 or (gone is not None and gone(bot)):
-                    return None
-                try:
-                    await asyncio.wait_for(self._changed.wait(), timeout=min(left, 0.25))
-                except asyncio.TimeoutError:
-                    pass
-            return session
+        while (session := self._reserve(bot)) is None:
+            if loop.time() >= deadline or (gone is not None and gone(bot)):
+                return None
+            changed = self._changed
+            wake_at = deadline if gone is None else min(deadline, loop.time() + GONE_POLL_S)
+            try:
+                async with asyncio.timeout_at(wake_at):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+        return session
 
     def connected(self, bot: str) -> int:
         return sum(1 for s in self.sessions.get(bot, []) if not s.closed)
@@ -315,8 +339,9 @@ class Arena:
         for gid in finished[: max(0, len(finished) - self.keep_finished)]:
             del self.matches[gid]
 
-    async def spectate(self, game_id: str) -> AsyncIterator[pb.SpectatorMessage]:
-        """Public events (those so far, then live) and, once over, the record."""
+    async def spectate(self, game_id: str) -> AsyncIterator[Spectated]:
+        """The match's GameInfo, its public events as (index, event) (those so far,
+        then live) and, once it is over, its MatchOutcome; KeyError for no such match."""
         hosted = self.matches.get(game_id)
         if hosted is None:
             raise KeyError(game_id)
@@ -326,12 +351,11 @@ class Arena:
         so_far = list(hosted.public)
         running = hosted.outcome is None
         try:
-            yield wire.spectator_start(hosted.info)
+            yield hosted.info
             for index, event in so_far:
-                yield wire.spectator_event(game_id, index, event)
+                yield index, event
             while running and (item := await queue.get())[0] == "event":
-                yield wire.spectator_event(game_id, item[1], item[2])
-            for message in wire.spectator_end(game_id, hosted.outcome.results, hosted.outcome.record):
-                yield message
+                yield item[1], item[2]
+            yield hosted.outcome
         finally:
             hosted.watchers.remove(queue)

@@ -27,14 +27,22 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from referee import records
 from referee.games.base import PUBLIC, ActionSyntaxError, Event, GameSpec, GameState, IllegalActionError, Shoe
 
-TIMEOUT, ILLEGAL, MALFORMED, WRONG_ID, DISCONNECT, NO_SESSION = (
-    "timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
-FAULT_KINDS = (TIMEOUT, ILLEGAL, MALFORMED, WRONG_ID, DISCONNECT, NO_SESSION)
+class FaultKind(StrEnum):
+    """What a seat did wrong. The values are the names in records, results, the
+    store's columns (in this order) and JSON."""
+
+    TIMEOUT = "timeout"
+    ILLEGAL = "illegal"
+    MALFORMED = "malformed"
+    WRONG_ID = "wrong_id"
+    DISCONNECT = "disconnect"
+    NO_SESSION = "no_session"
 
 
 @dataclass(frozen=True)
@@ -88,14 +96,14 @@ class Reply:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Substitution:
     """A substituted decision: the action the referee played, the fault and why."""
 
     request_id: int
     game_id: str
     seat: int
     action: str
-    fault: str | None
+    fault: FaultKind | None
     reason: str
     bank_left_s: float
 
@@ -103,7 +111,7 @@ class Outcome:
 @dataclass(frozen=True)
 class Fault:
     seat: int
-    kind: str
+    kind: FaultKind
     decision: int       # the match's decision number (0-based), -1 when outside any decision
     at_s: float         # seconds since the match started
     detail: str
@@ -138,7 +146,7 @@ class SeatLink(ABC):
         The runner cancels the call when time runs out."""
 
     @abstractmethod
-    def substituted(self, outcome: Outcome) -> None:
+    def substituted(self, substitution: Substitution) -> None:
         """The referee played another action than the seat's answer, a fault (never blocks)."""
 
     @abstractmethod
@@ -158,7 +166,7 @@ class AbsentSeat(SeatLink):
     async def decide(self, decision: Decision) -> Reply:  # pragma: no cover - never asked
         raise SeatGone("absent")
 
-    def substituted(self, outcome: Outcome) -> None:
+    def substituted(self, substitution: Substitution) -> None:
         pass
 
     def end(self, results: dict[str, Any]) -> None:
@@ -199,9 +207,9 @@ class MatchRunner:
         self.clock = clock
         self.on_public_event = on_public_event
         self.banks = [clock.bank_s] * spec.num_seats
-        self.out: list[str | None] = [None] * spec.num_seats   # why a seat plays by default
+        self.out: list[FaultKind | None] = [None] * spec.num_seats   # why a seat plays by default
         self.faults: list[Fault] = []
-        self.counts = [dict.fromkeys(FAULT_KINDS, 0) for _ in range(spec.num_seats)]
+        self.counts = [dict.fromkeys(FaultKind, 0) for _ in range(spec.num_seats)]
         self.decisions = 0
         # per seat, the answered decisions' times: [count, total s, slowest s, past decision time]
         self.times = [[0, 0.0, 0.0, 0] for _ in range(spec.num_seats)]
@@ -211,7 +219,7 @@ class MatchRunner:
 
     # --- faults -------------------------------------------------------------
 
-    def _fault(self, seat: int, kind: str, detail: str, decision: int | None = None) -> None:
+    def _fault(self, seat: int, kind: FaultKind, detail: str, decision: int | None = None) -> None:
         number = self.decisions if decision is None else decision
         self.counts[seat][kind] += 1
         if sum(self.counts[seat].values()) <= MAX_FAULT_RECORDS:  # a flood is counted, not kept
@@ -220,7 +228,7 @@ class MatchRunner:
     def _stray_reporter(self, seat: int) -> Callable[[str], None]:
         def report(detail: str) -> None:
             if self.out[seat] is None:  # a seat already out (e.g. timed out) is not charged again
-                self._fault(seat, WRONG_ID, detail, decision=-1)
+                self._fault(seat, FaultKind.WRONG_ID, detail, decision=-1)
         return report
 
     # --- events ---------------------------------------------------------------
@@ -241,7 +249,7 @@ class MatchRunner:
 
     # --- one decision ---------------------------------------------------------
 
-    async def _ask(self, seat: int) -> tuple[int, int, str | None, str]:
+    async def _ask(self, seat: int) -> tuple[int, int, FaultKind | None, str]:
         """(request id or 0, action, fault kind or None, reason) for one seat's decision."""
         state = self.state
         legal = state.legal_actions(seat)
@@ -260,15 +268,15 @@ class MatchRunner:
                 reply = await self.links[seat].decide(decision)
         except TimeoutError:
             self.banks[seat] = 0.0
-            self.out[seat] = TIMEOUT
+            self.out[seat] = FaultKind.TIMEOUT
             detail = f"no answer within {budget:.3f} s (decision time + bank)"
-            self._fault(seat, TIMEOUT, detail)
-            return request_id, default, TIMEOUT, detail
+            self._fault(seat, FaultKind.TIMEOUT, detail)
+            return request_id, default, FaultKind.TIMEOUT, detail
         except SeatGone as gone:
-            self.out[seat] = DISCONNECT
+            self.out[seat] = FaultKind.DISCONNECT
             detail = f"connection lost: {gone}"
-            self._fault(seat, DISCONNECT, detail)
-            return request_id, default, DISCONNECT, detail
+            self._fault(seat, FaultKind.DISCONNECT, detail)
+            return request_id, default, FaultKind.DISCONNECT, detail
         elapsed = time.monotonic() - started
         times = self.times[seat]
         times[0] += 1
@@ -280,22 +288,22 @@ class MatchRunner:
             self.banks[seat] = max(0.0, self.banks[seat] - overrun)
         if reply.wrong_id:
             detail = "the answer names another request id"
-            self._fault(seat, WRONG_ID, detail)
-            return request_id, default, WRONG_ID, detail
+            self._fault(seat, FaultKind.WRONG_ID, detail)
+            return request_id, default, FaultKind.WRONG_ID, detail
         return (request_id, *self._check(seat, legal, reply))
 
-    def _check(self, seat: int, legal: list[int], reply: Reply) -> tuple[int, str | None, str]:
+    def _check(self, seat: int, legal: list[int], reply: Reply) -> tuple[int, FaultKind | None, str]:
         if reply.index is not None:
             if 0 <= reply.index < len(legal):
                 return legal[reply.index], None, ""
             detail = f"index {reply.index} is outside the {len(legal)} legal actions"
-            self._fault(seat, MALFORMED, detail)
-            return legal[0], MALFORMED, detail
+            self._fault(seat, FaultKind.MALFORMED, detail)
+            return legal[0], FaultKind.MALFORMED, detail
         try:
             action = self.state.parse_action(reply.name or "")
         except ActionSyntaxError as err:
-            self._fault(seat, MALFORMED, str(err))
-            return legal[0], MALFORMED, str(err)
+            self._fault(seat, FaultKind.MALFORMED, str(err))
+            return legal[0], FaultKind.MALFORMED, str(err)
         if action in legal:
             return action, None, ""
         try:  # the engine names the rule broken; a refused action changes nothing
@@ -304,15 +312,15 @@ class MatchRunner:
             detail = f"{reply.name}: {err}"
         else:  # pragma: no cover - legal_actions and apply disagree: an engine bug
             raise AssertionError(f"{self.spec.name}: {reply.name!r} was applied but not listed as legal")
-        self._fault(seat, ILLEGAL, detail)
-        return legal[0], ILLEGAL, detail
+        self._fault(seat, FaultKind.ILLEGAL, detail)
+        return legal[0], FaultKind.ILLEGAL, detail
 
-    def _play(self, seat: int, action: int, fault: str | None, reason: str, request_id: int) -> None:
+    def _play(self, seat: int, action: int, fault: FaultKind | None, reason: str, request_id: int) -> None:
         self.state.apply(seat, action)
         self.decisions += 1
         if fault is not None:
-            self.links[seat].substituted(Outcome(request_id, self.game_id, seat, self.state.action_name(action),
-                                                 fault, reason, self.banks[seat]))
+            self.links[seat].substituted(Substitution(request_id, self.game_id, seat, self.state.action_name(action),
+                                                      fault, reason, self.banks[seat]))
 
     # --- the match ------------------------------------------------------------
 
@@ -324,7 +332,7 @@ class MatchRunner:
             try:
                 await link.start(info[seat])
             except SeatGone as gone:
-                kind = NO_SESSION if isinstance(link, AbsentSeat) else DISCONNECT
+                kind = FaultKind.NO_SESSION if isinstance(link, AbsentSeat) else FaultKind.DISCONNECT
                 self.out[seat] = kind
                 self._fault(seat, kind, str(gone))
         self._flush_events()

@@ -20,15 +20,22 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, Refused
+from referee.arena import Arena, RefusalReason, Refused
 from referee.process import tune_gc
-from referee.runner import Clock
+from referee.runner import Clock, GameInfo, MatchOutcome
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
 log = logging.getLogger("referee")
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Referee"].full_name
+
+REFUSALS = {
+    RefusalReason.UNSUPPORTED_VERSION: pb.Refusal.UNSUPPORTED_VERSION,
+    RefusalReason.BAD_HELLO: pb.Refusal.BAD_HELLO,
+    RefusalReason.BAD_TOKEN: pb.Refusal.BAD_TOKEN,
+    RefusalReason.TOO_MANY_SESSIONS: pb.Refusal.TOO_MANY_SESSIONS,
+}
 
 
 class RefereeServicer(pb_grpc.RefereeServicer):
@@ -48,7 +55,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
             session = self.arena.open_session(first.hello)
         except Refused as refused:
             log.info("refused bot %r: %s", first.hello.bot_name, refused)
-            yield wire.refusal(refused.reason, str(refused))
+            yield wire.refusal(REFUSALS[refused.reason], str(refused))
             return
         reader = asyncio.create_task(self._read(request_iterator, session))
         try:
@@ -76,10 +83,17 @@ class RefereeServicer(pb_grpc.RefereeServicer):
 
     async def Spectate(self, request: pb.SpectateRequest,
                        context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SpectatorMessage]:
+        game_id = request.game_id
         try:
-            stream = self.arena.spectate(request.game_id)
-            async for message in stream:
-                yield message
+            async for item in self.arena.spectate(game_id):
+                match item:
+                    case GameInfo():
+                        yield wire.spectator_start(item)
+                    case MatchOutcome():
+                        for message in wire.spectator_end(game_id, item.results, item.record):
+                            yield message
+                    case (index, event):
+                        yield wire.spectator_event(game_id, index, event)
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no game {request.game_id!r} on this server")
 

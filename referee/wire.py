@@ -1,7 +1,7 @@
 """Engine values <-> protobuf messages: the only module that knows both.
 
 Everything a seat receives is built here from what the runner hands over
-(its GameInfo, the events it may see, its Decision, its Outcome), so nothing
+(its GameInfo, the events it may see, its Decision, its Substitution), so nothing
 reaches a seat that its observation does not hold. JSON is written compactly
 and deterministically (same values, same bytes).
 """
@@ -15,17 +15,15 @@ from typing import Any
 import orjson
 
 from referee.games.base import Event
-from referee.runner import (
-    DISCONNECT, ILLEGAL, MALFORMED, NO_SESSION, TIMEOUT, WRONG_ID,
-    Clock, Decision, GameInfo, Outcome, Reply,
-)
+from referee.runner import Clock, Decision, FaultKind, GameInfo, Reply, Substitution
 from referee.v1 import referee_pb2 as pb
 
 PROTOCOL_VERSION = 1
 
 FAULTS = {
-    None: pb.FAULT_NONE, TIMEOUT: pb.FAULT_TIMEOUT, ILLEGAL: pb.FAULT_ILLEGAL, MALFORMED: pb.FAULT_MALFORMED,
-    WRONG_ID: pb.FAULT_WRONG_ID, DISCONNECT: pb.FAULT_DISCONNECT, NO_SESSION: pb.FAULT_NO_SESSION,
+    None: pb.FAULT_NONE, FaultKind.TIMEOUT: pb.FAULT_TIMEOUT, FaultKind.ILLEGAL: pb.FAULT_ILLEGAL,
+    FaultKind.MALFORMED: pb.FAULT_MALFORMED, FaultKind.WRONG_ID: pb.FAULT_WRONG_ID,
+    FaultKind.DISCONNECT: pb.FAULT_DISCONNECT, FaultKind.NO_SESSION: pb.FAULT_NO_SESSION,
 }
 
 # Every request carries its seat's observation as JSON, so the encoder is on the
@@ -137,7 +135,7 @@ def request(d: Decision, events: SeatEvents = ()) -> pb.RefereeMessage:
     return message
 
 
-def substituted(o: Outcome) -> pb.RefereeMessage:
+def substituted(o: Substitution) -> pb.RefereeMessage:
     """The ActionResult of a decision whose action the referee substituted (an accepted one has none)."""
     return pb.RefereeMessage(result=pb.ActionResult(
         request_id=o.request_id, game_id=o.game_id, seat=o.seat, status=pb.ActionResult.SUBSTITUTED,

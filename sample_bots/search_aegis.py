@@ -42,6 +42,7 @@ from referee.games.aegis import (
     score_game,
 )
 from sample_bots import heuristic_aegis as heur
+from sample_bots.search_core import Budget, run_search
 
 TRICKS = 5
 #: value of winning (losing) the match with the game, in game points
@@ -249,9 +250,7 @@ def candidates(obs: dict[str, Any], codes: list[int], prior_code: int) -> list[i
     return sorted(a for a in out if a in legal)
 
 
-def choose(obs: dict[str, Any], codes: list[int], prior: int, game: Any, budget: Any) -> int:
-    from sample_bots.search import run_search
-
+def choose(obs: dict[str, Any], codes: list[int], prior: int, game: Any, budget: Budget) -> int:
     seat = obs["seat"]
     cands = candidates(obs, codes, codes[prior])
     if len(cands) == 1:

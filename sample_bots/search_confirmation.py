@@ -30,6 +30,7 @@ from referee.cards import RANK, SUIT, SUIT_MASK
 from referee.games import confirmation as engine
 from referee.games.confirmation import BID, CONFIRM, REVISE, Confirmation
 from sample_bots import heuristic_confirmation as heur
+from sample_bots.search_core import Budget, run_search
 
 BIDDING, PLAYING, CONFIRMING = engine.BIDDING, engine.PLAYING, engine.CONFIRMING
 TRICKS = 13
@@ -300,9 +301,7 @@ def _distinct_cards(obs: dict[str, Any], codes: list[int]) -> list[int]:
     return out
 
 
-def choose(obs: dict[str, Any], codes: list[int], prior: int, game: Any, budget: Any) -> int:
-    from sample_bots.search import run_search
-
+def choose(obs: dict[str, Any], codes: list[int], prior: int, game: Any, budget: Budget) -> int:
     seat = obs["seat"]
     if obs["phase"] == "confirm" and obs["partner"] is not None:
         # pairs: both partners choose at once; two searching partners that each expect the

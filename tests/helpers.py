@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
-from types import ModuleType
 
 from referee import cards
 
@@ -66,13 +62,3 @@ def swap_card(action: int, x: int, y: int) -> int:
     if action >> 52 and (action >> x & 1) != (action >> y & 1):
         return action ^ (1 << x) ^ (1 << y)
     return action
-
-
-def load_tool(name: str) -> ModuleType:
-    """tools/NAME.py as a module (the tools are scripts, not a package)."""
-    path = Path(__file__).resolve().parent.parent / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_tool", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module

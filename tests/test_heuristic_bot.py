@@ -1,5 +1,5 @@
 """The heuristic sample bot (sample_bots.heuristic): always legal, quick, and
-clearly stronger than the random bot in duplicate play (tools/strength.py)."""
+clearly stronger than the random bot in duplicate play (referee.tools.strength)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,19 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import act, deck_for_confirmation, load_tool
+from helpers import act, deck_for_confirmation
 
 from referee import cards
 from referee.bot import GameView
 from referee.games import GAMES
 from referee.games.aegis import AegisGame
+from referee.tools import strength
 from referee.wire import options_text
 from sample_bots import heuristic
 from sample_bots import random as random_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-strength = load_tool("strength")
 
 CONFIRMATION_VARIANTS = [
     dict(zip(("trump", "double", "blind", "pairs"), combo))

@@ -11,7 +11,7 @@ from referee import records
 from referee.games import GAMES
 from referee.games.base import PUBLIC, Shoe
 from referee.runner import (
-    AbsentSeat, Clock, Decision, GameInfo, Outcome, Reply, SeatGone, SeatLink, run_match,
+    AbsentSeat, Clock, Decision, GameInfo, Reply, SeatGone, SeatLink, Substitution, run_match,
 )
 
 
@@ -23,7 +23,7 @@ class ScriptedSeat(SeatLink):
         self.policy = policy or (lambda d, n: Reply(name=self.rng.choice(d.legal_names)))
         self.asked = 0
         self.events = []
-        self.outcomes: list[Outcome] = []
+        self.substitutions: list[Substitution] = []
         self.decisions: list[Decision] = []
         self.info: GameInfo | None = None
         self.results = None
@@ -42,8 +42,8 @@ class ScriptedSeat(SeatLink):
             answer = await answer
         return answer
 
-    def substituted(self, outcome):
-        self.outcomes.append(outcome)
+    def substituted(self, substitution):
+        self.substitutions.append(substitution)
 
     def end(self, results):
         self.results = results
@@ -59,7 +59,7 @@ def test_well_behaved_seats_play_a_whole_game_with_no_fault():
     links = [ScriptedSeat(seed=i) for i in range(4)]
     out = play("confirmation", links, {"rounds": 2})
     assert out.state.is_terminal() and out.faults == []
-    assert all(link.outcomes == [] for link in links)  # nothing was substituted
+    assert all(link.substitutions == [] for link in links)  # nothing was substituted
     assert records.replay(out.record).results == out.state.results()
     assert out.results["faults"][0] == dict.fromkeys(("timeout", "illegal", "malformed", "wrong_id",
                                                       "disconnect", "no_session"), 0)
@@ -89,7 +89,7 @@ def test_a_bad_answer_is_replaced_by_the_first_legal_action(answer, kind):
     links = [ScriptedSeat(seed=1), bad, ScriptedSeat(seed=2), ScriptedSeat(seed=3)]
     out = play("confirmation", links, {"rounds": 1})
     assert [(f.seat, f.kind) for f in out.faults] == [(1, kind)]
-    first = bad.outcomes[0]
+    first = bad.substitutions[0]
     assert first.fault == kind and first.action == "BID 0" and first.reason
     assert out.state.bids[1] == 0
     assert bad.asked > 1  # the seat goes on being asked
@@ -100,7 +100,7 @@ def test_an_illegal_answer_names_the_rule():
     bad = ScriptedSeat(lambda d, n: Reply(name="AS") if n == 1 else Reply(index=0))
     out = play("confirmation", [ScriptedSeat(), bad, ScriptedSeat(), ScriptedSeat()], {"rounds": 1})
     assert [(f.seat, f.kind) for f in out.faults] == [(1, "illegal")]
-    assert "rule 1.4" in out.faults[0].detail and "rule 1.4" in bad.outcomes[0].reason
+    assert "rule 1.4" in out.faults[0].detail and "rule 1.4" in bad.substitutions[0].reason
 
 
 def test_overruns_come_out_of_the_bank_then_the_seat_is_defaulted():

@@ -1,6 +1,6 @@
 """The search bot (sample_bots.search): always legal, budgeted by the clock, and plays through the referee.
 
-Speed and strength are measured by ``tools/strength.py`` (``--bot search``),
+Speed and strength are measured by ``referee.tools.strength`` (``--bot search``),
 not asserted here.
 """
 
@@ -20,6 +20,8 @@ from referee.games import GAMES
 from referee.server import RefereeServer
 from referee.wire import options_text
 from sample_bots import heuristic, search, search_aegis, search_confirmation
+from sample_bots.search import Settings
+from sample_bots.search_core import Budget, run_search
 
 VARIANTS = [dict(zip(("trump", "double", "blind", "pairs"), combo))
             for combo in itertools.product(("dealer-card", "random-suit"), (False, True), (False, True),
@@ -68,7 +70,7 @@ def _check_legal(state, seat: int, seed: int) -> int:
     legal = state.legal_actions(seat)
     names = [state.action_name(a) for a in legal]
     obs = state.observation(seat)
-    choice = search.decide(obs, names, _view(state, seat, seed), rollouts=8)
+    choice = search.decide(obs, names, _view(state, seat, seed), Settings(rollouts=8))
     assert isinstance(choice, int) and 0 <= choice < len(legal)
     return choice
 
@@ -100,46 +102,46 @@ def test_aegis_answers_are_legal():
 def test_a_fixed_budget_is_reproducible():
     for game, options in (("confirmation", {"rounds": 1}), ("aegis", {})):
         for k, state, seat, obs, names in _first_decisions(game, options, seed=11, every=4, count=6):
-            a = search.decide(obs, names, _view(state, seat, seed=k), rollouts=6)
-            b = search.decide(obs, names, _view(state, seat, seed=k), rollouts=6)
+            a = search.decide(obs, names, _view(state, seat, seed=k), Settings(rollouts=6))
+            b = search.decide(obs, names, _view(state, seat, seed=k), Settings(rollouts=6))
             assert a == b
 
 
 def test_the_budget_follows_the_clock():
     state = GAMES["confirmation"].new({"rounds": 1}, seed=1)
     # no clock (in process): the think time, or the fixed number of samples alone
-    budget = search.budget_for(_view(state, 1, 0), think_ms=40)
+    budget = search.budget_for(_view(state, 1, 0), Settings(think_ms=40))
     assert budget.samples is None and budget.deadline is not None
-    budget = search.budget_for(_view(state, 1, 0), think_ms=40, rollouts=5)
+    budget = search.budget_for(_view(state, 1, 0), Settings(think_ms=40, rollouts=5))
     assert budget.samples == 5 and budget.deadline is None
     # a clock: never more than half the decision time left, even with a fixed number of samples
     view = _view(state, 1, 0, decision_ms=1000, decision_ms_left=60)
     import time
     before = time.perf_counter()
-    budget = search.budget_for(view, think_ms=150, rollouts=50)
+    budget = search.budget_for(view, Settings(think_ms=150, rollouts=50))
     assert budget.samples == 50 and before < budget.deadline <= time.perf_counter() + 0.030
     # no time left: no search at all
-    assert search.budget_for(_view(state, 1, 0, decision_ms=1000, decision_ms_left=0), think_ms=150) is None
+    no_time = _view(state, 1, 0, decision_ms=1000, decision_ms_left=0)
+    assert search.budget_for(no_time, Settings(think_ms=150)) is None
 
 
 def test_with_no_time_left_it_answers_the_heuristic_choice_at_once():
     for game, options in (("confirmation", {"rounds": 1, "double": True}), ("aegis", {})):
         for k, state, seat, obs, names in _first_decisions(game, options, seed=5, every=3, count=10):
             view = _view(state, seat, seed=k, decision_ms=1000, decision_ms_left=0)
-            choice = search.decide(obs, names, view, think_ms=150)
+            choice = search.decide(obs, names, view, Settings(think_ms=150))
             assert names[choice] == heuristic.decide(obs, names, view)
 
 
 def test_a_search_that_cannot_sample_answers_the_prior():
-    result = search.run_search(["a", "b", "c"], 2, lambda: None, lambda s, a: 0.0, search.Budget(samples=0))
+    result = run_search(["a", "b", "c"], 2, lambda: None, lambda s, a: 0.0, Budget(samples=0))
     assert result.choice == 2 and result.samples == 0
 
 
 def test_the_search_keeps_the_best_mean_and_drops_the_hopeless():
     values = {"bad": 0.0, "good": 1.0, "noisy": 0.5}
     rng = random.Random(0)
-    result = search.run_search(list(values), 0, lambda: rng.random(), lambda s, a: values[a] + s,
-                               search.Budget(samples=40))
+    result = run_search(list(values), 0, lambda: rng.random(), lambda s, a: values[a] + s, Budget(samples=40))
     assert result.choice == 1
     assert result.playouts < 3 * 40  # the others were dropped on the way
 

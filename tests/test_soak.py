@@ -1,4 +1,4 @@
-"""tools/soak.py: self-play through the real referee, every fault counted.
+"""referee.tools.soak: self-play through the real referee, every fault counted.
 
 A tiny run (one match each of one Confirmation and one Aegis variant) must
 report what it played and zero faults; a bot that answers illegal actions
@@ -11,15 +11,12 @@ import json
 import sqlite3
 from pathlib import Path
 
-from helpers import load_tool
-
-from referee.runner import FAULT_KINDS
+from referee.runner import FaultKind
+from referee.tools import soak
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = "confirmation/random-suit+double+blind+pairs,aegis/4plus"
 
-
-soak = load_tool("soak")
 
 
 def run(tmp_path, *args: str) -> tuple[int, dict]:
@@ -39,7 +36,7 @@ def test_the_random_bot_plays_both_games_without_a_fault(tmp_path, capsys):
     for r in report["runs"]:
         assert r["games"] == r["requested"] == 1
         assert r["decisions"] > 0 and r["timed_decisions"] == r["decisions"]
-        assert r["faults"] == dict.fromkeys(FAULT_KINDS, 0)
+        assert r["faults"] == dict.fromkeys(FaultKind, 0)
         assert 0 < r["slowest_ms"] < 1000
     err = capsys.readouterr().err
     assert "[1/2] random confirmation/random-suit+double+blind+pairs: 1/1 games" in err

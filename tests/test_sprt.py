@@ -23,7 +23,6 @@ from referee.tournament import sprt as S
 from referee.tournament.config import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
-WEAKENED = ROOT / "tests" / "bots" / "weakened.py"
 
 
 # --- Elo, bounds ----------------------------------------------------------------------
@@ -301,12 +300,12 @@ command = "python -m sample_bots.heuristic"
 
 [[bots]]
 name = "old"
-command = ["python", "{weakened}", "--noise", "0.5"]
+command = ["python", "-m", "sample_bots.weakened", "--noise", "0.5"]
 """
 
 
 def write_sprt(tmp_path, text=SPRT_FILE, change=None):
-    text = textwrap.dedent(text).replace("{weakened}", str(WEAKENED))
+    text = textwrap.dedent(text)
     if change:
         assert change[0] in text, change[0]
         text = text.replace(change[0], change[1], 1)
@@ -387,8 +386,8 @@ def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
     time reaches H1 (it wins nearly everything, so in about the minimum 53 units)."""
     md = tmp_path / "summary.md"
     done = run_cli("sprt", "--game", "aegis", "--candidate", "heuristic=python -m sample_bots.heuristic",
-                   "--baseline", f"weak=python {WEAKENED} --noise 0.5 --seed 1", "--seed", 7, "--preset", "stronger",
-                   "--max-units", 150, "--format", "json", "--markdown", md, "--quiet")
+                   "--baseline", "weak=python -m sample_bots.weakened --noise 0.5 --seed 1", "--seed", 7,
+                   "--preset", "stronger", "--max-units", 150, "--format", "json", "--markdown", md, "--quiet")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["verdict"] == "H1" and out["conclusion"] == "stronger"
@@ -404,7 +403,7 @@ def test_weakened_candidate_fails_in_confirmation(tmp_path):
     """Confirmation (one round a match), the weakened bot as the candidate: H0, exit 1. Wide
     hypotheses keep it short; the text report names the verdict."""
     done = run_cli("sprt", "--game", "confirmation", "-o", "rounds=1", "--candidate",
-                   f"weak=python {WEAKENED} --noise 0.9 --seed 2", "--baseline",
+                   "weak=python -m sample_bots.weakened --noise 0.9 --seed 2", "--baseline",
                    "heuristic=python -m sample_bots.heuristic", "--seed", 3, "--elo0", 0, "--elo1", 150,
                    "--max-units", 60, "--quiet")
     assert done.returncode == 1, done.stdout + done.stderr
@@ -429,8 +428,8 @@ def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
     are saved, and the same run resumes from them (here: capped at the units already saved,
     so it plays nothing and ends inconclusive, exit 3, with the same counts)."""
     out = tmp_path / "out"
-    args = ["sprt", "--game", "aegis", "--candidate", f"a=python {WEAKENED} --noise 0.3 --seed 1",
-            "--baseline", f"b=python {WEAKENED} --noise 0.3 --seed 2", "--seed", 5, "--output", out,
+    args = ["sprt", "--game", "aegis", "--candidate", "a=python -m sample_bots.weakened --noise 0.3 --seed 1",
+            "--baseline", "b=python -m sample_bots.weakened --noise 0.3 --seed 2", "--seed", 5, "--output", out,
             "--format", "json"]
     proc = subprocess.Popen([sys.executable, "-m", "referee", *map(str, args)], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee.runner import FAULT_KINDS
+from referee.runner import FaultKind
 
 DB_NAME = "results.sqlite"
 
@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS seats (
     bot TEXT NOT NULL,
     score INTEGER NOT NULL,
     place INTEGER NOT NULL,
-    {", ".join(f"{kind} INTEGER NOT NULL" for kind in FAULT_KINDS)},
+    {", ".join(f"{kind} INTEGER NOT NULL" for kind in FaultKind)},
     PRIMARY KEY (match_key, seat)
 );
 """
@@ -69,7 +69,7 @@ class MatchRow:
 
     @property
     def faults(self) -> list[dict[str, int]]:
-        return self.results.get("faults") or [dict.fromkeys(FAULT_KINDS, 0) for _ in self.lineup]
+        return self.results.get("faults") or [dict.fromkeys(FaultKind, 0) for _ in self.lineup]
 
 
 class Store:
@@ -140,15 +140,15 @@ class Store:
     def save(self, key: str, deal_set: int, seed: int, lineup: tuple[str, ...], results: dict[str, Any],
              record: dict[str, Any], seconds: float) -> None:
         """One finished match, in one transaction."""
-        faults = results.get("faults") or [dict.fromkeys(FAULT_KINDS, 0) for _ in lineup]
+        faults = results.get("faults") or [dict.fromkeys(FaultKind, 0) for _ in lineup]
         with self.db:
             self.db.execute("INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                             (key, deal_set, str(seed), json.dumps(list(lineup)), json.dumps(results),
                              json.dumps(record), seconds, time.time()))
             self.db.executemany(
-                f"INSERT INTO seats VALUES (?, ?, ?, ?, ?, {', '.join('?' for _ in FAULT_KINDS)})",
+                f"INSERT INTO seats VALUES (?, ?, ?, ?, ?, {', '.join('?' for _ in FaultKind)})",
                 [(key, seat, bot, results["scores"][seat], results["placing"][seat],
-                  *(faults[seat].get(kind, 0) for kind in FAULT_KINDS))
+                  *(faults[seat].get(kind, 0) for kind in FaultKind))
                  for seat, bot in enumerate(lineup)])
 
     def matches(self) -> Iterator[MatchRow]:

@@ -1,8 +1,8 @@
 """The heuristic bot, weakened: with probability --noise it plays a uniformly random legal action.
 
-    python tests/bots/weakened.py --noise 0.5 --address HOST:PORT --name NAME --token TOKEN [--seed S]
+    python -m sample_bots.weakened --noise 0.5 --address HOST:PORT --name NAME --token TOKEN [--seed S]
 
-A bot of known, tunable inferiority for the SPRT tests (noise 0 is the heuristic
+A bot of known, tunable inferiority for the SPRT tests and ``referee.tools.sprt_simulation`` (noise 0 is the heuristic
 bot itself). The random choices come from the kit's per-game generator, so with
 --seed the same game gets the same choices.
 """

@@ -1,9 +1,9 @@
 """How strong is a bot? Duplicate matches in process, no referee, no gRPC.
 
-    python tools/strength.py --game confirmation --games 200 --seed 1
-    python tools/strength.py --game confirmation --games 50 --variants     # every option combination
-    python tools/strength.py --game aegis --games 200 --seed 1
-    python tools/strength.py --bot search --against heuristic --rollouts 100 --lineups 2v2 --jobs 2
+    python -m referee.tools.strength --game confirmation --games 200 --seed 1
+    python -m referee.tools.strength --game confirmation --games 50 --variants     # every option combination
+    python -m referee.tools.strength --game aegis --games 200 --seed 1
+    python -m referee.tools.strength --bot search --against heuristic --rollouts 100 --lineups 2v2 --jobs 2
 
 The engine is played directly; each seat's policy is called as a bot would
 be, ``decide(observation, legal_names, view)`` with a :class:`referee.bot.GameView`
@@ -34,14 +34,10 @@ import itertools
 import math
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.bot import GameView
 from referee.games import GAMES
@@ -54,12 +50,20 @@ VARIANTS = [dict(zip(("trump", "double", "blind", "pairs"), combo))
                                            (False, True))]
 
 
-def load_policy(module: str) -> Policy:
+def load_policy(module: str, think_ms: float | None = None, rollouts: int | None = None) -> Policy:
     """``decide`` of a module: a bare name is looked up in ``sample_bots`` first
-    (``heuristic`` means ``sample_bots.heuristic``), then as a module of its own."""
+    (``heuristic`` means ``sample_bots.heuristic``), then as a module of its own.
+
+    A searching bot's module (one with ``Settings`` and ``policy``, as
+    ``sample_bots.search``) plays with ``think_ms`` and ``rollouts`` when
+    either is given (``think_ms=None``: the module's default)."""
     if "." not in module and importlib.util.find_spec(f"sample_bots.{module}") is not None:
         module = f"sample_bots.{module}"
-    return importlib.import_module(module).decide
+    bot = importlib.import_module(module)
+    if hasattr(bot, "Settings") and (think_ms is not None or rollouts is not None):
+        settings = bot.Settings(rollouts=rollouts) if think_ms is None else bot.Settings(think_ms, rollouts)
+        return bot.policy(settings)
+    return bot.decide
 
 
 @dataclass
@@ -316,11 +320,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args.options = parse_options(args.options)
     global JOBS
     JOBS = args.jobs
-    bot, other = load_policy(args.bot), load_policy(args.against)
-    for name in {args.bot, args.against}:
-        module = sys.modules[load_policy(name).__module__]
-        if hasattr(module, "configure") and (args.rollouts is not None or args.think_ms is not None):
-            module.configure(think_ms=args.think_ms, rollouts=args.rollouts)
+    bot, other = (load_policy(name, args.think_ms, args.rollouts) for name in (args.bot, args.against))
     timing = Timing()
     started = time.perf_counter()
     print(f"{args.bot} v {args.against}, seed {args.seed}")

@@ -1,8 +1,8 @@
 """How good is the SPRT? Measured error rates, and the games it saves over a plain per-game SPRT.
 
-    python tools/sprt_simulation.py                        # everything (a few minutes)
-    python tools/sprt_simulation.py --part model --runs 1000
-    python tools/sprt_simulation.py --part real --units 1000
+    python -m referee.tools.sprt_simulation                        # everything (a few minutes)
+    python -m referee.tools.sprt_simulation --part model --runs 1000
+    python -m referee.tools.sprt_simulation --part real --units 1000
 
 Two parts:
 
@@ -17,7 +17,7 @@ rates and the mean number of games each needed.
 
 ``real``: games played in process (the engines directly, no referee, no gRPC):
 the heuristic bot against itself weakened to play a random legal action with
-probability ``--noise`` (tests/bots/weakened.py). A pool of ``--units`` duplicate
+probability ``--noise`` (sample_bots/weakened.py). A pool of ``--units`` duplicate
 units is played per game; SPRTs are then run on units drawn from the pool (the
 duplicate SPRT) and on single games drawn from its games (a plain per-game SPRT:
 independent deals have the same distribution per game). Printed: the pool's
@@ -33,19 +33,11 @@ import argparse
 import math
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "bots"))
-sys.path.insert(0, str(ROOT / "tools"))
-
-from strength import play  # noqa: E402 - one in-process match loop for both tools
-
+from referee.tools.strength import play  # one in-process match loop for both tools
 from referee.tournament import sprt as S
 
 HYPOTHESES = [("stronger", *S.PRESETS["stronger"]), ("non-regression", *S.PRESETS["non-regression"])]
@@ -127,9 +119,8 @@ def part_model(args: argparse.Namespace) -> None:
 
 def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int) -> list[tuple[float, float]]:
     """The candidate's two results of each of ``units`` duplicate units: heuristic v weakened(noise)."""
-    from weakened import weakened
-
     from sample_bots import heuristic
+    from sample_bots.weakened import weakened
 
     bots = {"c": heuristic.decide, "b": weakened(noise)}
     out = []

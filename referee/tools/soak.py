@@ -1,13 +1,13 @@
 """Soak test: every sample bot plays every variant, hundreds of games, through
 the real referee, and every fault is counted. Exit 0 only when there is none.
 
-    python tools/soak.py                                        # random, heuristic, search; 200 games each
-    python tools/soak.py --bots random,heuristic --games 200 --json soak.json
-    python tools/soak.py --bots search --games 2 --variants confirmation/dealer-card,aegis/table
-    python tools/soak.py --bots search --fill heuristic --search-think-ms 5   # search in one seat of each match
-    python tools/soak.py --bots node --variants aegis           # needs `npm ci` in sample_bots/node
-    python tools/soak.py --bots evil --bot-command "evil=python tests/bots/proto_bot.py --mode illegal"
-    python tools/soak.py --list                                 # the variant names
+    python -m referee.tools.soak                                        # random, heuristic, search; 200 games each
+    python -m referee.tools.soak --bots random,heuristic --games 200 --json soak.json
+    python -m referee.tools.soak --bots search --games 2 --variants confirmation/dealer-card,aegis/table
+    python -m referee.tools.soak --bots search --fill heuristic --search-think-ms 5   # search in one seat of each match
+    python -m referee.tools.soak --bots node --variants aegis           # needs `npm ci` in sample_bots/node
+    python -m referee.tools.soak --bots evil --bot-command "evil=python tests/bots/proto_bot.py --mode illegal"
+    python -m referee.tools.soak --list                                 # the variant names
 
 Variants: Confirmation's 16 option combinations (trump ``dealer-card`` or
 ``random-suit``, with or without ``double``, ``blind`` and ``pairs``; 8
@@ -67,17 +67,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tabulate import tabulate
 
-from tabulate import tabulate  # noqa: E402 - after the path, as in the other tools
+from referee import games
+from referee.runner import Clock, FaultKind
+from referee.tournament.config import BOT_NAME, BotSpec, TournamentConfig
+from referee.tournament.run import claim_store, play_schedule
+from referee.tournament.schedule import Schedule, Seating, deal_seed
+from referee.tournament.store import Store, StoreError
 
-from referee import games  # noqa: E402
-from referee.runner import FAULT_KINDS, Clock  # noqa: E402
-from referee.tournament.config import BOT_NAME, BotSpec, TournamentConfig  # noqa: E402
-from referee.tournament.run import claim_store, play_schedule  # noqa: E402
-from referee.tournament.schedule import Schedule, Seating, deal_seed  # noqa: E402
-from referee.tournament.store import Store, StoreError  # noqa: E402
+#: the checkout the tool runs from: the bots' working directory (their commands name its files)
+ROOT = Path(__file__).resolve().parents[2]
 
 BOTS = {
     "random": "python -m sample_bots.random",
@@ -187,7 +187,7 @@ def count(config: TournamentConfig, schedule: Schedule, store: Store) -> dict[st
     """The figures of the schedule's matches that are in the store."""
     bot = config.bots[0].name
     wanted = {s.key for s in schedule.seatings}
-    faults = dict.fromkeys(FAULT_KINDS, 0)
+    faults = dict.fromkeys(FaultKind, 0)
     examples: list[str] = []
     kinds_seen: set[str] = set()
     played = decisions = timed = over = 0
@@ -202,7 +202,7 @@ def count(config: TournamentConfig, schedule: Schedule, store: Store) -> dict[st
         meta = record.get("meta", {})
         decisions += sum(1 for seat, _ in record["actions"] if seat in mine)
         for seat in mine:
-            for kind in FAULT_KINDS:
+            for kind in FaultKind:
                 faults[kind] += row.faults[seat].get(kind, 0)
             if seat < len(meta.get("decision_times", [])):
                 t = meta["decision_times"][seat]
@@ -254,17 +254,17 @@ def failed(run: dict) -> bool:
 
 def table(runs: list[dict]) -> str:
     """One row per bot and variant, and a total row per bot."""
-    headers = ["bot", "variant", "games", "decisions", *FAULT_KINDS, "slowest ms", "mean ms", "> 1 s",
+    headers = ["bot", "variant", "games", "decisions", *FaultKind, "slowest ms", "mean ms", "> 1 s",
                "s/game", "wall s"]
     rows = []
     for bot in dict.fromkeys(r["bot"] for r in runs):
         mine = [r for r in runs if r["bot"] == bot]
         rows += [[bot, r["variant"], f"{r['games']}/{r['requested']}", r["decisions"],
-                  *(r["faults"][k] for k in FAULT_KINDS), r["slowest_ms"], r["mean_ms"], r["over_decision_time"],
+                  *(r["faults"][k] for k in FaultKind), r["slowest_ms"], r["mean_ms"], r["over_decision_time"],
                   r["seconds_per_game"], r["wall_s"]] for r in mine]
         if len(mine) > 1:
             rows.append([bot, "(all)", f"{sum(r['games'] for r in mine)}/{sum(r['requested'] for r in mine)}",
-                         sum(r["decisions"] for r in mine), *(sum(r["faults"][k] for r in mine) for k in FAULT_KINDS),
+                         sum(r["decisions"] for r in mine), *(sum(r["faults"][k] for r in mine) for k in FaultKind),
                          max((r["slowest_ms"] or 0.0) for r in mine), None,
                          sum(r["over_decision_time"] for r in mine), None, round(sum(r["wall_s"] for r in mine), 1)])
     return tabulate(rows, headers, disable_numparse=True)
