@@ -32,10 +32,6 @@ from referee.v1 import referee_pb2 as pb
 
 log = logging.getLogger("referee")
 
-#: how often a claim asks ``gone(bot)`` again while it waits (see :meth:`Arena.claim`)
-GONE_POLL_S = 0.25
-
-
 class RefusalReason(Enum):
     """Why a hello is not accepted (the protocol's Refusal.Reason)."""
 
@@ -265,6 +261,10 @@ class Arena:
             log.info("session %s: bot %r disconnected", session.session_id, session.bot_name)
         self._notify()
 
+    def wake(self) -> None:
+        """Wake the waiting claims to look again (e.g. a launched bot's process ended)."""
+        self._notify()
+
     def _notify(self) -> None:
         """Wake the claims waiting for a session."""
         changed, self._changed = self._changed, asyncio.Event()
@@ -282,18 +282,16 @@ class Arena:
         """A session of ``bot`` with a free seat, reserved; None if none by the
         deadline, or as soon as ``gone(bot)`` says it will not come.
 
-        It waits for a session to open or free a seat, or for the deadline.
-        ``gone`` answers for a process that another thread watches (the
-        launcher's), which has no way to wake this wait: while it is given,
-        it is asked again every GONE_POLL_S."""
+        It waits for a session to open or free a seat, for :meth:`wake`, or
+        for the deadline; ``gone`` is asked each time it wakes (whoever
+        answers it calls :meth:`wake` when the answer may have changed)."""
         loop = asyncio.get_running_loop()
         while (session := self._reserve(bot)) is None:
             if loop.time() >= deadline or (gone is not None and gone(bot)):
                 return None
             changed = self._changed
-            wake_at = deadline if gone is None else min(deadline, loop.time() + GONE_POLL_S)
             try:
-                async with asyncio.timeout_at(wake_at):
+                async with asyncio.timeout_at(deadline):
                     await changed.wait()
             except TimeoutError:
                 pass

@@ -301,3 +301,24 @@ def test_a_batching_session_gets_what_is_queued_in_one_message_and_others_one_by
     assert [m.welcome.session_id for m in batched[0].batch.messages] == ["s0", "s1"]
     alone = asyncio.run(drain(False))
     assert [m.welcome.session_id for m in alone] == ["s0", "s1"]
+
+
+def test_a_claim_waits_without_polling_gone_and_stops_when_woken():
+    """gone() is asked when the claim starts and each time it is woken, not on a timer."""
+    async def go():
+        arena, asked, dead = Arena(), [], [False]
+
+        def gone(bot: str) -> bool:
+            asked.append(bot)
+            return dead[0]
+
+        loop = asyncio.get_running_loop()
+        claim = asyncio.create_task(arena.claim("b", loop.time() + 30, gone))
+        await asyncio.sleep(0.6)
+        assert not claim.done() and asked == ["b"]
+        dead[0] = True
+        arena.wake()
+        assert await asyncio.wait_for(claim, 1) is None
+        return asked
+
+    assert asyncio.run(go()) == ["b", "b"]

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -56,12 +56,14 @@ def describe_exit(code: int | None) -> str:
 
 class Launcher:
     def __init__(self, bots: Iterable[BotSpec], address: str, tokens: Mapping[str, str], capacity: Mapping[str, int],
-                 log_dir: Path | None):
-        """``log_dir`` None: the bots' output goes to this process's stderr."""
+                 log_dir: Path | None, on_exit: Callable[[str], None] | None = None):
+        """``log_dir`` None: the bots' output goes to this process's stderr. ``on_exit(name)`` is
+        called (from a thread of the launcher's) each time a bot's process has ended."""
         self.address = address
         self.tokens = tokens
         self.capacity = capacity
         self.log_dir = log_dir
+        self.on_exit = on_exit
         self.bots = {b.name: Launched(b) for b in bots if not b.external}
         self._lock = threading.Lock()
         self._stopping = False
@@ -100,6 +102,12 @@ class Launcher:
         _limit(bot.process.pid, bot.spec.limits.cpu_seconds, bot.spec.limits.memory_mb)
         bot._pump = threading.Thread(target=self._pump, args=(bot, bot.process, log), daemon=True)
         bot._pump.start()
+        if self.on_exit is not None:
+            threading.Thread(target=self._watch, args=(bot.spec.name, bot.process), daemon=True).start()
+
+    def _watch(self, name: str, process: subprocess.Popen) -> None:
+        process.wait()
+        self.on_exit(name)
 
     def _pump(self, bot: Launched, process: subprocess.Popen, log: BinaryIO) -> None:
         """Copy the bot's output to its log up to the cap; count the rest."""

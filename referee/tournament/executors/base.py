@@ -80,6 +80,9 @@ class Executor(ABC):
     async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """Play one match on the referee; returns its results and record."""
 
+    def _bot_ended(self, name: str) -> None:
+        """A launched bot's process ended (called from a launcher thread): nothing to do by default."""
+
     # --- the shared part ------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
@@ -88,7 +91,7 @@ class Executor(ABC):
         self._stack = stack
         try:
             address = await self._open(stack)
-            self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir)
+            self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended)
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
             self.launcher.start_all()
         except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any
 
@@ -17,7 +18,15 @@ class LocalExecutor(Executor):
 
         self.referee = await stack.enter_async_context(
             RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout))
+        self._loop = asyncio.get_running_loop()
         return self.referee.address
+
+    def _bot_ended(self, name: str) -> None:
+        # a match waiting for this bot to connect stops waiting (the arena asks gone() again)
+        try:
+            self._loop.call_soon_threadsafe(self.referee.arena.wake)
+        except RuntimeError:  # the loop has closed: nobody is waiting
+            pass
 
     async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         outcome = await self.referee.arena.run_match(self.game, self.options, seating.lineup, seed=seating.seed,
