@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
@@ -95,6 +95,16 @@ server_option = click.option("--server", metavar="HOST:PORT",
 admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
                                   help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+
+
+def remote_options(command: Callable) -> Callable:
+    """``--server`` and ``--admin-token``: play on a remote referee."""
+    return server_option(admin_token_option(command))
+
+
+def standings_options(command: Callable) -> Callable:
+    """``--anchor`` and ``--bootstrap``: how the standings are rated."""
+    return anchor_option(bootstrap_option(command))
 
 # --- output -----------------------------------------------------------------------------
 

@@ -12,14 +12,13 @@ from click.core import ParameterSource
 from referee.cli.exits import SPRT_EXIT_CODES, interrupt_on_sigterm
 from referee.cli.options import (
     BotCommand,
-    admin_token_option,
     bank_ms_option,
     decision_ms_option,
     fresh_seed,
     quiet_option,
+    remote_options,
     rule_options,
     seed_option,
-    server_option,
 )
 from referee.games import GAMES
 from referee.stats.sprt import SPRT, Verdict, estimate
@@ -61,8 +60,7 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 @click.option("--concurrency", type=click.IntRange(1), default=2, show_default=True, help="Matches played at once.")
 @click.option("--output", type=click.Path(file_okay=False),
               help="Save every match and the bots' logs here; the same command resumes from it.")
-@server_option
-@admin_token_option
+@remote_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="The report on stdout.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False),

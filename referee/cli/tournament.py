@@ -9,23 +9,14 @@ from collections.abc import Sequence
 import click
 
 from referee.cli.exits import ExitCode, interrupt_on_sigterm
-from referee.cli.options import (
-    admin_token_option,
-    anchor_option,
-    bootstrap_option,
-    config_argument,
-    quiet_option,
-    server_option,
-)
+from referee.cli.options import config_argument, quiet_option, remote_options, standings_options
 from referee.tournament.store import MatchRow
 
 
 @click.command()
 @config_argument
-@server_option
-@admin_token_option
-@anchor_option
-@bootstrap_option
+@remote_options
+@standings_options
 @quiet_option
 def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
                bootstrap: int, quiet: bool) -> None:
@@ -51,8 +42,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
-@anchor_option
-@bootstrap_option
+@standings_options
 def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int) -> None:
     """Print the standings of the tournament results stored in DIRECTORY."""
     from referee.tournament.store import Store
@@ -63,10 +53,8 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 
 @click.command()
 @config_argument
-@server_option
-@admin_token_option
-@anchor_option
-@bootstrap_option
+@remote_options
+@standings_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @quiet_option
 def gauntlet(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
