@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 
 import click
@@ -45,8 +44,8 @@ def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | No
     import asyncio
 
     from referee.runner import Clock
-    from referee.server import RefereeServer
-    from referee.tournament.launcher import Launcher
+    from referee.tournament.executors import LocalExecutor
+    from referee.tournament.schedule import Seating
 
     spec = get_game(game)
     options = game_options(spec, rule_options)
@@ -56,26 +55,22 @@ def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | No
         raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",
                                  param_hint="--lineup")
     seed = fresh_seed() if seed is None else seed
-    tokens = {name: secrets.token_hex(16) for name in names}
+    executor = LocalExecutor(game, options, Clock(decision_ms / 1000, bank_ms / 1000), list(bots),
+                             {n: seats.count(n) for n in names}, log_dir=None, connect_timeout=30)
 
     async def play():
-        async with RefereeServer(tokens=tokens, connect_timeout=30) as server:
-            launcher = Launcher(list(bots), server.address, tokens, {n: seats.count(n) for n in names}, log_dir=None)
-            try:
-                launcher.start_all()
-                return await server.arena.run_match(game, options, seats, seed=seed,
-                                                    clock=Clock(decision_ms / 1000, bank_ms / 1000))
-            finally:
-                launcher.stop_all()
+        async with executor:
+            return await executor.play(Seating(0, seed, tuple(seats)), match_id="")  # the referee names it
 
-    outcome = asyncio.run(play())
+    played = asyncio.run(play())
     if show_log:
-        click.echo(f"{game}, seed {seed}; options: {format_options(outcome.state.options)}")
-        click.echo("\n".join(game_log(outcome.state, seats)))
+        state = records.replay(played.record).state
+        click.echo(f"{game}, seed {seed}; options: {format_options(state.options)}")
+        click.echo("\n".join(game_log(state, seats)))
         click.echo()
-    click.echo("\n".join(final_table(outcome.results, seats)))
-    for fault in outcome.faults:
-        click.echo(f"fault: seat {fault.seat} ({seats[fault.seat]}) {fault.kind} at decision {fault.decision}: "
-                   f"{fault.detail}")
+    click.echo("\n".join(final_table(played.results, seats)))
+    for fault in played.record["meta"]["faults"]:
+        click.echo(f"fault: seat {fault['seat']} ({seats[fault['seat']]}) {fault['kind']} at decision "
+                   f"{fault['decision']}: {fault['detail']}")
     if record_file:
-        records.write(record_file, outcome.record)
+        records.write(record_file, played.record)

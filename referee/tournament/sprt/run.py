@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from referee.stats.sprt import Verdict
@@ -32,7 +31,7 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     verdict or ``setup.max_units``; returns H1, H0 or inconclusive. ``tally`` holds what was
     counted even if this is interrupted. With a ``store``, every match is saved and matches
     already in it are not played again (a run resumes where it stopped)."""
-    from referee.tournament.run import BotsDead, MatchPlayer, seat_capacity
+    from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
     from referee.tournament.schedule import Seating, deal_seed
 
     c, b = setup.candidate.name, setup.baseline.name
@@ -44,13 +43,14 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     stored = {row.key: row.results for row in store.matches()} if store is not None else {}
     finished: dict[int, list[Mapping[str, Any] | None]] = {}
     counted = 0
-    stop = asyncio.Event()
 
-    def record(k: int, j: int, results: Mapping[str, Any]) -> None:
+    def record(s: Seating, results: Mapping[str, Any]) -> bool:
+        """Count one match; True once the test is over (a verdict, or max_units counted)."""
         nonlocal counted
+        k, j = s.deal_set, lineups.index(s.lineup)
         for seat, counts in enumerate(results.get("faults") or []):
             if counts.get("no_session"):
-                raise SprtError(f"bot {lineups[j][seat]!r} did not come to play (no session within "
+                raise SprtError(f"bot {s.lineup[seat]!r} did not come to play (no session within "
                                 f"{connect_timeout:g} s): check its command and its log")
         finished.setdefault(k, [None] * len(lineups))[j] = results
         while counted in finished and all(r is not None for r in finished[counted]):
@@ -60,46 +60,40 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
             if progress:
                 progress(tally)
             if verdict is not None or counted >= setup.max_units:
-                stop.set()
-                return
+                return True
+        return False
 
-    jobs = iter([(k, j) for k in range(setup.max_units) for j in range(len(lineups))])
+    over = False
+
+    def to_play() -> Iterator[Seating]:
+        """The units' matches in order; those already stored are counted, not played."""
+        nonlocal over
+        for k in range(setup.max_units):
+            for j in range(len(lineups)):
+                s = seating(k, j)
+                if s.key not in stored:
+                    yield s
+                elif record(s, stored[s.key]):
+                    over = True
+                if over:
+                    return
+
+    def played(p: Played) -> bool:
+        nonlocal over
+        s = p.seating
+        if store is not None:
+            store.save(s.key, s.deal_set, s.seed, s.lineup, p.results, p.record, p.seconds)
+        over = over or record(s, p.results)
+        return over
+
+    def dead(s: Seating, err: BotsDead) -> None:
+        raise SprtError(f"{err}: the test cannot go on")
+
     capacity = seat_capacity([seating(0, j) for j in range(len(lineups))], setup.concurrency)
     log_dir = setup.output / "logs" if setup.output is not None else None
-
-    async with MatchPlayer(setup.game, setup.options, setup.clock, [setup.candidate, setup.baseline], capacity,
-                           log_dir, server, admin_token, connect_timeout) as player:
-
-        async def worker() -> None:
-            for k, j in jobs:
-                if stop.is_set():
-                    return
-                s = seating(k, j)
-                if s.key in stored:
-                    record(k, j, stored[s.key])
-                    continue
-                try:
-                    played = await player.play(s)
-                except BotsDead as err:
-                    raise SprtError(f"{err}: the test cannot go on") from None
-                if store is not None:
-                    store.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
-                record(k, j, played.results)
-
-        workers = {asyncio.create_task(worker()) for _ in range(setup.concurrency)}
-        waiter = asyncio.create_task(stop.wait())
-        pending = {waiter, *workers}
-        try:
-            while waiter in pending and pending - {waiter}:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    if task is not waiter and task.exception() is not None:
-                        raise task.exception()
-        finally:
-            # stop first: a worker whose cancellation is lost (asyncio.wait_for in Python 3.11 can
-            # swallow one) still ends at its next job instead of playing on
-            stop.set()
-            for task in (waiter, *workers):
-                task.cancel()
-            await asyncio.gather(waiter, *workers, return_exceptions=True)
+    executor = executor_for(server, admin_token, game=setup.game, options=setup.options, clock=setup.clock,
+                            bots=[setup.candidate, setup.baseline], capacity=capacity, log_dir=log_dir,
+                            connect_timeout=connect_timeout)
+    async with executor:
+        await executor.play_all(to_play(), setup.concurrency, played, dead)
     return tally.verdict or Verdict.INCONCLUSIVE

@@ -1,0 +1,155 @@
+"""The executor interface: launched bots, and matches played on a referee."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from referee.runner import Clock
+from referee.tournament.config import BotSpec
+from referee.tournament.launcher import Launcher
+from referee.tournament.schedule import Seating
+
+
+@dataclass(frozen=True)
+class Played:
+    """One finished match: its seating, results (scores, placing, faults), record, and wall time."""
+
+    seating: Seating
+    results: dict[str, Any]
+    record: dict[str, Any]
+    seconds: float
+
+
+class BotsDead(Exception):
+    """Launched bots that died too often to be started again: {name: why}."""
+
+    def __init__(self, reasons: Mapping[str, str]):
+        super().__init__("; ".join(f"bot {name} {why}" for name, why in sorted(reasons.items())))
+        self.reasons = dict(reasons)
+
+
+def seat_capacity(seatings: Sequence[Seating], concurrency: int) -> dict[str, int]:
+    """Seats a launched bot must play at once: its most seats in one match x concurrency."""
+    most: dict[str, int] = {}
+    for s in seatings:
+        for bot in set(s.lineup):
+            most[bot] = max(most.get(bot, 0), s.lineup.count(bot))
+    return {bot: n * concurrency for bot, n in most.items()}
+
+
+class _Stop(Exception):
+    """Raised in a worker of :meth:`Executor.play_all` to stop the others."""
+
+
+class Executor(ABC):
+    """Plays matches of one game between one set of bots.
+
+    ``async with executor: played = await executor.play(seating)``. Entering
+    opens the referee (:meth:`_open`) and launches every bot that is not
+    external with ``capacity[name]`` seats; a launched bot that died is
+    started again before its next match, up to its ``max_restarts``.
+    Subclasses say where the referee is and how a match is started there.
+    """
+
+    def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
+                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0):
+        self.game, self.options, self.clock = game, dict(options), clock
+        self.bots = list(bots)
+        self.capacity = dict(capacity)
+        self.log_dir = log_dir
+        self.connect_timeout = connect_timeout
+        self.tokens = {b.name: b.token or secrets.token_hex(16) for b in self.bots}
+        self.launcher: Launcher | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    # --- what an implementation provides --------------------------------------------
+
+    @abstractmethod
+    async def _open(self, stack: contextlib.AsyncExitStack) -> str:
+        """Make the referee ready (closing it through ``stack``); returns the address bots connect to."""
+
+    @abstractmethod
+    async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Play one match on the referee; returns its results and record."""
+
+    # --- the shared part ------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        self._stack = stack
+        try:
+            address = await self._open(stack)
+            self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir)
+            stack.callback(self.launcher.stop_all)  # runs before the referee closes
+            self.launcher.start_all()
+        except BaseException:
+            await stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._stack is not None:
+            await self._stack.aclose()
+
+    def gone(self, bot: str) -> bool:
+        """Whether a launched bot died and will not come to play (to stop waiting for it)."""
+        return self.launcher is not None and self.launcher.gone(bot)
+
+    async def play(self, seating: Seating, match_id: str | None = None) -> Played:
+        """Play one match. ``match_id`` is its id at the referee: by default the seating's key;
+        ``""`` lets the referee choose one. Raises :class:`BotsDead` (without playing) if a bot
+        of the line-up died more than its ``max_restarts`` times."""
+        assert self.launcher is not None, "use the executor in 'async with'"
+        dead = self.launcher.ensure_running(seating.lineup)
+        if dead:
+            status = self.launcher.status()
+            raise BotsDead({name: status[name]["dead"] for name in dead})
+        started = time.monotonic()
+        results, record = await self._run(seating, seating.key if match_id is None else match_id)
+        return Played(seating, results, record, time.monotonic() - started)
+
+    async def play_all(self, seatings: Iterable[Seating], concurrency: int,
+                       on_played: Callable[[Played], bool | None],
+                       on_dead: Callable[[Seating, BotsDead], None] | None = None) -> None:
+        """Play the seatings ``concurrency`` at a time, taken in order, calling ``on_played``
+        as each ends. When ``on_played`` returns True, no further match starts and those
+        playing are cancelled. A :class:`BotsDead` goes to ``on_dead`` (the match is skipped)
+        or, without one, stops everything and is raised. ``seatings`` may be a generator:
+        it is read one seating at a time, as workers become free."""
+        todo = iter(seatings)
+        stopped = False
+
+        async def worker() -> None:
+            nonlocal stopped
+            # checked before every match: a worker whose cancellation was lost still stops here
+            while not stopped and (seating := next(todo, None)) is not None:
+                try:
+                    played = await self.play(seating)
+                except BotsDead as dead:
+                    if on_dead is None:
+                        raise
+                    on_dead(seating, dead)
+                    continue
+                if on_played(played):
+                    stopped = True
+                    raise _Stop
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(concurrency):
+                    group.create_task(worker())
+        except BaseExceptionGroup as failed:
+            errors = [e for e in failed.exceptions if not isinstance(e, _Stop)]
+            if errors:
+                raise errors[0] from None
+        finally:
+            stopped = True

@@ -1,0 +1,114 @@
+"""The executor interface with a scripted fake referee: order, concurrency, stopping,
+dead bots. (The real implementations are exercised end to end by the tournament,
+gauntlet, sprt and match tests, and byte for byte by tests/test_golden.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from referee.runner import Clock
+from referee.tournament.executors import BotsDead, Executor, Played, seat_capacity
+from referee.tournament.schedule import Seating
+
+
+class Scripted(Executor):
+    """Plays nothing: each match takes ``delay(seating)`` seconds and 'wins' for seat 0."""
+
+    def __init__(self, delay=lambda s: 0.01, dead=()):
+        super().__init__("aegis", {}, Clock(), bots=[], capacity={})
+        self.delay, self.dead = delay, set(dead)
+        self.started: list[str] = []
+        self.cancelled: list[str] = []
+        self.running = self.most_at_once = 0
+
+    async def _open(self, stack) -> str:
+        return "nowhere"
+
+    async def play(self, seating: Seating, match_id: str | None = None) -> Played:
+        if set(seating.lineup) & self.dead:
+            raise BotsDead({b: "died 3 times" for b in set(seating.lineup) & self.dead})
+        return await super().play(seating, match_id)
+
+    async def _run(self, seating: Seating, match_id: str):
+        self.started.append(match_id)
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            await asyncio.sleep(self.delay(seating))
+        except asyncio.CancelledError:
+            self.cancelled.append(match_id)
+            raise
+        finally:
+            self.running -= 1
+        return {"scores": [1, 0], "placing": [1, 2]}, {"meta": {"game_id": match_id}}
+
+
+def seatings(n: int, lineup=("a", "b")) -> list[Seating]:
+    return [Seating(k, 100 + k, lineup) for k in range(n)]
+
+
+def run(executor: Executor, *args, **kwargs):
+    async def go():
+        async with executor:
+            await executor.play_all(*args, **kwargs)
+    asyncio.run(go())
+
+
+def test_every_seating_is_played_once_in_order_at_most_concurrency_at_a_time():
+    ex, got = Scripted(), []
+    run(ex, seatings(10), 3, got.append)
+    assert ex.started == [s.key for s in seatings(10)]
+    assert sorted(p.seating.key for p in got) == sorted(s.key for s in seatings(10))
+    assert ex.most_at_once == 3
+    assert all(p.record["meta"]["game_id"] == p.seating.key and p.seconds >= 0 for p in got)
+
+
+def test_returning_true_stops_new_matches_and_cancels_those_playing():
+    ex, got = Scripted(delay=lambda s: 0.01 if s.deal_set == 0 else 5), []
+    run(ex, seatings(10), 3, lambda p: got.append(p) or True)
+    assert [p.seating.deal_set for p in got] == [0]
+    assert ex.started == [s.key for s in seatings(3)]  # nothing starts once 0 has said stop
+    assert sorted(ex.cancelled) == sorted(s.key for s in seatings(3)[1:])
+
+
+def test_a_generator_is_read_only_as_workers_free_up():
+    ex, taken = Scripted(), []
+
+    def source():
+        for s in seatings(6):
+            taken.append(s.key)
+            yield s
+
+    run(ex, source(), 2, lambda p: len(taken) >= 3)
+    assert len(taken) <= 4 and len(ex.started) < 6
+
+
+def test_dead_bots_are_skipped_with_on_dead_and_stop_everything_without():
+    line = seatings(2) + seatings(2, ("a", "x"))
+    ex, dead, got = Scripted(dead={"x"}), [], []
+    run(ex, line, 2, got.append, lambda s, err: dead.append((s.lineup, err.reasons)))
+    assert len(got) == 2 and dead == [(("a", "x"), {"x": "died 3 times"})] * 2
+    with pytest.raises(BotsDead, match="bot x died 3 times"):
+        run(Scripted(dead={"x"}), line, 2, got.append)
+
+
+def test_an_error_in_a_callback_is_raised_as_itself_not_as_a_group():
+    def fail(p: Played) -> None:
+        raise ValueError("bad result")
+
+    with pytest.raises(ValueError, match="bad result"):
+        run(Scripted(), seatings(3), 2, fail)
+
+
+def test_an_empty_match_id_lets_the_referee_name_the_match():
+    async def go():
+        async with Scripted() as ex:
+            return await ex.play(Seating(0, 1, ("a", "b")), match_id="")
+    assert asyncio.run(go()).record["meta"]["game_id"] == ""
+
+
+def test_seat_capacity_is_the_most_seats_in_one_match_times_concurrency():
+    s = [Seating(0, 1, ("a", "b", "a", "b")), Seating(0, 1, ("a", "b", "c", "c")), Seating(0, 1, ("c", "a", "b", "a"))]
+    assert seat_capacity(s, 3) == {"a": 6, "b": 6, "c": 6}
