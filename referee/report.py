@@ -1,4 +1,4 @@
-"""Text output: match logs, result tables. Shared by the commands of cli.py."""
+"""Text output: match logs, result tables. Shared by the commands of referee/cli/."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from referee import records
-from referee.cli import ExitCode, exit_code_for, referee
+from referee.cli import referee
+from referee.cli.exits import ExitCode, exit_code_for
 
 FIXTURES = Path(__file__).resolve().parent / "records"
 GOOD = FIXTURES / "confirmation_one_round.json"
@@ -221,3 +222,10 @@ def test_python_dash_m():
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "valid record" in result.stdout
+
+
+@pytest.mark.parametrize("bot, message", [("a b=python x.py", "Invalid value for --bot: bad bot name 'a b'"),
+                                          ("a=", "Invalid value for --bot: the command is empty")])
+def test_match_refuses_a_bad_bot_before_starting(bot, message):
+    result = run("match", "aegis", "--bot", bot)
+    assert result.exit_code == 2 and message in result.stderr

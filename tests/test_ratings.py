@@ -1,4 +1,4 @@
-"""Elo ratings (referee.tournament.ratings): known answers, the joint fit, anchoring,
+"""Elo ratings (referee.stats.ratings): known answers, the joint fit, anchoring,
 bootstrap intervals over deal sets, and the pairwise helpers."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from referee.tournament.ratings import (
-    Outcome,
+from referee.stats.ratings import (
+    PairResult,
     fit,
     pairwise_from_game,
     pairwise_from_placing,
@@ -20,10 +20,10 @@ ELO_75 = 400 * math.log10(3)  # the difference for a 75 % expected score, ≈ 19
 
 
 def games(a: str, b: str, wins: int = 0, draws: int = 0, losses: int = 0, deal_set: int | None = None,
-          first_deal: int = 0) -> list[Outcome]:
+          first_deal: int = 0) -> list[PairResult]:
     """``a``'s wins, draws and losses against ``b``, one deal set per game unless ``deal_set`` is given."""
     scores = [1.0] * wins + [0.5] * draws + [0.0] * losses
-    return [Outcome(first_deal + k if deal_set is None else deal_set, a, b, s) for k, s in enumerate(scores)]
+    return [PairResult(first_deal + k if deal_set is None else deal_set, a, b, s) for k, s in enumerate(scores)]
 
 
 def expected(ra: float, rb: float) -> float:
@@ -31,7 +31,7 @@ def expected(ra: float, rb: float) -> float:
 
 
 def simulate(true: dict[str, float], deal_sets: int, rng: random.Random, games_per_pair: int = 2,
-             luck: float = 0.0, draw_rate: float = 0.3) -> list[Outcome]:
+             luck: float = 0.0, draw_rate: float = 0.3) -> list[PairResult]:
     """A round robin on every deal set.  Each player gets a luck term ~ N(0, luck) Elo per deal set,
     shared by all its games on that deal set (the deal suits it or not), which correlates the
     games of a deal set.  Draws happen with probability draw_rate * 2 * min(p, 1 - p), taken
@@ -46,7 +46,7 @@ def simulate(true: dict[str, float], deal_sets: int, rng: random.Random, games_p
                 draw = draw_rate * 2 * min(p, 1 - p)
                 for _ in range(games_per_pair):
                     u = rng.random()
-                    out.append(Outcome(d, a, b, 1.0 if u < p - draw / 2 else 0.5 if u < p + draw / 2 else 0.0))
+                    out.append(PairResult(d, a, b, 1.0 if u < p - draw / 2 else 0.5 if u < p + draw / 2 else 0.0))
     return out
 
 
@@ -186,9 +186,9 @@ def test_bootstrap_is_deterministic_with_a_seed():
 
 def test_bad_outcomes_are_rejected():
     with pytest.raises(ValueError, match="itself"):
-        fit([Outcome(0, "a", "a", 1.0)])
+        fit([PairResult(0, "a", "a", 1.0)])
     with pytest.raises(ValueError, match="score"):
-        fit([Outcome(0, "a", "b", 0.7)])
+        fit([PairResult(0, "a", "b", 0.7)])
     assert fit([]) == {}
     assert rate([]).rows == []
 
@@ -234,7 +234,7 @@ def test_deal_set_bootstrap_sees_the_correlation():
 
 def test_a_perfect_record_still_gets_an_honest_interval():
     """Every deal set won: every bootstrap resample is the same, yet 20 games are not certainty."""
-    outcomes = [Outcome(k, "strong", "weak", 1.0) for k in range(20)]
+    outcomes = [PairResult(k, "strong", "weak", 1.0) for k in range(20)]
     table = rate(outcomes, bootstrap=200, seed=1)
     assert len(set(table.samples["strong"])) == 1         # the bootstrap alone is degenerate
     assert table["strong"].plus_minus > 100                # the observed-information floor is not
@@ -246,12 +246,12 @@ def test_a_perfect_record_still_gets_an_honest_interval():
 def test_pairwise_from_game():
     out = pairwise_from_game(7, ["n", "e", "s", "w"], [10, 30, 10, 5])
     assert out == [
-        Outcome(7, "n", "e", 0.0),
-        Outcome(7, "n", "s", 0.5),
-        Outcome(7, "n", "w", 1.0),
-        Outcome(7, "e", "s", 1.0),
-        Outcome(7, "e", "w", 1.0),
-        Outcome(7, "s", "w", 1.0),
+        PairResult(7, "n", "e", 0.0),
+        PairResult(7, "n", "s", 0.5),
+        PairResult(7, "n", "w", 1.0),
+        PairResult(7, "e", "s", 1.0),
+        PairResult(7, "e", "w", 1.0),
+        PairResult(7, "s", "w", 1.0),
     ]
 
 
@@ -259,14 +259,14 @@ def test_pairwise_from_game_skips_a_bot_against_itself():
     out = pairwise_from_game(0, ["x", "y", "x", "z"], [10, 30, 10, 5])
     assert len(out) == 5
     assert all(o.a != o.b for o in out)
-    assert Outcome(0, "x", "y", 0.0) in out and Outcome(0, "y", "x", 1.0) in out  # x's two seats both count
+    assert PairResult(0, "x", "y", 0.0) in out and PairResult(0, "y", "x", 1.0) in out  # x's two seats both count
     assert pairwise_from_game(0, ["x", "x", "x", "x"], [1, 2, 3, 4]) == []
     with pytest.raises(ValueError):
         pairwise_from_game(0, ["x", "y"], [1, 2, 3])
 
 
 def test_pairwise_from_placing():
-    assert pairwise_from_placing(3, ["alice", "bob"], [2, 1]) == [Outcome(3, "alice", "bob", 0.0)]
-    assert pairwise_from_placing(3, ["alice", "bob"], [1, 1]) == [Outcome(3, "alice", "bob", 0.5)]
+    assert pairwise_from_placing(3, ["alice", "bob"], [2, 1]) == [PairResult(3, "alice", "bob", 0.0)]
+    assert pairwise_from_placing(3, ["alice", "bob"], [1, 1]) == [PairResult(3, "alice", "bob", 0.5)]
     assert pairwise_from_placing(0, ["n", "e", "s", "w"], [2, 1, 2, 4]) == pairwise_from_game(
         0, ["n", "e", "s", "w"], [10, 30, 10, 5])

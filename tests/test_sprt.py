@@ -18,9 +18,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from referee.cli import SPRT_EXIT_CODES, ExitCode, referee
-from referee.tournament import sprt as S
+from referee.cli import referee
+from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
+from referee.stats import sprt as S
+from referee.stats.simulation import duplicate_model
+from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
+from referee.tournament.sprt import report as sprt_report
+from referee.tournament.sprt import run as sprt_run
+from referee.tournament.sprt import setup as sprt_setup
+from referee.tournament.sprt import units as sprt_units
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,7 +144,7 @@ def test_a_crushing_result_still_needs_the_minimum_units():
     while sprt.verdict() is None:
         sprt.add(4)
         n += 1
-    assert sprt.verdict() == S.H1 and n == math.ceil(math.log(19) / math.log(S.expected_score(20) / 0.5))
+    assert sprt.verdict() == Verdict.H1 and n == math.ceil(math.log(19) / math.log(S.expected_score(20) / 0.5))
 
 
 def test_estimate():
@@ -156,7 +163,7 @@ def simulate(pdf, values, elo0, elo1, runs, seed, max_n=100000):
     rng = random.Random(seed)
     cumulative = list(itertools.accumulate(pdf))
     outcomes = range(len(pdf))
-    verdicts = {S.H1: 0, S.H0: 0, S.INCONCLUSIVE: 0}
+    verdicts = {Verdict.H1: 0, Verdict.H0: 0, Verdict.INCONCLUSIVE: 0}
     sizes = []
     for _ in range(runs):
         verdict, n = S.run_test(lambda: rng.choices(outcomes, cum_weights=cumulative)[0],
@@ -179,91 +186,92 @@ def test_false_positive_and_false_negative_rates(luck):
     """True Elo = elo0: H1 accepted at most alpha of the time; true Elo = elo1: H0 at most beta
     (within sampling error), for independent games (luck 0) and strongly correlated units."""
     elo0, elo1 = 0.0, 40.0
-    at_h0, _ = S.duplicate_model(elo0, luck, draws=0.02)
-    at_h1, _ = S.duplicate_model(elo1, luck, draws=0.02)
+    at_h0, _ = duplicate_model(elo0, luck, draws=0.02)
+    at_h1, _ = duplicate_model(elo1, luck, draws=0.02)
     v0, _ = simulate(at_h0, S.PENTANOMIAL, elo0, elo1, RUNS, seed=1)
     v1, _ = simulate(at_h1, S.PENTANOMIAL, elo0, elo1, RUNS, seed=2)
-    assert v0[S.H1] <= allowed(0.05, RUNS), v0
-    assert v1[S.H0] <= allowed(0.05, RUNS), v1
-    assert v0[S.INCONCLUSIVE] == v1[S.INCONCLUSIVE] == 0
-    assert 0 < v0[S.H1] and 0 < v1[S.H0]  # not vacuously conservative either
+    assert v0[Verdict.H1] <= allowed(0.05, RUNS), v0
+    assert v1[Verdict.H0] <= allowed(0.05, RUNS), v1
+    assert v0[Verdict.INCONCLUSIVE] == v1[Verdict.INCONCLUSIVE] == 0
+    assert 0 < v0[Verdict.H1] and 0 < v1[Verdict.H0]  # not vacuously conservative either
 
 
 def test_asymmetric_alpha_beta_and_the_non_regression_preset():
-    elo0, elo1 = S.PRESETS["non-regression"]
+    elo0, elo1 = sprt_setup.PRESETS["non-regression"]
     runs = 150
-    at_h0, _ = S.duplicate_model(elo0, 3.0)
-    at_h1, _ = S.duplicate_model(elo1, 3.0)
+    at_h0, _ = duplicate_model(elo0, 3.0)
+    at_h1, _ = duplicate_model(elo1, 3.0)
     rng = random.Random(5)
 
     def run(pdf, alpha, beta):
-        out = {S.H1: 0, S.H0: 0, S.INCONCLUSIVE: 0}
+        out = {Verdict.H1: 0, Verdict.H0: 0, Verdict.INCONCLUSIVE: 0}
         for _ in range(runs):
             out[S.run_test(lambda: rng.choices(range(5), pdf)[0], S.SPRT(elo0, elo1, alpha, beta), 100000)[0]] += 1
         return out
 
-    assert run(at_h0, 0.02, 0.10)[S.H1] <= allowed(0.02, runs)
-    assert run(at_h1, 0.02, 0.10)[S.H0] <= allowed(0.10, runs)
+    assert run(at_h0, 0.02, 0.10)[Verdict.H1] <= allowed(0.02, runs)
+    assert run(at_h1, 0.02, 0.10)[Verdict.H0] <= allowed(0.10, runs)
 
 
 def test_duplicate_units_need_fewer_games_than_single_games():
     """With deal luck shared by a unit's two games, the pentanomial SPRT reaches a verdict in
     clearly fewer games than a per-game trinomial SPRT on independent deals."""
     elo0, elo1 = 0.0, 40.0
-    penta, tri = S.duplicate_model(elo1, luck=3.0, draws=0.02)
+    penta, tri = duplicate_model(elo1, luck=3.0, draws=0.02)
     _, units = simulate(penta, S.PENTANOMIAL, elo0, elo1, 100, seed=3)
     _, games = simulate(tri, S.TRINOMIAL, elo0, elo1, 100, seed=4)
     assert 2 * units < 0.7 * games
 
 
 def test_model_has_the_stated_mean_and_marginal():
-    penta, tri = S.duplicate_model(25.0, luck=2.0, draws=0.1)
+    penta, tri = duplicate_model(25.0, luck=2.0, draws=0.1)
     s = S.expected_score(25.0)
     assert sum(a * p for a, p in zip(S.PENTANOMIAL, penta)) == pytest.approx(s, abs=1e-12)
     assert sum(a * p for a, p in zip(S.TRINOMIAL, tri)) == pytest.approx(s, abs=1e-12)
     assert tri[1] == pytest.approx(0.1) and sum(penta) == pytest.approx(1)
-    independent, single = S.duplicate_model(25.0, luck=0.0)
+    independent, single = duplicate_model(25.0, luck=0.0)
     assert independent[2] == pytest.approx(2 * single[0] * single[2] + single[1] ** 2)
 
 
 def test_cap_gives_inconclusive():
     verdict, n = S.run_test(lambda: 2, S.SPRT(0, 20), 20)
-    assert verdict == S.INCONCLUSIVE and n == 20
+    assert verdict == Verdict.INCONCLUSIVE and n == 20
 
 
 # --- units and their outcomes ---------------------------------------------------------------
 
 
 def test_unit_lineups():
-    assert S.unit_lineups("aegis", "c", "b") == [("c", "b"), ("b", "c")]
-    assert S.unit_lineups("confirmation", "c", "b") == [("c", "b", "c", "b"), ("b", "c", "b", "c")]
+    assert sprt_units.unit_lineups("aegis", "c", "b") == [("c", "b"), ("b", "c")]
+    assert sprt_units.unit_lineups("confirmation", "c", "b") == [("c", "b", "c", "b"), ("b", "c", "b", "c")]
 
 
 def test_game_outcome_aegis_by_placing_confirmation_by_totals():
-    assert S.game_outcome("aegis", ("c", "b"), {"scores": [12, 9], "placing": [1, 2]}, "c", "b") == (1.0, 3.0)
+    assert sprt_units.game_outcome("aegis", ("c", "b"), {"scores": [12, 9], "placing": [1, 2]}, "c", "b") == (1.0, 3.0)
     # Aegis goes by the placing even when the points say otherwise (a match ended early)
-    assert S.game_outcome("aegis", ("b", "c"), {"scores": [3, 5], "placing": [1, 2]}, "c", "b") == (0.0, 2.0)
+    assert sprt_units.game_outcome("aegis", ("b", "c"), {"scores": [3, 5], "placing": [1, 2]}, "c", "b") == (0.0, 2.0)
     # Confirmation: the candidate's two seats against the baseline's two
     res = {"scores": [20, 5, -3, 10], "placing": [1, 3, 4, 2]}
-    assert S.game_outcome("confirmation", ("c", "b", "c", "b"), res, "c", "b") == (1.0, 2.0)
-    assert S.game_outcome("confirmation", ("b", "c", "b", "c"), res, "c", "b") == (0.0, -2.0)
+    assert sprt_units.game_outcome("confirmation", ("c", "b", "c", "b"), res, "c", "b") == (1.0, 2.0)
+    assert sprt_units.game_outcome("confirmation", ("b", "c", "b", "c"), res, "c", "b") == (0.0, -2.0)
     res = {"scores": [4, 6, 6, 4], "placing": [3, 1, 1, 3]}
-    assert S.game_outcome("confirmation", ("c", "b", "c", "b"), res, "c", "b") == (0.5, 0.0)
+    assert sprt_units.game_outcome("confirmation", ("c", "b", "c", "b"), res, "c", "b") == (0.5, 0.0)
 
 
 def test_tally_counts_units():
-    tally = S.Tally(S.SPRT(0, 20))
+    tally = sprt_units.Tally(S.SPRT(0, 20))
     zero = {"timeout": 0, "illegal": 0}
     results = [{"scores": [10, 2], "placing": [1, 2], "faults": [zero, {"timeout": 2}]},
                {"scores": [10, 2], "placing": [1, 2], "faults": [zero, zero]}]
-    unit = S.make_unit("aegis", 0, S.unit_lineups("aegis", "c", "b"), results, "c", "b")
+    unit = sprt_units.make_unit("aegis", 0, sprt_units.unit_lineups("aegis", "c", "b"), results, "c", "b")
     assert unit.scores == (1.0, 0.0) and unit.margins == (8.0, -8.0) and unit.points == 1.0
     tally.add(unit)
     assert tally.sprt.counts == [0, 0, 1, 0, 0] and (tally.wins, tally.draws, tally.losses) == (1, 0, 1)
     assert tally.faults["b"]["timeout"] == 2
-    report = S.summary(S.SprtSetup("aegis", {}, _spec("c"), _spec("b"), 1, _clock()), tally, S.INTERRUPTED)
+    setup = sprt_setup.SprtSetup("aegis", {}, _spec("c"), _spec("b"), 1, _clock())
+    report = sprt_report.summary(setup, tally, Verdict.INTERRUPTED)
     assert report["units"] == 1 and report["points_per_unit"] == 0.0 and report["verdict"] == "interrupted"
-    assert "interrupted" in S.text(report) and "**SPRT `c` vs `b`**" in S.markdown(report)
+    assert "interrupted" in sprt_report.text(report) and "**SPRT `c` vs `b`**" in sprt_report.markdown(report)
     json.dumps(report, allow_nan=False)
 
 
@@ -315,11 +323,12 @@ def write_sprt(tmp_path, text=SPRT_FILE, change=None):
 
 
 def test_a_good_sprt_file_reads_back(tmp_path):
-    setup = S.load(write_sprt(tmp_path))
+    setup = sprt_setup.load(write_sprt(tmp_path))
     assert (setup.candidate.name, setup.baseline.name) == ("new", "old")
     assert (setup.elo0, setup.elo1, setup.preset) == (-17.5, 2.5, "non-regression")
     assert setup.max_units == 50 and setup.seed == 3 and setup.output is None and setup.clock.decision_s == 2
-    custom = S.load(write_sprt(tmp_path, change=('preset = "non-regression"', "elo0 = -5\nelo1 = 15\nalpha = 0.1")))
+    custom = sprt_setup.load(write_sprt(tmp_path, change=('preset = "non-regression"',
+                                                          "elo0 = -5\nelo1 = 15\nalpha = 0.1")))
     assert (custom.elo0, custom.elo1, custom.alpha, custom.beta, custom.preset) == (-5, 15, 0.1, 0.05, None)
 
 
@@ -341,9 +350,60 @@ def test_a_good_sprt_file_reads_back(tmp_path):
 def test_sprt_file_errors_name_the_line_and_the_reason(tmp_path, change, message):
     path = write_sprt(tmp_path, change=change)
     with pytest.raises(ConfigError, match=message):
-        S.load(path)
+        sprt_setup.load(path)
     result = CliRunner().invoke(referee, ["sprt", str(path)])
     assert result.exit_code == 2 and "Error:" in result.output
+
+
+# --- the set-up from options, and options over a file ------------------------------------------
+
+
+def test_hypotheses_from_a_preset_or_given():
+    assert sprt_setup.Hypotheses.given(None, None, None) is None
+    assert sprt_setup.Hypotheses.given("non-regression", None, None) == sprt_setup.Hypotheses(-17.5, 2.5,
+                                                                                               "non-regression")
+    assert sprt_setup.Hypotheses.given(None, -5, 15) == sprt_setup.Hypotheses(-5, 15, None)
+    with pytest.raises(sprt_setup.SetupError, match="give --preset or --elo0 and --elo1, not both"):
+        sprt_setup.Hypotheses.given("stronger", 1, 2)
+    with pytest.raises(sprt_setup.SetupError, match="sprt.elo0 and sprt.elo1 go together") as caught:
+        sprt_setup.Hypotheses.given(None, None, 3, "sprt.{}".format)
+    assert caught.value.key == "elo1"
+
+
+def test_a_setup_from_options():
+    setup = sprt_setup.from_options("confirmation", _spec("c"), _spec("b"), 7, options={"rounds": "2"},
+                                    decision_ms=1500, bank_ms=0, max_units=9, output="out")
+    assert (setup.options["rounds"], setup.seed, setup.max_units) == (2, 7, 9)
+    assert (setup.clock.decision_s, setup.clock.bank_s) == (1.5, 0.0) and setup.output == Path("out").resolve()
+    assert (setup.elo0, setup.elo1, setup.preset) == (0.0, 20.0, "stronger")
+    given = sprt_setup.from_options("aegis", _spec("c"), _spec("b"), 1, hypotheses=sprt_setup.Hypotheses(-3, 3))
+    assert (given.elo0, given.elo1, given.preset, given.output) == (-3, 3, None, None)
+    with pytest.raises(ValueError, match="same name"):
+        sprt_setup.from_options("aegis", _spec("c"), _spec("c"), 1)
+    with pytest.raises(ValueError, match="no option 'rounds'"):
+        sprt_setup.from_options("aegis", _spec("c"), _spec("b"), 1, options={"rounds": "3"})
+
+
+def test_options_override_the_file(tmp_path):
+    setup = sprt_setup.load(write_sprt(tmp_path))
+    assert setup.with_overrides() == setup
+    over = setup.with_overrides(sprt_setup.Hypotheses.of_preset("stronger"), seed=9, bank_ms=500, alpha=0.1,
+                                max_units=3, concurrency=1, output=tmp_path / "o")
+    assert (over.elo0, over.elo1, over.preset, over.seed, over.alpha, over.beta) == (0, 20, "stronger", 9, 0.1, 0.05)
+    assert (over.clock.decision_s, over.clock.bank_s) == (2.0, 0.5)  # the file's decision time stays
+    assert (over.max_units, over.concurrency, over.output) == (3, 1, tmp_path / "o")
+    with pytest.raises(ValueError, match="elo0 must be less than elo1"):
+        setup.with_overrides(sprt_setup.Hypotheses(5, 1))
+
+
+def test_a_bot_from_its_command():
+    from referee.tournament.config import BotSpec
+
+    assert BotSpec.from_command("new", "python 'my bot.py' -v") == BotSpec("new", ("python", "my bot.py", "-v"))
+    with pytest.raises(ValueError, match="bad bot name 'a b'"):
+        BotSpec.from_command("a b", "python x.py")
+    with pytest.raises(ValueError, match="the command is empty"):
+        BotSpec.from_command("a", " ")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -462,12 +522,12 @@ def test_a_bot_that_never_comes_is_an_error(tmp_path):
     """A seat without a session (the bot never connected) stops the test: exit 2, not a verdict."""
     import asyncio
 
-    from referee.cli import exit_code_for
+    from referee.cli.exits import exit_code_for
     from referee.tournament.config import BotSpec
 
-    setup = S.SprtSetup("aegis", {}, BotSpec("a", external=True, token="t1"), BotSpec("b", external=True, token="t2"),
-                        1, _clock(), concurrency=1, max_units=5)
-    tally = S.Tally(S.SPRT(0, 20))
-    with pytest.raises(S.SprtError, match="bot 'a' did not come to play") as caught:
-        asyncio.run(S.run(setup, tally, connect_timeout=0.5))
+    setup = sprt_setup.SprtSetup("aegis", {}, BotSpec("a", external=True, token="t1"),
+                                 BotSpec("b", external=True, token="t2"), 1, _clock(), concurrency=1, max_units=5)
+    tally = sprt_units.Tally(S.SPRT(0, 20))
+    with pytest.raises(sprt_run.SprtError, match="bot 'a' did not come to play") as caught:
+        asyncio.run(sprt_run.run(setup, tally, connect_timeout=0.5))
     assert tally.sprt.n == 0 and exit_code_for(caught.value) is ExitCode.USAGE

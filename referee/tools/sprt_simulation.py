@@ -6,7 +6,7 @@
 
 Two parts:
 
-``model``: synthetic duplicate play (``referee.tournament.sprt.duplicate_model``): a
+``model``: synthetic duplicate play (``referee.stats.simulation.duplicate_model``): a
 deal luck ``L ~ Normal(0, luck)`` logits shared by the two games of a unit, the
 candidate winning with ``σ(δ + L)`` and then, seats swapped, ``σ(δ - L)``; 2% draws.
 For each luck level and each preset it runs ``--runs`` SPRTs with the true Elo at
@@ -24,7 +24,7 @@ independent deals have the same distribution per game). Printed: the pool's
 outcome counts and Elo, the verdicts and mean games of both SPRTs on the pool
 as it is, and the error rates with the pool's own outcome shape moved to exactly
 elo0 and elo1 (the closest distribution, in the Kullback-Leibler sense, with that
-mean: :func:`referee.tournament.sprt.mle_with_mean`).
+mean: :func:`referee.stats.sprt.mle_with_mean`).
 """
 
 from __future__ import annotations
@@ -37,10 +37,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from referee.stats import sprt as S
+from referee.stats.simulation import duplicate_model
+from referee.stats.sprt import Verdict
 from referee.tools.strength import play  # one in-process match loop for both tools
-from referee.tournament import sprt as S
+from referee.tournament.sprt.setup import PRESETS
+from referee.tournament.sprt.units import game_outcome, unit_lineups
 
-HYPOTHESES = [("stronger", *S.PRESETS["stronger"]), ("non-regression", *S.PRESETS["non-regression"])]
+HYPOTHESES = [("stronger", *PRESETS["stronger"]), ("non-regression", *PRESETS["non-regression"])]
 
 
 # --- running many SPRTs ------------------------------------------------------------------
@@ -62,7 +66,7 @@ def sampler(probs: Sequence[float], rng: random.Random) -> Callable[[], int]:
 def many(draw: Callable[[], int], values: Sequence[float], elo0: float, elo1: float, runs: int,
          games_per_draw: int, max_n: int, alpha: float = 0.05, beta: float = 0.05) -> dict[str, Any]:
     """Verdict counts and mean games over ``runs`` SPRTs fed by ``draw``."""
-    verdicts = {S.H1: 0, S.H0: 0, S.INCONCLUSIVE: 0}
+    verdicts = {Verdict.H1: 0, Verdict.H0: 0, Verdict.INCONCLUSIVE: 0}
     games = []
     for _ in range(runs):
         verdict, n = S.run_test(draw, S.SPRT(elo0, elo1, alpha, beta, values), max_n)
@@ -95,13 +99,13 @@ def part_model(args: argparse.Namespace) -> None:
             for kind in ("pentanomial", "trinomial"):
                 line = []
                 for true in (elo0, elo1):
-                    penta, tri = S.duplicate_model(true, luck, 0.02)
+                    penta, tri = duplicate_model(true, luck, 0.02)
                     rng = random.Random(f"{args.seed}:{name}:{luck}:{kind}:{true}")
                     if kind == "pentanomial":
                         out = many(sampler(penta, rng), S.PENTANOMIAL, elo0, elo1, args.runs, 2, args.max_units)
                     else:
                         out = many(sampler(tri, rng), S.TRINOMIAL, elo0, elo1, args.runs, 1, 2 * args.max_units)
-                    wrong = out[S.H1] if true == elo0 else out[S.H0]
+                    wrong = out[Verdict.H1] if true == elo0 else out[Verdict.H0]
                     line.append((wrong, out["games"]))
                 saved.append(line)
                 label = f"{name} <{elo0:g}, {elo1:g}>" if kind == "pentanomial" else ""
@@ -126,9 +130,9 @@ def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int
     out = []
     for k in range(units):
         results = []
-        for j, lineup in enumerate(S.unit_lineups(game, "c", "b")):
+        for j, lineup in enumerate(unit_lineups(game, "c", "b")):
             state = play(game, options, seed + k, [bots[x] for x in lineup], bot_seed=j)
-            results.append(S.game_outcome(game, lineup, state.results(), "c", "b")[0])
+            results.append(game_outcome(game, lineup, state.results(), "c", "b")[0])
         out.append(tuple(results))
     return out
 
@@ -175,10 +179,11 @@ def part_real(args: argparse.Namespace) -> None:
                     rng = random.Random(f"{args.seed}:{game}:{name}:{label}:{kind}")
                     out = many(sampler(probs, rng), values, elo0, elo1, args.runs, per,
                                args.max_units * (2 // per))
-                    wrong = "" if target is None else rate(out[S.H1] if target == elo0 else out[S.H0], args.runs)
+                    wrong = "" if target is None else rate(out[Verdict.H1] if target == elo0 else out[Verdict.H0],
+                                                           args.runs)
                     head = f"{name} <{elo0:g}, {elo1:g}>" if label == "pool" and per == 2 else ""
-                    print(f"{head:<30}{true:<18}{kind:<24}{out[S.H1]:>6}{out[S.H0]:>6}{out[S.INCONCLUSIVE]:>6}"
-                          f"{wrong:>25}{out['games']:>8.0f}")
+                    print(f"{head:<30}{true:<18}{kind:<24}{out[Verdict.H1]:>6}{out[Verdict.H0]:>6}"
+                          f"{out[Verdict.INCONCLUSIVE]:>6}{wrong:>25}{out['games']:>8.0f}")
                     results.append(out["games"])
                 print(f"{'':<48}{'games saved':<24}{'':>43}{f'{100 * (1 - results[0] / results[1]):.0f}%':>8}")
         print()

@@ -43,7 +43,7 @@ import json
 import re
 import shlex
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,17 @@ class BotSpec:
     external: bool = False
     token: str | None = None
     limits: Limits = Limits()
+
+    @classmethod
+    def from_command(cls, name: str, command: str) -> BotSpec:
+        """A launched bot from its name and its command line (split as a shell does); a
+        ValueError if the name is not a bot name or the command is empty."""
+        if not BOT_NAME.match(name):
+            raise ValueError(f"bad bot name {name!r}")
+        parts = tuple(shlex.split(command))
+        if not parts:
+            raise ValueError("the command is empty")
+        return cls(name, parts)
 
 
 @dataclass(frozen=True)
@@ -114,30 +125,33 @@ class TournamentConfig:
         }
 
 
-# --- where a key is, for messages ----------------------------------------------
+# --- a file read, and where its keys are, for messages ----------------------------
 
 
-class _Locator:
-    """Finds the line of a key in the TOML text (tomllib does not say)."""
+@dataclass(frozen=True)
+class ConfigFile:
+    """A TOML file read: its path, text and data. Its errors name the line of a key
+    (tomllib does not say); its checks raise them. Every reader of a tournament file (a
+    tournament's, a gauntlet's, an SPRT's) uses this."""
 
-    def __init__(self, path: Path, text: str):
-        self.path = path
-        self.lines = text.splitlines()
+    path: Path
+    text: str
+    data: dict[str, Any]
 
     def line_of(self, table: str | None, key: str | None, index: int = 0) -> int | None:
-        start, end = 0, len(self.lines)
+        lines = self.text.splitlines()
+        start, end = 0, len(lines)
         if table is not None:
-            headers = [i for i, line in enumerate(self.lines)
+            headers = [i for i, line in enumerate(lines)
                        if re.match(rf"^\s*\[\[?\s*{re.escape(table)}\s*\]\]?\s*(#.*)?$", line)]
             if index >= len(headers):
                 return None
             start = headers[index]
-            end = next((i for i in range(start + 1, len(self.lines)) if re.match(r"^\s*\[", self.lines[i])),
-                       len(self.lines))
+            end = next((i for i in range(start + 1, len(lines)) if re.match(r"^\s*\[", lines[i])), len(lines))
             if key is None:
                 return start + 1
         for i in range(start, end):
-            if key is not None and re.match(rf"^\s*\"?{re.escape(key)}\"?\s*=", self.lines[i]):
+            if key is not None and re.match(rf"^\s*\"?{re.escape(key)}\"?\s*=", lines[i]):
                 return i + 1
         return start + 1 if table is not None else None
 
@@ -146,46 +160,37 @@ class _Locator:
         where = f"{self.path}:{line}" if line else str(self.path)
         return ConfigError(f"{where}: {reason}")
 
+    def integer(self, table: str, key: str, value: Any, minimum: int, index: int = 0) -> int:
+        """``value`` (of ``table.key``) checked: an integer, at least ``minimum``."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(f"{table}.{key} must be an integer, got {value!r}", table, key, index)
+        if value < minimum:
+            raise self.error(f"{table}.{key} must be at least {minimum}, got {value}", table, key, index)
+        return value
 
-# --- reading ---------------------------------------------------------------------
+    def check_keys(self, data: dict, allowed: set[str], table: str | None, index: int = 0) -> None:
+        """No key of ``data`` (``table``, or the top level) outside ``allowed``."""
+        for key in data:
+            if key not in allowed:
+                place = f"[{table}]" if table else "the top level"
+                raise self.error(f"unknown key {key!r} in {place} (allowed: {', '.join(sorted(allowed))})",
+                                 table, key, index)
 
-_TOP = {"tournament", "clock", "limits", "bots"}
-_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups"}
-_CLOCK = {"decision_ms", "bank_ms"}
-_LIMITS = {"cpu_seconds", "memory_mb", "log_kb", "max_restarts"}
-_BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
-
-
-def _int(loc: _Locator, table: str, key: str, value: Any, minimum: int, index: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise loc.error(f"{table}.{key} must be an integer, got {value!r}", table, key, index)
-    if value < minimum:
-        raise loc.error(f"{table}.{key} must be at least {minimum}, got {value}", table, key, index)
-    return value
-
-
-def _unknown(loc: _Locator, data: dict, allowed: set[str], table: str | None, index: int = 0) -> None:
-    for key in data:
-        if key not in allowed:
-            place = f"[{table}]" if table else "the top level"
-            raise loc.error(f"unknown key {key!r} in {place} (allowed: {', '.join(sorted(allowed))})",
-                            table, key, index)
-
-
-def take_table(data: dict[str, Any], name: str, allowed: set[str], loc: _Locator, what: str) -> dict[str, Any]:
-    """Remove the extra ``[name]`` table of a tournament file (a gauntlet's, an SPRT's) from
-    ``data`` and return it, checked: present, a table, no unknown key; ``what`` says what it needs."""
-    table = data.pop(name, None)
-    if table is None:
-        raise loc.error(f"missing [{name}] table ({what})")
-    if not isinstance(table, dict):
-        raise loc.error(f"[{name}] must be a table", name)
-    _unknown(loc, table, allowed, name)
-    return table
+    def split(self, name: str, allowed: set[str], what: str) -> tuple[dict[str, Any], ConfigFile]:
+        """The extra ``[name]`` table of a tournament file (a gauntlet's, an SPRT's), checked
+        (present, a table, no unknown key; ``what`` says what it needs), and the file without it."""
+        data = dict(self.data)
+        table = data.pop(name, None)
+        if table is None:
+            raise self.error(f"missing [{name}] table ({what})")
+        if not isinstance(table, dict):
+            raise self.error(f"[{name}] must be a table", name)
+        self.check_keys(table, allowed, name)
+        return table, replace(self, data=data)
 
 
-def read_toml(path: str | Path) -> tuple[Path, str, dict[str, Any]]:
-    """(path, text, data) of a TOML file, or a ConfigError saying why not."""
+def read(path: str | Path) -> ConfigFile:
+    """A TOML file, or a ConfigError saying why not."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -195,22 +200,30 @@ def read_toml(path: str | Path) -> tuple[Path, str, dict[str, Any]]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    return path, text, data
+    return ConfigFile(path, text, data)
+
+
+# --- reading a tournament ------------------------------------------------------------
+
+_TOP = {"tournament", "clock", "limits", "bots"}
+_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups"}
+_CLOCK = {"decision_ms", "bank_ms"}
+_LIMITS = {"cpu_seconds", "memory_mb", "log_kb", "max_restarts"}
+_BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
 
 
 def load(path: str | Path) -> TournamentConfig:
-    path, text, data = read_toml(path)
-    return parse(data, path, text)
+    return parse(read(path))
 
 
-def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
-    loc = _Locator(path, text)
+def parse(loc: ConfigFile) -> TournamentConfig:
+    data, path = loc.data, loc.path
     base = path.parent
-    _unknown(loc, data, _TOP, None)
+    loc.check_keys(data, _TOP, None)
     t = data.get("tournament")
     if not isinstance(t, dict):
         raise loc.error("missing [tournament] table (with at least game = \"...\")")
-    _unknown(loc, t, _TOURNAMENT, "tournament")
+    loc.check_keys(t, _TOURNAMENT, "tournament")
     game = t.get("game")
     if game not in games.GAMES:
         raise loc.error(f"tournament.game must be one of {', '.join(sorted(games.GAMES))}, got {game!r}",
@@ -224,10 +237,10 @@ def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
     except games.OptionError as err:
         bad = next((k for k in raw_options if k not in spec.options), None) or next(iter(raw_options), None)
         raise loc.error(f"tournament.options: {err}", "tournament.options", bad) from None
-    deal_sets = _int(loc, "tournament", "deal_sets", t.get("deal_sets", 10), 1)
-    seed = _int(loc, "tournament", "seed", t.get("seed", 1), 0)
-    concurrency = _int(loc, "tournament", "concurrency", t.get("concurrency", 2), 1)
-    max_groups = _int(loc, "tournament", "max_groups", t.get("max_groups", 70), 1)
+    deal_sets = loc.integer("tournament", "deal_sets", t.get("deal_sets", 10), 1)
+    seed = loc.integer("tournament", "seed", t.get("seed", 1), 0)
+    concurrency = loc.integer("tournament", "concurrency", t.get("concurrency", 2), 1)
+    max_groups = loc.integer("tournament", "max_groups", t.get("max_groups", 70), 1)
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -235,14 +248,14 @@ def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
     c = data.get("clock", {})
     if not isinstance(c, dict):
         raise loc.error("[clock] must be a table", "clock")
-    _unknown(loc, c, _CLOCK, "clock")
-    decision_ms = _int(loc, "clock", "decision_ms", c.get("decision_ms", 1000), 1)
-    bank_ms = _int(loc, "clock", "bank_ms", c.get("bank_ms", 10000), 0)
+    loc.check_keys(c, _CLOCK, "clock")
+    decision_ms = loc.integer("clock", "decision_ms", c.get("decision_ms", 1000), 1)
+    bank_ms = loc.integer("clock", "bank_ms", c.get("bank_ms", 10000), 0)
 
     raw_limits = data.get("limits", {})
     if not isinstance(raw_limits, dict):
         raise loc.error("[limits] must be a table", "limits")
-    _unknown(loc, raw_limits, _LIMITS, "limits")
+    loc.check_keys(raw_limits, _LIMITS, "limits")
     limits = _limits(loc, raw_limits, Limits(), "limits")
 
     raw_bots = data.get("bots")
@@ -259,15 +272,15 @@ def parse(data: dict[str, Any], path: Path, text: str = "") -> TournamentConfig:
                             concurrency, (base / output).resolve(), max_groups, path)
 
 
-def _limits(loc: _Locator, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:
-    values = {key: _int(loc, table, key, raw[key], 0, index) for key in _LIMITS if key in raw}
+def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:
+    values = {key: loc.integer(table, key, raw[key], 0, index) for key in _LIMITS if key in raw}
     return Limits(**{**default.__dict__, **values})
 
 
-def _bot(loc: _Locator, b: Any, i: int, base: Path, limits: Limits) -> BotSpec:
+def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec:
     if not isinstance(b, dict):
         raise loc.error(f"bots[{i}] must be a table", "bots", None, i)
-    _unknown(loc, b, _BOT, "bots", i)
+    loc.check_keys(b, _BOT, "bots", i)
     name = b.get("name")
     if not isinstance(name, str) or not BOT_NAME.match(name):
         raise loc.error(f"bots[{i}].name must be 1-40 letters, digits or _.+- , got {name!r}", "bots", "name", i)

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.tournament import config as tconfig
-from referee.tournament import ratings
-from referee.tournament.config import read_toml, TournamentConfig
+from referee.stats import ratings
+from referee.tournament.config import ConfigFile, TournamentConfig
 from referee.tournament.run import Progress, claim_store, play_schedule
 from referee.tournament.schedule import (
     Schedule,
@@ -78,15 +78,12 @@ class GauntletConfig:
 
 
 def load(path: str | Path) -> GauntletConfig:
-    path, text, data = read_toml(path)
-    return parse(data, path, text)
+    return parse(tconfig.read(path))
 
 
-def parse(data: dict[str, Any], path: Path, text: str = "") -> GauntletConfig:
-    loc = tconfig._Locator(path, text)
-    data = dict(data)
-    g = tconfig.take_table(data, "gauntlet", _GAUNTLET, loc, 'with candidate = "BOT", one of the [[bots]]')
-    base = tconfig.parse(data, path, text)
+def parse(loc: ConfigFile) -> GauntletConfig:
+    g, rest = loc.split("gauntlet", _GAUNTLET, 'with candidate = "BOT", one of the [[bots]]')
+    base = tconfig.parse(rest)
     names = [b.name for b in base.bots]
     candidate = g.get("candidate")
     if candidate not in names:
@@ -182,7 +179,7 @@ def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int =
     baselines = sorted({b for r in rows for b in r.lineup} - {candidate})
     for base in baselines:
         mine = [r for r in rows if candidate in r.lineup and base in r.lineup]
-        outcomes = [o if o.a == candidate else ratings.Outcome(o.deal_set, o.b, o.a, 1.0 - o.score)
+        outcomes = [o if o.a == candidate else ratings.PairResult(o.deal_set, o.b, o.a, 1.0 - o.score)
                     for o in outcomes_of(game, mine) if {o.a, o.b} == {candidate, base}]
         if not outcomes:
             out.append(Versus(base, len(mine), 0, 0, 0, 0, None, None, None, None, None, None, None))

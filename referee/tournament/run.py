@@ -29,9 +29,7 @@ def schedule_of(config: TournamentConfig) -> Schedule:
 def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any]) -> Store:
     """The output directory's store, bound to this configuration (refuses another one's)."""
     store = Store(config.output)
-    store.claim(fingerprint, description,
-                [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
-                 for b in config.bots])
+    store.claim(fingerprint, description, config.bots)
     return store
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from referee.tournament import ratings
+from referee.stats import ratings
 from referee.tournament.store import MatchRow
 
 
@@ -52,8 +52,8 @@ class Standings:
     notes: list[str] = field(default_factory=list)
 
 
-def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
-    out: list[ratings.Outcome] = []
+def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.PairResult]:
+    out: list[ratings.PairResult] = []
     for row in rows:
         if game == "aegis":
             out += ratings.pairwise_from_placing(row.deal_set, row.lineup, row.placing)

@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.runner import FaultKind
+
+if TYPE_CHECKING:
+    from referee.tournament.config import BotSpec
 
 DB_NAME = "results.sqlite"
 
@@ -111,8 +114,8 @@ class Store:
                 notes.append(f"bot {name}: {st['dropped_bytes']} bytes of output past the log cap not kept")
         return notes
 
-    def claim(self, fingerprint: str, description: dict[str, Any], bots: list[tuple[str, str, str | None]]) -> None:
-        """Bind the directory to a tournament; refuse one that holds another."""
+    def claim(self, fingerprint: str, description: dict[str, Any], bots: Sequence[BotSpec]) -> None:
+        """Bind the directory to a tournament and its bots; refuse one that holds another."""
         stored = self.meta("fingerprint")
         if stored is not None and stored != fingerprint:
             old, new = json.loads(stored), json.loads(fingerprint)
@@ -124,7 +127,9 @@ class Store:
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(description),))
-            self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)", bots)
+            self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
+                                [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
+                                 for b in bots])
 
     def config(self) -> dict[str, Any]:
         text = self.meta("config")

@@ -98,7 +98,7 @@ _VALID_SCORES = (0.0, 0.5, 1.0)
 _SMALL_STEP = 0.25
 
 
-class Outcome(NamedTuple):
+class PairResult(NamedTuple):
     """One pairwise result: ``score`` is 1 if ``a`` beat ``b``, 0.5 for a draw, 0 if ``b`` beat ``a``."""
 
     deal_set: int
@@ -110,7 +110,8 @@ class Outcome(NamedTuple):
 # --- building outcomes ------------------------------------------------------
 
 
-def pairwise_from_game(deal_set: int, names_by_seat: Sequence[str], scores_by_seat: Sequence[float]) -> list[Outcome]:
+def pairwise_from_game(deal_set: int, names_by_seat: Sequence[str],
+                       scores_by_seat: Sequence[float]) -> list[PairResult]:
     """The pairwise outcomes of one multi-player game (4-player Confirmation: up to 6).
 
     Every pair of seats is compared by final score (higher wins, equal is a draw).  A bot
@@ -125,11 +126,13 @@ def pairwise_from_game(deal_set: int, names_by_seat: Sequence[str], scores_by_se
             if names_by_seat[s] == names_by_seat[t]:
                 continue
             d = scores_by_seat[s] - scores_by_seat[t]
-            out.append(Outcome(deal_set, names_by_seat[s], names_by_seat[t], 1.0 if d > 0 else 0.0 if d < 0 else 0.5))
+            out.append(PairResult(deal_set, names_by_seat[s], names_by_seat[t],
+                                  1.0 if d > 0 else 0.0 if d < 0 else 0.5))
     return out
 
 
-def pairwise_from_placing(deal_set: int, names_by_seat: Sequence[str], placing_by_seat: Sequence[int]) -> list[Outcome]:
+def pairwise_from_placing(deal_set: int, names_by_seat: Sequence[str],
+                          placing_by_seat: Sequence[int]) -> list[PairResult]:
     """Like :func:`pairwise_from_game` but from 1-based places (lower is better, equal places
     are a draw), as in a game's ``results["placing"]``.  For a 2-player Aegis match this is the
     one outcome of the match (the placing follows the winner even when the match ended early)."""
@@ -217,10 +220,10 @@ class Ratings:
 # --- the fit ----------------------------------------------------------------
 
 
-def _check(outcomes: Iterable[Outcome]) -> list[Outcome]:
+def _check(outcomes: Iterable[PairResult]) -> list[PairResult]:
     checked = []
     for o in outcomes:
-        o = Outcome(*o)
+        o = PairResult(*o)
         if o.a == o.b:
             raise ValueError(f"outcome of {o.a!r} against itself: {o}")
         if o.score not in _VALID_SCORES:
@@ -229,12 +232,12 @@ def _check(outcomes: Iterable[Outcome]) -> list[Outcome]:
     return checked
 
 
-def _index(outcomes: Sequence[Outcome]) -> tuple[list[str], dict[str, int]]:
+def _index(outcomes: Sequence[PairResult]) -> tuple[list[str], dict[str, int]]:
     names = sorted({o.a for o in outcomes} | {o.b for o in outcomes})
     return names, {name: i for i, name in enumerate(names)}
 
 
-def _pair_counts(outcomes: Iterable[Outcome], index: Mapping[str, int]) -> dict[tuple[int, int], list[float]]:
+def _pair_counts(outcomes: Iterable[PairResult], index: Mapping[str, int]) -> dict[tuple[int, int], list[float]]:
     """{(i, j) with i < j: [points of i against j, games]}."""
     counts: dict[tuple[int, int], list[float]] = {}
     for o in outcomes:
@@ -382,7 +385,7 @@ def _anchor_shift(elos: Sequence[float], names: Sequence[str], index: Mapping[st
     return rating - elos[index[bot]]
 
 
-def fit(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, *,
+def fit(outcomes: Iterable[PairResult], anchor: tuple[str, float] | None = None, *,
         average: float = DEFAULT_AVERAGE, prior: float = 1.0) -> dict[str, float]:
     """The maximum-likelihood Elo ratings (with ``prior`` virtual draws per player, see the module
     docstring), shifted so that their mean is ``average``, or so that ``anchor[0]`` is rated ``anchor[1]``."""
@@ -404,7 +407,7 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (pos - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
-def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
+def rate(outcomes: Iterable[PairResult], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
          seed: int | None = 0, confidence: float = 0.95, *, average: float = DEFAULT_AVERAGE,
          prior: float = 1.0) -> Ratings:
     """The rating table: the fit of :func:`fit`, bootstrap intervals over deal sets (``bootstrap``
@@ -439,7 +442,7 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     if bootstrap > 0:
         deal_sets = sorted({o.deal_set for o in outcomes})
         d_index = {d: k for k, d in enumerate(deal_sets)}
-        per_deal: list[list[Outcome]] = [[] for _ in deal_sets]
+        per_deal: list[list[PairResult]] = [[] for _ in deal_sets]
         for o in outcomes:
             per_deal[d_index[o.deal_set]].append(o)
         # for each pair: the deal sets it occurs in, and its points and games in each

@@ -1,0 +1,64 @@
+"""The ``referee`` command line: a thin Click layer over the modules of the package.
+
+One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
+:mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match` and
+:mod:`.sprt`. Their options are defined once, in :mod:`.options`; exit codes are decided
+in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from referee import __version__
+from referee.cli.exits import HANDLED, error_text, exit_code_for
+from referee.cli.match import match
+from referee.cli.records import play, replay
+from referee.cli.serve import serve
+from referee.cli.sprt import sprt
+from referee.cli.tournament import gauntlet, ratings, tournament
+
+
+class _Group(click.Group):
+    """Turns the package's errors into a message on stderr and the exit code of the table."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HANDLED as error:
+            click.echo(f"Error: {error_text(error)}", err=True)
+            ctx.exit(exit_code_for(error))
+
+
+@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt],
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="referee")
+def referee() -> None:
+    """Tournament referee for card-game bots (Confirmation, Aegis).
+
+    \b
+    Exit codes:
+      0  success (a replayed record is valid and its stated results match)
+      1  a check failed: an invalid record (illegal action, bad field, ends
+         early) or stated results that differ from the replay
+      2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
+         rule option, a bad tournament file, an output directory that
+         holds another tournament; sprt: a bot that never came to play
+      3  sprt: inconclusive, no verdict within --max-units units
+    130  interrupted (Ctrl-C): what finished is saved (tournament,
+         gauntlet) or reported (sprt)
+
+    \b
+    sprt, for gating a CI job (docs/regression.md):
+      0  H1 accepted: the candidate is stronger (or, with
+         --preset non-regression, shows no regression)
+      1  H0 accepted: the candidate is not stronger (or is a regression)
+      3  inconclusive at the cap; 2 an error; 130 interrupted
+    """
+
+
+def main() -> None:
+    """The console script ``referee``."""
+    referee()

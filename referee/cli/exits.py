@@ -1,0 +1,76 @@
+"""The exit codes of the ``referee`` command: the one place they are decided."""
+
+from __future__ import annotations
+
+import signal
+from enum import IntEnum
+
+import click
+
+from referee import records
+from referee.games.base import GameError
+from referee.stats.sprt import Verdict
+from referee.tournament.config import ConfigError
+from referee.tournament.sprt.run import SprtError
+from referee.tournament.store import StoreError
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    #: a check failed: an invalid record, stated results that do not match
+    CHECK_FAILED = 1
+    #: bad usage: a usage error, an unreadable file, bad JSON, a bad rule option
+    USAGE = 2
+    #: sprt: no verdict when --max-units units were played
+    INCONCLUSIVE = 3
+    #: interrupted (Ctrl-C): what finished is saved (tournament, gauntlet) or reported (sprt)
+    INTERRUPTED = 130
+    # the verdicts of sprt, aliases of the codes above: a CI job passes on H1 and fails on H0
+    #: sprt: H1 accepted (the candidate is stronger, or shows no regression)
+    H1_ACCEPTED = 0
+    #: sprt: H0 accepted (the candidate is not stronger, or is a regression): a failed check
+    H0_ACCEPTED = 1
+
+
+#: the first matching row decides; click's own usage errors exit 2 by themselves
+_EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
+    (click.UsageError, ExitCode.USAGE),
+    (records.RecordFileError, ExitCode.USAGE),
+    (records.RecordError, ExitCode.CHECK_FAILED),
+    (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game
+    (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
+    (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
+    (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
+)
+#: the exit code of each outcome of ``referee sprt``
+SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {
+    Verdict.H1: ExitCode.H1_ACCEPTED,
+    Verdict.H0: ExitCode.H0_ACCEPTED,
+    Verdict.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
+    Verdict.INTERRUPTED: ExitCode.INTERRUPTED,
+}
+#: the errors the group reports as ``Error: ...`` with their exit code (click reports its own)
+HANDLED = tuple(kind for kind, _ in _EXIT_CODES if not issubclass(kind, click.ClickException))
+
+
+def exit_code_for(error: BaseException) -> ExitCode:
+    for kind, code in _EXIT_CODES:
+        if isinstance(error, kind):
+            return code
+    raise error
+
+
+def error_text(error: BaseException) -> str:
+    if isinstance(error, records.RecordError) and type(error).kind == "invalid-record" \
+            or isinstance(error, records.IllegalRecordActionError):
+        return f"invalid record: {error}"
+    return str(error)
+
+
+def interrupt_on_sigterm() -> None:
+    """SIGTERM (a cancelled CI job) stops cleanly, like Ctrl-C: a KeyboardInterrupt, exit 130."""
+    signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt

@@ -1,0 +1,76 @@
+"""``referee match``: one match between bots started from commands, a quick check."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from referee import records
+from referee.cli.options import (
+    BotCommand,
+    bank_ms_option,
+    decision_ms_option,
+    fresh_seed,
+    game_argument,
+    game_options,
+    rule_options,
+    seed_option,
+)
+from referee.games import get as get_game
+from referee.report import final_table, format_options, game_log
+from referee.tournament.config import BotSpec
+
+
+@click.command()
+@game_argument
+@click.option("--bot", "bots", multiple=True, type=BotCommand(), metavar="NAME=COMMAND", required=True,
+              help='A bot and the command that starts it, e.g. --bot rnd="python -m sample_bots.random" '
+                   "(repeatable; the kit's --address/--name/--token/--capacity are appended).")
+@click.option("--lineup", help="Bot names per seat, comma-separated (default: the bots in order, "
+                               "repeated to fill the seats).")
+@seed_option
+@rule_options
+@decision_ms_option
+@bank_ms_option
+@click.option("--record", "record_file", type=click.Path(dir_okay=False), help="Write the game record here.")
+@click.option("--log/--no-log", "show_log", default=True, help="Print the match's log (default: yes).")
+def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | None,
+          rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int, record_file: str | None,
+          show_log: bool) -> None:
+    """Play one match of GAME between bots started from the given commands (a quick check).
+
+    The referee runs in-process; bot output goes to stderr."""
+    import asyncio
+
+    from referee.runner import Clock
+    from referee.tournament.executors import LocalExecutor
+    from referee.tournament.schedule import Seating
+
+    spec = get_game(game)
+    options = game_options(spec, rule_options)
+    names = [bot.name for bot in bots]
+    seats = lineup.split(",") if lineup else [names[i % len(names)] for i in range(spec.num_seats)]
+    if len(seats) != spec.num_seats or set(seats) - set(names):
+        raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",
+                                 param_hint="--lineup")
+    seed = fresh_seed() if seed is None else seed
+    executor = LocalExecutor(game, options, Clock(decision_ms / 1000, bank_ms / 1000), list(bots),
+                             {n: seats.count(n) for n in names}, log_dir=None, connect_timeout=30)
+
+    async def play():
+        async with executor:
+            return await executor.play(Seating(0, seed, tuple(seats)), match_id="")  # the referee names it
+
+    played = asyncio.run(play())
+    if show_log:
+        state = records.replay(played.record).state
+        click.echo(f"{game}, seed {seed}; options: {format_options(state.options)}")
+        click.echo("\n".join(game_log(state, seats)))
+        click.echo()
+    click.echo("\n".join(final_table(played.results, seats)))
+    for fault in played.record["meta"]["faults"]:
+        click.echo(f"fault: seat {fault['seat']} ({seats[fault['seat']]}) {fault['kind']} at decision "
+                   f"{fault['decision']}: {fault['detail']}")
+    if record_file:
+        records.write(record_file, played.record)

@@ -1,0 +1,111 @@
+"""The arguments and options of the ``referee`` commands, each defined once, and their types."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import click
+
+from referee.games import GAMES
+from referee.games.base import GameSpec
+from referee.tournament.config import BotSpec
+
+# --- types ----------------------------------------------------------------------------
+
+
+class KeyValue(click.ParamType):
+    """``KEY=VALUE`` -> (key, value), both strings."""
+
+    name = "KEY=VALUE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        key, sep, val = str(value).partition("=")
+        if not sep or not key.strip():
+            self.fail(f"expected KEY=VALUE, got {value!r}", param, ctx)
+        return key.strip(), val.strip()
+
+
+class BotCommand(click.ParamType):
+    """``NAME=COMMAND`` -> a bot launched with that command (:class:`BotSpec`)."""
+
+    name = "NAME=COMMAND"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BotSpec:
+        if isinstance(value, BotSpec):
+            return value
+        name, command = KeyValue().convert(value, param, ctx)
+        try:
+            return BotSpec.from_command(name, command)
+        except ValueError as err:
+            raise click.BadParameter(str(err), ctx, param_hint=param.opts[0] if param else None) from None
+
+
+class Anchor(click.ParamType):
+    """``BOT=RATING`` -> (bot, rating)."""
+
+    name = "BOT=RATING"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, float]:
+        if isinstance(value, tuple):
+            return value
+        bot, rating = KeyValue().convert(value, param, ctx)
+        try:
+            return bot, float(rating)
+        except ValueError:
+            raise click.BadParameter(f"the rating of {bot} must be a number, got {rating!r}", ctx,
+                                     param_hint="--anchor") from None
+
+
+# --- games ----------------------------------------------------------------------------
+
+game_argument = click.argument("game", type=click.Choice(sorted(GAMES)), metavar="GAME")
+seed_option = click.option("--seed", type=int, default=None,
+                           help="Seed of every random draw (default: a fresh one, printed).")
+rule_options = click.option(
+    "--option", "-o", "rule_options", multiple=True, type=KeyValue(), metavar="KEY=VALUE",
+    help="A rule option of the game, e.g. -o rounds=1 -o trump=random-suit (repeatable).")
+decision_ms_option = click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True,
+                                  help="Time per decision.")
+bank_ms_option = click.option("--bank-ms", type=click.IntRange(0), default=10000, show_default=True,
+                              help="Extra time per seat per match, spent on overruns.")
+
+
+def game_options(spec: GameSpec, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """Check ``--option`` strings against the game's schema (raises OptionError)."""
+    return spec.check_options(dict(pairs))
+
+
+def fresh_seed() -> int:
+    return secrets.randbelow(2**32)
+
+
+# --- tournaments, gauntlets, SPRTs ------------------------------------------------------
+
+config_argument = click.argument("config_file", metavar="CONFIG", type=click.Path(dir_okay=False))
+anchor_option = click.option("--anchor", type=Anchor(), metavar="BOT=RATING", default=None,
+                             help="Pin one bot's rating (default: the average is 1500).")
+bootstrap_option = click.option("--bootstrap", type=click.IntRange(0, 100000), default=1000, show_default=True,
+                                help="Bootstrap resamples of deal sets for the 95% intervals (0: none).")
+server_option = click.option("--server", metavar="HOST:PORT",
+                             help="Play on this referee (RunMatch) instead of an in-process one.")
+admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
+                                  help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+
+
+def remote_options(command: Callable) -> Callable:
+    """``--server`` and ``--admin-token``: play on a remote referee."""
+    return server_option(admin_token_option(command))
+
+
+def standings_options(command: Callable) -> Callable:
+    """``--anchor`` and ``--bootstrap``: how the standings are rated."""
+    return anchor_option(bootstrap_option(command))
+
+# --- output -----------------------------------------------------------------------------
+
+json_flag = click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")

@@ -1,0 +1,110 @@
+"""``referee replay`` (check a game record) and ``referee play`` (one seeded match between
+built-in random players, with a readable log): games in process, no bots, no server."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+
+import click
+
+from referee import records
+from referee.cli.exits import exit_code_for
+from referee.cli.options import fresh_seed, game_argument, game_options, json_flag, rule_options, seed_option
+from referee.games import get as get_game
+from referee.games.base import GameState
+from referee.report import default_seat_names, final_table, format_options, game_log, results_report
+
+
+# --- replay -------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_flag
+@click.option("--log", "show_log", is_flag=True, help="Also print the game's log.")
+def replay(file: str, as_json: bool, show_log: bool) -> None:
+    """Replay the game record FILE through the rules and check it.
+
+    Prints the computed results. Exits 0 when every action is legal, the
+    record ends with the game and the results it states (if any) match; 1
+    naming the first illegal action or difference; 2 if FILE cannot be read
+    or is not JSON. See docs/records.md for the format.
+    """
+    rep: records.Replay | None = None
+    try:
+        rep = records.replay(records.read(file))
+    except records.ResultsMismatchError as error:
+        rep = error.replay
+        failure: records.RecordError | None = error
+    except records.RecordError as error:
+        if not as_json:
+            raise
+        failure = error
+    else:
+        failure = None
+
+    if as_json:
+        click.echo(json.dumps({
+            "valid": failure is None,
+            "results": rep.results if rep is not None else None,
+            "error": failure.to_dict() if failure is not None else None,
+        }))
+        if failure is not None:
+            click.get_current_context().exit(exit_code_for(failure))
+        return
+
+    assert rep is not None
+    if show_log:
+        click.echo("\n".join(game_log(rep.state, rep.seats)))
+        click.echo()
+    status = "valid record" if failure is None else "record replayed"
+    click.echo(f"{rep.game}: {status}, {len(rep.parsed.actions)} actions; options: "
+               f"{format_options(rep.parsed.options)}")
+    click.echo("\n".join(results_report(rep.game, rep.results, rep.seats)))
+    if failure is not None:
+        raise failure
+
+
+# --- play ---------------------------------------------------------------------
+
+
+@click.command()
+@game_argument
+@seed_option
+@rule_options
+@click.option("--record", "record_file", type=click.Path(dir_okay=False), default=None,
+              help="Write the game record (JSON) to this file.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the final scores and placing.")
+def play(game: str, seed: int | None, rule_options: Sequence[tuple[str, str]], record_file: str | None,
+         quiet: bool) -> None:
+    """Play one seeded match of GAME (aegis or confirmation) between uniform-random
+    players and print its log: the deals, every decision, one line per trick,
+    the scores. The same seed and options always give the same match."""
+    spec = get_game(game)
+    options = game_options(spec, rule_options)
+    if seed is None:
+        seed = fresh_seed()
+    state = spec.new(options, seed=seed)
+    play_random(state, random.Random(f"players:{seed}"))
+    seats = default_seat_names(spec.num_seats)
+    if not quiet:
+        click.echo(f"{game}, seed {seed}; options: {format_options(state.options)}")
+        click.echo("\n".join(game_log(state, seats)))
+        click.echo()
+    click.echo("\n".join(final_table(state.results(), seats)))
+    if record_file is not None:
+        records.write(record_file, records.to_record(state))
+        if not quiet:
+            click.echo(f"record written to {record_file}")
+
+
+def play_random(state: GameState, rng: random.Random) -> None:
+    """Play to the end, every seat choosing uniformly among its legal actions."""
+    while True:
+        seats = state.to_act()
+        if not seats:
+            return
+        for seat in seats:  # several seats: a simultaneous decision, any order
+            state.apply(seat, rng.choice(state.legal_actions(seat)))

@@ -1,0 +1,60 @@
+"""``referee serve``: the referee server standalone, for bots that run elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from referee.cli.options import KeyValue
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0 for all).")
+@click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True,
+              help="Port to listen on (0 picks a free one).")
+@click.option("--token", "tokens", multiple=True, type=KeyValue(), metavar="BOT=SECRET",
+              help="A bot allowed to connect, with its secret token (repeatable). "
+                   "Without any, every bot is accepted whatever its token.")
+@click.option("--tokens-file", type=click.Path(exists=True, dir_okay=False),
+              help="A TOML file of bot = \"secret\" lines, added to --token.")
+@click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
+              help="Secret that lets a remote runner start matches (RunMatch). "
+                   "Default: $REFEREE_ADMIN_TOKEN; none disables RunMatch.")
+@click.option("--verbose", "-v", is_flag=True, help="Log every session and match (default: info).")
+def serve(host: str, port: int, tokens: Sequence[tuple[str, str]], tokens_file: str | None,
+          admin_token: str | None, verbose: bool) -> None:
+    """Run the referee server standalone, for bots that run elsewhere.
+
+    It logs who connects and the outcome of each match. Stop it with Ctrl-C."""
+    import asyncio
+    import logging
+
+    from referee.server import serve_forever
+
+    allowed = dict(tokens)
+    if tokens_file:
+        allowed.update(read_tokens(tokens_file))
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    if not allowed:
+        logging.getLogger("referee").warning("no --token given: any bot may connect with any token")
+    try:
+        asyncio.run(serve_forever(host, port, allowed or None, admin_token))
+    except KeyboardInterrupt:
+        pass
+
+
+def read_tokens(path: str) -> dict[str, str]:
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise click.BadParameter(f"{path}: {err}", param_hint="--tokens-file") from None
+    bad = [k for k, v in data.items() if not isinstance(v, str)]
+    if bad:
+        raise click.BadParameter(f"{path}: the token of {', '.join(bad)} must be a string",
+                                 param_hint="--tokens-file")
+    return data

@@ -1,0 +1,161 @@
+"""``referee sprt``: is the candidate stronger than the baseline? Exit codes gate a CI job."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from referee.cli.exits import SPRT_EXIT_CODES, interrupt_on_sigterm
+from referee.cli.options import (
+    BotCommand,
+    bank_ms_option,
+    decision_ms_option,
+    fresh_seed,
+    quiet_option,
+    remote_options,
+    rule_options,
+    seed_option,
+)
+from referee.games import GAMES
+from referee.stats.sprt import SPRT, Verdict, estimate
+from referee.tournament.config import BotSpec, ConfigError
+from referee.tournament.sprt import report as sprt_report
+from referee.tournament.sprt import run as sprt_run
+from referee.tournament.sprt import setup as sprt_setup
+from referee.tournament.sprt.units import Tally
+
+#: the options that override an SPRT file's values when given
+_OVERRIDES = ("seed", "alpha", "beta", "max_units", "concurrency", "output", "decision_ms", "bank_ms")
+#: the options that only go without an SPRT file, and their flags
+_WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline", "--baseline"),
+                   ("rule_options", "--option"))
+
+
+@click.command()
+@click.argument("config_file", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False))
+@click.option("--game", type=click.Choice(sorted(GAMES)), help="The game (without CONFIG).")
+@click.option("--candidate", type=BotCommand(), metavar="NAME=COMMAND",
+              help='The bot on trial and the command that starts it (without CONFIG), e.g. '
+                   '--candidate new="python bot.py".')
+@click.option("--baseline", type=BotCommand(), metavar="NAME=COMMAND",
+              help="The bot it must beat, and its command (without CONFIG).")
+@seed_option
+@rule_options
+@decision_ms_option
+@bank_ms_option
+@click.option("--preset", type=click.Choice(list(sprt_setup.PRESETS)),
+              help="Hypotheses: stronger = <0, 20> Elo (the default), non-regression = <-17.5, 2.5> Elo.")
+@click.option("--elo0", type=float, help="H0: the candidate is this many Elo stronger (with --elo1).")
+@click.option("--elo1", type=float, help="H1: the candidate is this many Elo stronger (with --elo0).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Probability of accepting H1 when H0 holds (a false pass).")
+@click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Probability of accepting H0 when H1 holds (a false failure).")
+@click.option("--max-units", type=click.IntRange(1), default=sprt_setup.DEFAULT_MAX_UNITS, show_default=True,
+              help="Stop without a verdict (exit 3) after this many units.")
+@click.option("--concurrency", type=click.IntRange(1), default=2, show_default=True, help="Matches played at once.")
+@click.option("--output", type=click.Path(file_okay=False),
+              help="Save every match and the bots' logs here; the same command resumes from it.")
+@remote_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="The report on stdout.")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False),
+              help="Also write the one-paragraph Markdown summary (for a pull request) to this file.")
+@quiet_option
+def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, baseline: BotSpec | None,
+         seed: int | None, rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int,
+         preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, max_units: int,
+         concurrency: int, output: str | None, server: str | None, admin_token: str | None, fmt: str,
+         markdown_file: str | None, quiet: bool) -> None:
+    """Is the candidate stronger than the baseline? A sequential probability
+    ratio test (GSPRT, pentanomial, as fishtest) on duplicate units.
+
+    A unit is two matches on the same deals with the seats swapped (Aegis: C B
+    then B C; Confirmation: C B C B then B C B C). After each unit the
+    log-likelihood ratio of H1 (Elo = elo1) against H0 (Elo = elo0) is updated;
+    the test stops when it leaves the bounds, or at --max-units. The bots come
+    from --game/--candidate/--baseline, or from CONFIG (a tournament file with
+    two bots and an [sprt] table); options given here override the file's.
+
+    \b
+    Exit codes: 0 H1 accepted (stronger / no regression), 1 H0 accepted
+    (not stronger / a regression), 3 inconclusive at the cap, 2 bad usage or
+    a bot that never came to play, 130 interrupted. See docs/regression.md."""
+    import asyncio
+
+    ctx = click.get_current_context()
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    try:
+        hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1)
+        if config_file is not None:
+            for name, flag in _WITHOUT_CONFIG:
+                if name in given:
+                    raise click.UsageError(f"{flag} cannot be combined with CONFIG (the file gives the game, "
+                                           f"its options and the bots)")
+            setup = sprt_setup.load(config_file).with_overrides(
+                hypotheses, **{name: ctx.params[name] for name in _OVERRIDES if name in given})
+        else:
+            if game is None or candidate is None or baseline is None:
+                raise click.UsageError("give CONFIG, or --game, --candidate and --baseline")
+            setup = sprt_setup.from_options(
+                game, candidate, baseline, fresh_seed() if seed is None else seed, options=dict(rule_options),
+                hypotheses=hypotheses, decision_ms=decision_ms, bank_ms=bank_ms, alpha=alpha, beta=beta,
+                max_units=max_units, concurrency=concurrency, output=output)
+    except ValueError as err:
+        if isinstance(err, (click.ClickException, ConfigError)):
+            raise
+        raise click.UsageError(str(err)) from None
+
+    store = sprt_run.open_store(setup)
+    tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta))
+    lower, upper = tally.sprt.lower, tally.sprt.upper
+    if not quiet:
+        click.echo(f"sprt {setup.game}: {setup.candidate.name} against {setup.baseline.name}, seed {setup.seed}; "
+                   f"H0 Elo {setup.elo0:g}, H1 Elo {setup.elo1:g}; LLR bounds {lower:.2f}, {upper:.2f}; "
+                   f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
+    interrupt_on_sigterm()
+    try:
+        status = asyncio.run(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
+                                          server=server, admin_token=admin_token))
+    except KeyboardInterrupt:
+        status = Verdict.INTERRUPTED
+        click.echo(f"\ninterrupted after {tally.sprt.n} unit(s); the report covers them"
+                   + ("; run the same command to resume" if store is not None else ""), err=True)
+    finally:
+        if store is not None:
+            store.close()
+    report = sprt_report.summary(setup, tally, status)
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+    elif fmt == "markdown":
+        click.echo(sprt_report.markdown(report), nl=False)
+    else:
+        click.echo(sprt_report.text(report))
+    if markdown_file:
+        Path(markdown_file).write_text(sprt_report.markdown(report), encoding="utf-8")
+    ctx.exit(SPRT_EXIT_CODES[status])
+
+
+def _progress(every: int = 10, seconds: float = 10.0):
+    """A progress line on stderr every ``every`` units or ``seconds`` seconds, and at the verdict."""
+    import time
+
+    last = [time.monotonic()]
+
+    def show(tally: Tally) -> None:
+        now = time.monotonic()
+        n = tally.sprt.n
+        if tally.verdict is None and n % every and now - last[0] < seconds:
+            return
+        last[0] = now
+        est = estimate(tally.sprt.counts)
+        click.echo(f"unit {n}: LLR {tally.sprt.llr():.2f} ({tally.sprt.lower:.2f}, {tally.sprt.upper:.2f}); "
+                   f"W-D-L {tally.wins}-{tally.draws}-{tally.losses}; pentanomial "
+                   f"{' '.join(map(str, tally.sprt.counts))}; Elo {sprt_report.elo_text(est)}", err=True)
+
+    return show

@@ -1,0 +1,172 @@
+"""``referee tournament``, ``referee ratings`` and ``referee gauntlet``: duplicate play from a
+tournament file, results in a store, standings from it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import click
+
+from referee.cli.exits import ExitCode, interrupt_on_sigterm
+from referee.cli.options import config_argument, quiet_option, remote_options, standings_options
+from referee.tournament.store import MatchRow
+
+
+@click.command()
+@config_argument
+@remote_options
+@standings_options
+@quiet_option
+def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
+               bootstrap: int, quiet: bool) -> None:
+    """Run the round-robin tournament described by the TOML file CONFIG.
+
+    Duplicate play: every deal set is played from every seat. Results go to
+    the output directory as they come; run the same command again after an
+    interruption and it plays only what is missing."""
+
+    from referee.tournament import config as tconfig
+    from referee.tournament import run as trun
+
+    cfg = tconfig.load(config_file)
+    schedule = trun.schedule_of(cfg)
+    store = trun.open_store(cfg)
+    notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
+    click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), seed {cfg.seed}; "
+               f"{notes[0]}; results in {cfg.output}", err=True)
+    play_with_progress(cfg, schedule, store, quiet, server, admin_token)
+    print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@standings_options
+def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int) -> None:
+    """Print the standings of the tournament results stored in DIRECTORY."""
+    from referee.tournament.store import Store
+
+    store = Store(directory, create=False)
+    print_standings(store, store.config()["game"], anchor, bootstrap, fmt)
+
+
+@click.command()
+@config_argument
+@remote_options
+@standings_options
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@quiet_option
+def gauntlet(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
+             bootstrap: int, fmt: str, quiet: bool) -> None:
+    """Run the gauntlet described by the TOML file CONFIG: one candidate against
+    every baseline (a tournament file with a [gauntlet] table naming the candidate).
+
+    Duplicate play as in tournaments, but only matches involving the candidate.
+    Prints the candidate's Elo difference against each baseline (head to head,
+    95% interval by bootstrap over deal sets), then the full standings. Results
+    are saved as they come; the same command resumes an interrupted run."""
+
+    from referee.tournament import gauntlet as tgauntlet
+    from referee.tournament import standings
+
+    cfg = tgauntlet.load(config_file)
+    schedule = tgauntlet.make_schedule(cfg)
+    store = tgauntlet.open_store(cfg)
+    note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
+    click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
+               f"{cfg.tournament.deal_sets} deal set(s), seed {cfg.tournament.seed}; {note}; "
+               f"results in {cfg.tournament.output}", err=True)
+    play_with_progress(cfg.tournament, schedule, store, quiet, server, admin_token)
+    rows = list(store.matches())
+    check_anchor(rows, anchor)
+    against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
+    st = standings.compute(cfg.game, rows, anchor=anchor, bootstrap=bootstrap)
+    st.notes.append(note)
+    st.notes.extend(store.bot_notes())
+    if fmt == "json":
+        click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
+                               **standings.to_json(st)}, indent=2))
+        return
+    click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
+               f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
+    click.echo(tgauntlet.versus_table(cfg.candidate, against))
+    click.echo()
+    click.echo(standings.report(st))
+
+
+# --- shared by the commands above -------------------------------------------------------
+
+
+def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> None:
+    """A usage error unless the ``--anchor`` bot (if any) is in these results."""
+    if anchor is not None and anchor[0] not in {b for r in rows for b in r.lineup}:
+        raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
+
+
+def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table", notes=()) -> None:
+    from referee.tournament import standings
+
+    rows = list(store.matches())
+    if not rows:
+        raise click.UsageError(f"{store.directory}: no finished matches yet")
+    check_anchor(rows, anchor)
+    st = standings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
+    st.notes.extend(notes)
+    st.notes.extend(store.bot_notes())
+    if fmt == "json":
+        click.echo(json.dumps(standings.to_json(st), indent=2))
+    elif fmt == "csv":
+        click.echo(standings.to_csv(st), nl=False)
+    else:
+        click.echo(standings.report(st))
+
+
+def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, admin_token: str | None) -> None:
+    """Play what the store lacks of the schedule, with a live progress bar; Ctrl-C or
+    SIGTERM stop cleanly (exit 130), what finished being saved."""
+    import asyncio
+
+    from referee.tournament import run as trun
+
+    bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
+    interrupt_on_sigterm()
+    try:
+        played = asyncio.run(trun.play_schedule(cfg, schedule, store, progress=bar.update if bar else None,
+                                                server=server, admin_token=admin_token))
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
+                   f"run the same command to resume", err=True)
+        raise SystemExit(ExitCode.INTERRUPTED) from None
+    finally:
+        if bar:
+            bar.close()
+    click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
+
+
+class _LiveBar:
+    """A progress bar on stderr showing the live standings (point estimates)."""
+
+    def __init__(self, game: str, total: int):
+        self.game = game
+        self.rows: list = []
+        self.text = ""
+        self.bar = click.progressbar(length=total, label="matches", file=click.get_text_stream("stderr"),
+                                     item_show_func=lambda _: self.text, show_pos=True)
+        self.bar.__enter__()
+
+    def update(self, finished: int, total: int, played) -> None:
+        from referee.stats import ratings
+        from referee.tournament import standings
+
+        if played is None:
+            self.bar.update(finished - self.bar.pos)
+            return
+        self.rows.append(MatchRow(played.seating.key, played.seating.deal_set, played.seating.lineup,
+                                  played.results))
+        elos = ratings.fit(standings.outcomes_of(self.game, self.rows))
+        self.text = "  ".join(f"{name} {elo:.0f}" for name, elo in sorted(elos.items(), key=lambda kv: -kv[1])[:6])
+        self.bar.update(finished - self.bar.pos)
+
+    def close(self) -> None:
+        self.bar.__exit__(None, None, None)

@@ -1,0 +1,64 @@
+"""A model of duplicate play, for simulations of the SPRT (tests, ``tools/sprt_simulation.py``)."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+from referee.stats.sprt import PENTANOMIAL, TRINOMIAL, expected_score, mle_with_mean
+
+
+def _logistic(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+
+def duplicate_model(elo: float, luck: float = 1.0, draws: float = 0.0,
+                    points: int = 200) -> tuple[list[float], list[float]]:
+    """The outcome distributions of a simple model of duplicate play whose expected score is
+    exactly ``s(elo)``: (pentanomial of a unit, trinomial of one game).
+
+    Each unit draws a deal luck ``L ~ Normal(0, luck)`` (in logits); the candidate wins the
+    first game with probability ``σ(δ + L)`` and the swapped game with ``σ(δ - L)`` (the same
+    cards, the other side), each game being a draw with probability ``draws`` instead. ``δ``
+    is solved so that the mean score is ``s(elo)``. ``luck = 0`` gives independent games; the
+    larger ``luck``, the more the two games of a unit split 1-1 and the more duplicate play
+    gains. The trinomial is the distribution of one game alone (the same for both seats)."""
+    if luck < 0 or not 0.0 <= draws < 1.0:
+        raise ValueError("luck must be >= 0 and draws in [0, 1)")
+    target = expected_score(elo)
+    normal = NormalDist()
+    lucks = [luck * normal.inv_cdf((k + 0.5) / points) for k in range(points)]
+
+    def dists(delta: float) -> tuple[list[float], list[float]]:
+        penta = [0.0] * 5
+        tri = [0.0] * 3
+        for swing in lucks:
+            g1 = _game(_logistic(delta + swing), draws)
+            g2 = _game(_logistic(delta - swing), draws)
+            for i, p in enumerate(g1):
+                tri[i] += 0.5 * p / points
+                for j, q in enumerate(g2):
+                    penta[i + j] += p * q / points
+            for i, q in enumerate(g2):
+                tri[i] += 0.5 * q / points
+        return penta, tri
+
+    lo, hi = -30.0, 30.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        tri = dists(mid)[1]
+        if tri[1] * 0.5 + tri[2] < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-13:
+            break
+    penta, tri = dists(0.5 * (lo + hi))
+    # the last digits: tilt onto the exact mean (a no-op up to rounding)
+    penta = mle_with_mean(PENTANOMIAL, penta, target)[0]
+    tri = mle_with_mean(TRINOMIAL, tri, target)[0]
+    return penta, tri
+
+
+def _game(p_win: float, draws: float) -> tuple[float, float, float]:
+    return (1.0 - draws) * (1.0 - p_win), draws, (1.0 - draws) * p_win

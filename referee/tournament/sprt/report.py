@@ -1,0 +1,131 @@
+"""The report of an SPRT: a summary (JSON-ready), as text and as a Markdown paragraph."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from referee.stats.sprt import Z95, Estimate, Verdict, estimate, llr_normalized
+from referee.tournament.sprt.setup import SprtSetup
+from referee.tournament.sprt.units import Tally
+
+
+def conclusion(verdict: Verdict, elo0: float, elo1: float) -> str:
+    """Words for a verdict: 'stronger' / 'not stronger' when elo0 >= 0, else 'no regression' / 'regression'."""
+    if verdict == Verdict.H1:
+        return "stronger" if elo0 >= 0 else "no regression"
+    if verdict == Verdict.H0:
+        return "not stronger" if elo0 >= 0 else "regression"
+    return "no verdict: the cap was reached" if verdict == Verdict.INCONCLUSIVE else "no verdict: interrupted"
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is None or math.isfinite(value) else None
+
+
+def summary(setup: SprtSetup, tally: Tally, status: Verdict) -> dict[str, Any]:
+    """Everything the outputs show, JSON-ready (an infinite Elo is null)."""
+    sprt = tally.sprt
+    est = estimate(sprt.counts)
+    margins = [sum(u.margins) for u in tally.units]
+    n = len(margins)
+    mean = sum(margins) / n if n else None
+    half = None
+    if n >= 2:
+        sd = math.sqrt(sum((m - mean) ** 2 for m in margins) / (n - 1))
+        half = Z95 * sd / math.sqrt(n)
+    return {
+        "game": setup.game, "options": setup.options, "seed": setup.seed,
+        "candidate": setup.candidate.name, "baseline": setup.baseline.name,
+        "preset": setup.preset, "elo0": setup.elo0, "elo1": setup.elo1, "alpha": setup.alpha, "beta": setup.beta,
+        "verdict": status, "conclusion": conclusion(status, setup.elo0, setup.elo1),
+        "llr": sprt.llr(), "llr_lower": sprt.lower, "llr_upper": sprt.upper,
+        "llr_normalized": llr_normalized(sprt.counts, sprt.values, setup.elo0, setup.elo1),
+        "units": sprt.n, "games": tally.games, "max_units": setup.max_units,
+        "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
+        "pentanomial": list(sprt.counts),
+        "score": est.score, "elo": _finite(est.elo), "elo_lo": _finite(est.elo_lo), "elo_hi": _finite(est.elo_hi),
+        "elo_text": elo_text(est), "los": est.los,
+        "points_per_unit": mean, "points_per_unit_95": half,
+        "faults": {bot: dict(counts) for bot, counts in sorted(tally.faults.items())},
+        "seconds": round(tally.seconds, 1),
+    }
+
+
+def _signed(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return f"{value:+.{digits}f}"
+
+
+def elo_text(est: Estimate) -> str:
+    """The Elo estimate and its 95% interval, e.g. ``+35.2 [+12.0, +58.9]`` (``-`` without units)."""
+    if est.elo is None:
+        return "-"
+    return f"{_signed(est.elo)} [{_signed(est.elo_lo)}, {_signed(est.elo_hi)}]"
+
+
+def _hypotheses(s: Mapping[str, Any]) -> str:
+    preset = f" (preset {s['preset']})" if s["preset"] else ""
+    return (f"H0 Elo {_signed(s['elo0'], 2)} against H1 Elo {_signed(s['elo1'], 2)}{preset}, "
+            f"alpha {s['alpha']:g}, beta {s['beta']:g}")
+
+
+def _faults_text(s: Mapping[str, Any]) -> str:
+    def three(counts: Mapping[str, int]) -> str:
+        return (f"{counts.get('timeout', 0)}/{sum(counts.get(k, 0) for k in ('illegal', 'malformed', 'wrong_id'))}"
+                f"/{sum(counts.get(k, 0) for k in ('disconnect', 'no_session'))}")
+    return ", ".join(f"{bot} {three(s['faults'].get(bot, {}))}" for bot in (s["candidate"], s["baseline"]))
+
+
+def _verdict_text(s: Mapping[str, Any]) -> str:
+    words = {"stronger": "is stronger", "not stronger": "is not stronger", "no regression": "shows no regression",
+             "regression": "is weaker (a regression)"}
+    if s["verdict"] in (Verdict.H1, Verdict.H0):
+        return f"{s['verdict']} accepted: {s['candidate']} {words[s['conclusion']]}"
+    return s["conclusion"]
+
+
+def text(s: Mapping[str, Any]) -> str:
+    from referee.report import format_options
+
+    lo = s["los"]
+    margin = _signed(s["points_per_unit"], 2)
+    if s["points_per_unit_95"] is not None:
+        margin += f" ± {s['points_per_unit_95']:.2f} (95%)"
+    lines = [
+        (f"SPRT {s['game']} ({format_options(s['options'])}; seed {s['seed']}): {s['candidate']} against "
+         f"{s['baseline']}; {_hypotheses(s)}"),
+        f"verdict: {_verdict_text(s)}",
+        (f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) after {s['units']} unit(s) "
+         f"({s['games']} games; cap {s['max_units']} units)"),
+        f"Elo {s['elo_text']} (95%), LOS {'-' if lo is None else f'{100 * lo:.1f}%'}",
+        (f"W-D-L {s['wins']}-{s['draws']}-{s['losses']}; pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) "
+         f"{' '.join(str(c) for c in s['pentanomial'])}"),
+        f"points per unit ({s['candidate']} - {s['baseline']}) {margin}",
+        f"faults t/i/d: {_faults_text(s)}; {s['seconds']:.0f} s",
+    ]
+    return "\n".join(lines)
+
+
+def markdown(s: Mapping[str, Any]) -> str:
+    """One paragraph for a pull request."""
+    from referee import __version__
+    from referee.report import format_options
+
+    lo = s["los"]
+    verdict = {Verdict.H1: f"**H1 accepted: {s['conclusion']}**",
+               Verdict.H0: f"**H0 accepted: {s['conclusion']}**"}.get(s["verdict"], f"**{s['conclusion']}**")
+    margin = _signed(s["points_per_unit"], 2)
+    if s["points_per_unit_95"] is not None:
+        margin += f" ± {s['points_per_unit_95']:.2f}"
+    return (
+        f"**SPRT `{s['candidate']}` vs `{s['baseline']}`** ({s['game']}, {format_options(s['options'])}): "
+        f"{verdict} after {s['units']} duplicate units ({s['games']} games). "
+        f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) for {_hypotheses(s)}. "
+        f"Elo {s['elo_text']} (95%), LOS {'-' if lo is None else f'{100 * lo:.1f}%'}; "
+        f"W-D-L {s['wins']}-{s['draws']}-{s['losses']}, pentanomial {s['pentanomial']}; "
+        f"points per unit {margin}. Seed {s['seed']}, referee {__version__}.\n")

@@ -1,0 +1,200 @@
+"""What an SPRT run needs, from an SPRT file or from command-line options (and both: the
+options override the file's)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee import games
+from referee.runner import Clock
+from referee.stats.sprt import check_hypotheses
+from referee.tournament import config as tconfig
+from referee.tournament.config import BotSpec, ConfigFile
+
+#: ``(elo0, elo1)`` of the presets: fishtest's <0, 2> and <-1.75, 0.25>, scaled by 10 (docs/regression.md)
+PRESETS: dict[str, tuple[float, float]] = {"stronger": (0.0, 20.0), "non-regression": (-17.5, 2.5)}
+#: the default cap on units (see docs/regression.md for how it compares with the expected length)
+DEFAULT_MAX_UNITS = 2000
+_SPRT_KEYS = {"candidate", "baseline", "preset", "elo0", "elo1", "alpha", "beta", "max_units"}
+
+
+class SetupError(ValueError):
+    """Hypotheses given both ways, or half of one way; ``key`` is the one at fault."""
+
+    def __init__(self, message: str, key: str):
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Hypotheses:
+    """H0: the candidate is ``elo0`` Elo stronger, against H1: ``elo1``; from a preset, or given."""
+
+    elo0: float
+    elo1: float
+    preset: str | None = None
+
+    @classmethod
+    def of_preset(cls, preset: str) -> Hypotheses:
+        return cls(*PRESETS[preset], preset)
+
+    @classmethod
+    def given(cls, preset: str | None, elo0: float | None, elo1: float | None,
+              name: Callable[[str], str] = "--{}".format) -> Hypotheses | None:
+        """The hypotheses of a preset, or of elo0 and elo1; None if neither is given. A
+        SetupError if both are, or one Elo without the other (``name`` spells the keys)."""
+        _check_choice(preset, elo0, elo1, name)
+        if preset is not None:
+            return cls.of_preset(preset)
+        if elo0 is not None:
+            return cls(elo0, elo1)
+        return None
+
+
+def _check_choice(preset: Any, elo0: Any, elo1: Any, name: Callable[[str], str]) -> None:
+    if preset is not None and (elo0 is not None or elo1 is not None):
+        raise SetupError(f"give {name('preset')} or {name('elo0')} and {name('elo1')}, not both", "preset")
+    if (elo0 is None) != (elo1 is None):
+        raise SetupError(f"{name('elo0')} and {name('elo1')} go together", "elo0" if elo0 is not None else "elo1")
+
+
+@dataclass(frozen=True)
+class SprtSetup:
+    """Everything an SPRT run needs: the game, the two bots, the hypotheses and the cap."""
+
+    game: str
+    options: dict[str, Any]
+    candidate: BotSpec
+    baseline: BotSpec
+    seed: int
+    clock: Clock
+    concurrency: int = 2
+    elo0: float = PRESETS["stronger"][0]
+    elo1: float = PRESETS["stronger"][1]
+    alpha: float = 0.05
+    beta: float = 0.05
+    max_units: int = DEFAULT_MAX_UNITS
+    output: Path | None = None
+    preset: str | None = "stronger"
+
+    def __post_init__(self) -> None:
+        check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
+        if self.candidate.name == self.baseline.name:
+            raise ValueError(f"the candidate and the baseline have the same name {self.candidate.name!r}")
+
+    def fingerprint(self) -> str:
+        """What must not change in an output directory: what shapes the units' results."""
+        return json.dumps({"sprt": [self.candidate.name, self.baseline.name], "game": self.game,
+                           "options": self.options, "seed": self.seed,
+                           "clock": [self.clock.decision_s, self.clock.bank_s]}, sort_keys=True)
+
+    def describe(self) -> dict[str, Any]:
+        return {"game": self.game, "options": self.options, "seed": self.seed,
+                "sprt": {"candidate": self.candidate.name, "baseline": self.baseline.name, "elo0": self.elo0,
+                         "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta, "max_units": self.max_units},
+                "clock": {"decision_ms": round(self.clock.decision_s * 1000),
+                          "bank_ms": round(self.clock.bank_s * 1000)},
+                "concurrency": self.concurrency}
+
+    def with_overrides(self, hypotheses: Hypotheses | None = None, *, seed: int | None = None,
+                       decision_ms: int | None = None, bank_ms: int | None = None, alpha: float | None = None,
+                       beta: float | None = None, max_units: int | None = None, concurrency: int | None = None,
+                       output: str | Path | None = None) -> SprtSetup:
+        """This set-up with what is given (not None) in place of its own: command-line options
+        over an SPRT file. A ValueError if the result is not a valid set-up."""
+        changes: dict[str, Any] = {}
+        if hypotheses is not None:
+            changes.update(elo0=hypotheses.elo0, elo1=hypotheses.elo1, preset=hypotheses.preset)
+        given = {"seed": seed, "alpha": alpha, "beta": beta, "max_units": max_units, "concurrency": concurrency}
+        changes.update({key: value for key, value in given.items() if value is not None})
+        if output is not None:
+            changes["output"] = Path(output).resolve()
+        if decision_ms is not None or bank_ms is not None:
+            clock = self.clock
+            if decision_ms is not None:
+                clock = dataclasses.replace(clock, decision_s=decision_ms / 1000)
+            if bank_ms is not None:
+                clock = dataclasses.replace(clock, bank_s=bank_ms / 1000)
+            changes["clock"] = clock
+        return dataclasses.replace(self, **changes)
+
+
+def from_options(game: str, candidate: BotSpec, baseline: BotSpec, seed: int, *,
+                 options: Mapping[str, str] | None = None, hypotheses: Hypotheses | None = None,
+                 decision_ms: int = 1000, bank_ms: int = 10000, alpha: float = 0.05, beta: float = 0.05,
+                 max_units: int = DEFAULT_MAX_UNITS, concurrency: int = 2,
+                 output: str | Path | None = None) -> SprtSetup:
+    """A set-up from command-line options: the game's rule options as strings (checked: an
+    OptionError), the hypotheses of the stronger preset unless others are given. A ValueError
+    if it is not a valid set-up."""
+    hypotheses = hypotheses or Hypotheses.of_preset("stronger")
+    return SprtSetup(game, games.get(game).check_options(dict(options or {})), candidate, baseline, seed,
+                     Clock(decision_ms / 1000, bank_ms / 1000), concurrency, hypotheses.elo0, hypotheses.elo1,
+                     alpha, beta, max_units, Path(output).resolve() if output else None, hypotheses.preset)
+
+
+# --- the SPRT file ----------------------------------------------------------------------
+
+
+def load(path: str | Path) -> SprtSetup:
+    """An SPRT file: a tournament file with exactly two bots and an [sprt] table (docs/regression.md)."""
+    return parse(tconfig.read(path))
+
+
+def parse(loc: ConfigFile) -> SprtSetup:
+    s, rest = loc.split("sprt", _SPRT_KEYS, 'with candidate = "BOT", one of the two [[bots]]')
+    t = rest.data.get("tournament")
+    if isinstance(t, dict):
+        for key in ("deal_sets", "max_groups"):
+            if key in t:
+                raise loc.error(f"tournament.{key} has no meaning for an SPRT: it plays units until a verdict "
+                                f"or sprt.max_units", "tournament", key)
+    base = tconfig.parse(rest)
+    names = [b.name for b in base.bots]
+    if len(names) != 2:
+        raise loc.error(f"an SPRT needs exactly two bots, the candidate and the baseline; got {len(names)}",
+                        "bots", "name", 2 if len(names) > 2 else 0)
+    candidate = s.get("candidate")
+    if candidate not in names:
+        raise loc.error(f"sprt.candidate must name one of the bots ({', '.join(names)}), got {candidate!r}",
+                        "sprt", "candidate")
+    other = names[1 - names.index(candidate)]
+    baseline = s.get("baseline", other)
+    if baseline != other:
+        raise loc.error(f"sprt.baseline must be the other bot, {other!r}, got {baseline!r}", "sprt", "baseline")
+
+    def number(key: str, default: float) -> float:
+        value = s.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise loc.error(f"sprt.{key} must be a number, got {value!r}", "sprt", key)
+        return float(value)
+
+    preset = s.get("preset")
+    if preset is not None and preset not in PRESETS:
+        raise loc.error(f"sprt.preset must be one of {', '.join(PRESETS)}, got {preset!r}", "sprt", "preset")
+    try:
+        _check_choice(preset, s.get("elo0"), s.get("elo1"), "sprt.{}".format)
+    except SetupError as err:
+        raise loc.error(str(err), "sprt", err.key) from None
+    if "elo0" in s:
+        elo0, elo1 = number("elo0", 0.0), number("elo1", 0.0)
+    else:
+        preset = preset or "stronger"
+        elo0, elo1 = PRESETS[preset]
+    alpha, beta = number("alpha", 0.05), number("beta", 0.05)
+    try:
+        check_hypotheses(elo0, elo1, alpha, beta)
+    except ValueError as err:
+        raise loc.error(f"sprt: {err}", "sprt", "elo0" if "elo" in str(err) else "alpha") from None
+    max_units = loc.integer("sprt", "max_units", s.get("max_units", DEFAULT_MAX_UNITS), 1)
+    bots = {b.name: b for b in base.bots}
+    has_output = isinstance(t, dict) and "output" in t
+    return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
+                     base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
+                     preset)
