@@ -56,9 +56,8 @@ class Standings:
 
 def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
     out: list[ratings.Outcome] = []
-    rated_by = games.get(game).rated_by
     for row in rows:
-        if rated_by is RatedBy.PLACING:
+        if games.get(game).rated_by is RatedBy.PLACING:
             out += ratings.pairwise_from_placing(row.deal_set, row.lineup, row.placing)
         else:
             out += ratings.pairwise_from_game(row.deal_set, row.lineup, row.scores)
