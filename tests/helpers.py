@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from referee import cards
+from referee.games import first_legal, play_out, random_legal
 
 
 def deck_for_confirmation(hands: dict[int, str | list[int]], dealer: int = 0, seed: int = 0) -> list[int]:
@@ -37,21 +38,13 @@ def act(state, *names: str) -> None:
 
 
 def play_first_legal(state, decisions: int) -> None:
-    for _ in range(decisions):
-        seat = state.to_act()[0]
-        state.apply(seat, state.legal_actions(seat)[0])
+    """Play ``decisions`` decisions, each seat its first legal action."""
+    play_out(state, first_legal, limit=decisions)
 
 
 def random_playout(state, rng: random.Random) -> int:
     """Play to the end with uniform random legal actions; returns the number of decisions."""
-    n = 0
-    while True:
-        seats = state.to_act()
-        if not seats:
-            return n
-        for seat in seats:
-            state.apply(seat, rng.choice(state.legal_actions(seat)))
-            n += 1
+    return play_out(state, random_legal(rng))
 
 
 def swap_card(action: int, x: int, y: int) -> int:

@@ -193,7 +193,7 @@ def test_deal_hidden_is_uniform():
     counts = Counter()
     for _ in range(n):
         hands = [0] * 4
-        confirmation._deal_hidden(rng, list(pool), seats, need, void, hands)
+        confirmation.determinization._deal_hidden(rng, list(pool), seats, need, void, hands)
         counts[key(hands)] += 1
     assert set(counts) == consistent
     assert max(counts.values()) < 200 + 5 * 14 and min(counts.values()) > 200 - 5 * 14  # sd ~ 14

@@ -43,12 +43,13 @@ from tabulate import tabulate
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
 from referee.bench import trace as trace_mod
-from referee.games import GAMES
+from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 
 SECTIONS = ("engine", "referee", "concurrency", "tournament")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
+SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
 LANES = (1, 4, 16, 64)
 
 
@@ -73,10 +74,7 @@ def _share_text(results: dict, rounds: list[dict], key: str) -> str:
 def _messages_per_decision(game: str, seed: int = 1) -> float:
     """Messages the referee sends per decision, in a seeded random match of ``game``."""
     state = GAMES[game].new({}, seed=seed)
-    rng = random.Random(seed)
-    while seats := state.to_act():
-        for seat in seats:
-            state.apply(seat, rng.choice(state.legal_actions(seat)))
+    play_out(state, random_legal(random.Random(seed)))
     return inprocess.messages_per_decision(state)
 
 
@@ -84,11 +82,11 @@ async def transport_and_referee(rounds: int, seconds: float) -> dict:
     """Sections 2, 3 and 3b."""
     out: dict = {"echo": [], "echo_two_clients": [],
                  "messages_per_decision": {game: round(_messages_per_decision(game), 3) for game in GAMES},
-                 "referee": {"aegis": [], "confirmation": []}}
+                 "referee": {game: [] for game in SERVED}}
     async with echo_mod.Echo() as echo, echo_mod.Echo(clients=2) as echo_two, \
             RefereeServer(connect_timeout=30) as server:
-        players = {"aegis": served.Bots(server, ["a0", "a1"]),
-                   "confirmation": served.Bots(server, ["c0", "c1", "c2", "c3"])}
+        players = {game: served.Bots(server, [f"{game[0]}{i}" for i in range(GAMES[game].num_seats)])
+                   for game in SERVED}
         try:
             for bots in players.values():
                 await bots.connected()
@@ -101,7 +99,7 @@ async def transport_and_referee(rounds: int, seconds: float) -> dict:
         finally:
             for bots in players.values():
                 bots.stop()
-    out["referee_work"] = [await inprocess.referee_work(game, seconds) for game in ("aegis", "confirmation")]
+    out["referee_work"] = [await inprocess.referee_work(game, seconds) for game in SERVED]
     return out
 
 

@@ -38,8 +38,8 @@ from typing import Self
 import grpc
 
 from referee import wire
-from referee.games import GAMES
-from referee.games.base import PUBLIC
+from referee.games import GAMES, play_out
+from referee.games.base import PUBLIC, GameState
 from referee.process import tune_gc
 from referee.runner import Decision
 from referee.v1 import referee_pb2 as pb
@@ -63,14 +63,16 @@ def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
     rng = random.Random(seed)
     requests = []
     told = [0] * state.num_seats  # events up to here are in the seat's earlier requests
-    while seats := state.to_act():
-        for seat in seats:
-            legal = state.legal_actions(seat)
-            events = [(i, e, None) for i, e in enumerate(state.events) if i >= told[seat] and e.to in (PUBLIC, seat)]
-            told[seat] = len(state.events)
-            requests.append(wire.request(Decision(len(requests) + 1, "g1", seat, state.observation(seat), tuple(legal),
-                                                  tuple(state.action_names(legal)), 1.0, 10.0), events))
-            state.apply(seat, rng.choice(legal))
+
+    def choose(state: GameState, seat: int) -> int:
+        legal = state.legal_actions(seat)
+        events = [(i, e, None) for i, e in enumerate(state.events) if i >= told[seat] and e.to in (PUBLIC, seat)]
+        told[seat] = len(state.events)
+        requests.append(wire.request(Decision(len(requests) + 1, "g1", seat, state.observation(seat), tuple(legal),
+                                              tuple(state.action_names(legal)), 1.0, 10.0), events))
+        return rng.choice(legal)
+
+    play_out(state, choose)
     requests.sort(key=lambda m: m.ByteSize())
     return requests[len(requests) // 2]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 
-from referee.games import GAMES
+from referee.games import GAMES, play_out, random_legal
 
 CASES = [
     ("confirmation", {}),
@@ -20,17 +20,12 @@ CASES = [
 
 def playout_rate(game: str, seconds: float, options: dict | None = None, seed: int = 0) -> dict:
     spec = GAMES[game]
-    rng = random.Random(seed)
+    choose = random_legal(random.Random(seed))
     decisions = matches = 0
     start = time.perf_counter()
     cpu_start = time.process_time()
     while time.perf_counter() - start < seconds:
-        state = spec.new(options, seed=seed + matches)
-        to_act, legal, apply, choice = state.to_act, state.legal_actions, state.apply, rng.choice
-        while seats := to_act():
-            for seat in seats:
-                apply(seat, choice(legal(seat)))
-                decisions += 1
+        decisions += play_out(spec.new(options, seed=seed + matches), choose)
         matches += 1
     wall = time.perf_counter() - start
     cpu = time.process_time() - cpu_start

@@ -23,6 +23,7 @@ import time
 
 from referee import arena
 from referee.bench import served
+from referee.games import GAMES
 from referee.server import RefereeServer
 
 STEPS = (("request written", "reply read", "gRPC both ways, the bot process and its kit"),
@@ -84,7 +85,7 @@ async def trace(game: str, seconds: float) -> dict:
     stamps = _Stamps()
     try:
         async with RefereeServer(connect_timeout=30) as server:
-            names = [f"t{i}" for i in range(2 if game == "aegis" else 4)]
+            names = [f"t{i}" for i in range(GAMES[game].num_seats)]
             bots = served.Bots(server, names)
             try:
                 await bots.connected()

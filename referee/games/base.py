@@ -17,10 +17,12 @@ protobuf.
 
 from __future__ import annotations
 
+import json
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, NamedTuple
 
 from referee import cards
@@ -112,6 +114,32 @@ class Shoe:
                 raise GameError(f"recorded suit #{len(self.suits) + 1} is not a suit: {s!r}")
         else:
             s = self._rng.randrange(4)
+        self.suits.append(s)
+        return s
+
+
+class PrimedShoe(Shoe):
+    """A shoe whose next deck (and suit) are given; later ones are shuffled from ``seed``.
+
+    A determinized state (for search bots) deals its current deal from the
+    primed deck and the deals after it at random."""
+
+    def __init__(self, seed: int, deck: tuple[int, ...], suit: int | None = None):
+        super().__init__(seed)
+        self._primed_deck: tuple[int, ...] | None = deck
+        self._primed_suit = suit
+
+    def deck(self) -> tuple[int, ...]:
+        if self._primed_deck is None:
+            return super().deck()
+        order, self._primed_deck = self._primed_deck, None
+        self.decks.append(order)
+        return order
+
+    def suit(self) -> int:
+        if self._primed_suit is None:
+            return super().suit()
+        s, self._primed_suit = self._primed_suit, None
         self.suits.append(s)
         return s
 
@@ -246,14 +274,81 @@ def places_by_score(scores: Sequence[int]) -> list[int]:
     return [1 + sum(other > s for other in scores) for s in scores]
 
 
+# --- playing a game out -----------------------------------------------------
+
+#: ``choose(state, seat)``: the action ``seat`` plays now
+Choose = Callable[[GameState, int], int]
+
+
+def play_out(state: GameState, choose: Choose, limit: int | None = None) -> int:
+    """Play ``state`` to its end (or until ``limit`` decisions), ``choose`` deciding for every
+    seat; returns the number of decisions made.
+
+    A simultaneous decision is played in seat order: each seat's action is
+    applied (the engine keeps it hidden) before the next seat chooses.
+    """
+    to_act, apply = state.to_act, state.apply
+    n = 0
+    while seats := to_act():
+        for seat in seats:
+            if n == limit:
+                return n
+            apply(seat, choose(state, seat))
+            n += 1
+    return n
+
+
+def random_legal(rng: random.Random) -> Choose:
+    """A ``choose`` for :func:`play_out`: a uniformly random legal action (one ``rng.choice`` each)."""
+    choice = rng.choice
+    return lambda state, seat: choice(state.legal_actions(seat))
+
+
+def first_legal(state: GameState, seat: int) -> int:
+    """A ``choose`` for :func:`play_out`: the first legal action (the referee's default)."""
+    return state.legal_actions(seat)[0]
+
+
 # --- the registry entry -----------------------------------------------------
+
+
+class RatedBy(StrEnum):
+    """What ranks the seats of a finished match for the ratings (each pair of seats is one
+    pairwise game: the better one wins, equal is a draw)."""
+
+    #: the match's placing (``results()["placing"]``): Aegis, where the match winner wins
+    PLACING = "placing"
+    #: the final scores: Confirmation, every pair of seats compared by points
+    SCORE = "score"
+
+
+#: ``seat_groups(bots, options, max_groups) -> (groups, note)``: see :attr:`GameSpec.seat_groups`
+SeatGroups = Callable[[Sequence[str], Mapping[str, Any], int], tuple[list[tuple[str, ...]], str]]
+
+
+def no_results_detail(results: Mapping[str, Any], seats: Sequence[str]) -> list[str]:
+    """A game with nothing to show beyond the final scores."""
+    return []
+
+
+def events_text(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
+    """One line per event: its kind, its seat, to whom, its data as JSON (any game's log)."""
+    for e in events:
+        who = f" {seats[e.seat]}" if e.seat is not None else ""
+        to = "" if e.to == PUBLIC else f" (to {seats[e.to]})"
+        yield f"{e.kind}{who}{to}: {json.dumps(e.data)}"
 
 
 @dataclass(frozen=True)
 class GameSpec:
-    """What the registry knows of a game: how to start one, its options."""
+    """What the registry knows of a game: how to start one, its options, and its traits:
+    everything the referee, the tournaments and the reports need to know of a game
+    (as OpenSpiel's GameType/GameInfo), so that no code outside ``referee/games``
+    asks for a game by name."""
 
     name: str
+    #: the name in prose (error messages)
+    title: str
     num_seats: int
     options: Mapping[str, Option]
     #: (checked options, shoe) -> a new match
@@ -261,6 +356,22 @@ class GameSpec:
     #: card-free, option-free notation helpers
     action_name: Callable[[int], str]
     parse_action: Callable[[str], int]
+    #: duplicate play: the base line-ups of a tournament of ``bots`` (``max_groups`` at most where
+    #: there is a choice) and a sentence on how they were chosen; each base line-up is played on
+    #: every deal set in each of its distinct seat rotations (``tournament.schedule``)
+    seat_groups: SeatGroups
+    #: the gauntlet's "duel" schedule in a sentence, ``{n}`` the number of baselines (each baseline
+    #: with the candidate is seated as ``seat_groups`` seats two bots)
+    duel_note: str
+    #: what ranks the seats of a match for the ratings
+    rated_by: RatedBy
+    #: the seat-bias table: the heading of its column of first places, and how the seats differ
+    first_place_label: str = "first place %"
+    seat_order: str = "by seat index"
+    #: text: the lines of the match log from its events (the referee's view) ...
+    render_log: Callable[[Sequence[Event], Sequence[str]], Iterator[str]] = events_text
+    #: ... and the game's detail of a finished match's results (the final scores follow it)
+    render_results: Callable[[Mapping[str, Any], Sequence[str]], list[str]] = no_results_detail
     summary: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 

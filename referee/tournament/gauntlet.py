@@ -4,19 +4,19 @@ The file is a tournament file (``docs/tournaments.md``) with one more table::
 
     [gauntlet]
     candidate = "mine"          # the bot on trial: one of the [[bots]]; the others are the baselines
-    lineup = "duel"             # Confirmation only: "duel" (default) or "field"
+    lineup = "duel"             # "duel" (default) or, for games of more than two seats, "field"
 
 Only matches involving the candidate are played, every deal set from every seat:
 
-- Aegis: the candidate against each baseline, each deal set twice with the
-  seats swapped.
-- Confirmation, ``duel``: the candidate against each baseline alone, each
-  filling two seats (A B A B and B A B A; with *pairs* A A B B in its four
-  rotations, so each is partnered with the other's copy), as a two-bot
-  tournament seats them.
-- Confirmation, ``field``: the candidate with three baselines at the table,
-  every group of three baselines (or a balanced subset of ``max_groups``),
-  each group in its four rotations. It needs at least three baselines.
+- ``duel``: the candidate against each baseline alone, seated as a two-bot
+  tournament of the game seats them (``GameSpec.seat_groups``), in every seat
+  rotation. Aegis: each deal set twice with the seats swapped. Confirmation:
+  each fills two seats (A B A B and B A B A; with *pairs* A A B B in its four
+  rotations, so each is partnered with the other's copy).
+- ``field`` (games of more than two seats): the candidate with a baseline in
+  every other seat (Confirmation: three), every group of baselines (or a
+  balanced subset of ``max_groups``), each group in all its rotations. It
+  needs a baseline for every other seat.
 
 The standings are the tournament's (one joint Bradley-Terry fit) and, for
 each baseline, the candidate's Elo difference against it from their
@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee import games
+from referee.games.lineups import balanced_subset
 from referee.tournament import config as tconfig
 from referee.stats import ratings
 from referee.tournament.config import ConfigFile, TournamentConfig
@@ -40,8 +42,6 @@ from referee.tournament.run import Progress, claim_store, play_schedule
 from referee.tournament.schedule import (
     Schedule,
     Seating,
-    balanced_subset,
-    confirmation_groups,
     deal_seed,
     rotations,
 )
@@ -93,12 +93,14 @@ def parse(loc: ConfigFile) -> GauntletConfig:
     if lineup not in LINEUPS:
         raise loc.error(f"gauntlet.lineup must be one of {', '.join(LINEUPS)}, got {lineup!r}", "gauntlet", "lineup")
     if lineup == "field":
-        if base.game != "confirmation":
-            raise loc.error('gauntlet.lineup = "field" is for Confirmation only (Aegis has two seats)',
-                            "gauntlet", "lineup")
-        if len(names) < 4:
-            raise loc.error(f'gauntlet.lineup = "field" needs at least three baselines, got {len(names) - 1}',
-                            "gauntlet", "lineup")
+        spec = games.get(base.game)
+        if spec.num_seats < 3:
+            crowded = " and ".join(s.title for s in games.GAMES.values() if s.num_seats >= 3)
+            raise loc.error(f'gauntlet.lineup = "field" is for {crowded} only '
+                            f'({spec.title} has {_number(spec.num_seats)} seats)', "gauntlet", "lineup")
+        if len(names) - 1 < spec.num_seats - 1:
+            raise loc.error(f'gauntlet.lineup = "field" needs at least {_number(spec.num_seats - 1)} baselines, '
+                            f'got {len(names) - 1}', "gauntlet", "lineup")
     return GauntletConfig(base, candidate, lineup)
 
 
@@ -108,30 +110,31 @@ def parse(loc: ConfigFile) -> GauntletConfig:
 def make_schedule(cfg: GauntletConfig) -> Schedule:
     t = cfg.tournament
     c, baselines = cfg.candidate, cfg.baselines
-    if cfg.game == "aegis":
-        groups = [(c, b) for b in baselines]
-        bases = [rotations(g) for g in groups]
-        note = f"the candidate plays every deal set twice against each baseline, seats swapped: {len(groups)} pair(s)"
-    elif cfg.lineup == "duel":
+    spec = games.get(cfg.game)
+    if cfg.lineup == "duel":
         groups = []
         for b in baselines:
-            groups += confirmation_groups([c, b], bool(t.options.get("pairs")), t.max_groups)[0]
-        bases = [rotations(g) for g in groups]
-        note = (f"the candidate against each baseline, each in two seats, every deal set in every rotation: "
-                f"{len(baselines)} baseline(s)")
+            groups += spec.seat_groups([c, b], t.options, t.max_groups)[0]
+        note = spec.duel_note.format(n=len(baselines))
     else:
-        trios = list(itertools.combinations(baselines, 3))
-        if len(trios) > t.max_groups:
-            trios = balanced_subset(baselines, trios, t.max_groups)
-            how = f"a balanced subset of {len(trios)} groups of three baselines"
+        others = spec.num_seats - 1
+        rivals = list(itertools.combinations(baselines, others))
+        if len(rivals) > t.max_groups:
+            rivals = balanced_subset(baselines, rivals, t.max_groups)
+            how = f"a balanced subset of {len(rivals)} groups of {_number(others)} baselines"
         else:
-            how = f"every group of three baselines: {len(trios)}"
-        groups = [(c, *trio) for trio in trios]
-        bases = [rotations(g) for g in groups]
-        note = f"the candidate at the table with three baselines, every deal set in every rotation; {how}"
+            how = f"every group of {_number(others)} baselines: {len(rivals)}"
+        groups = [(c, *group) for group in rivals]
+        note = f"the candidate at the table with {_number(others)} baselines, every deal set in every rotation; {how}"
+    bases = [rotations(g) for g in groups]
     seatings = [Seating(k, deal_seed(t.seed, k), lineup)
                 for k in range(t.deal_sets) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
+
+
+def _number(n: int) -> str:
+    """A small number in words, as the schedule's notes and messages spell it."""
+    return ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")[n] if n < 10 else str(n)
 
 
 # --- running a gauntlet ---------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Standings from stored results: the Elo table, head to head, seat bias.
 
-Aegis matches enter the rating fit as one pairwise result each (by the match
-winner); Confirmation games as the pairwise results between seats by final
-score (equal scores are draws). Intervals come from a bootstrap over deal
-sets (``ratings.rate``).
+A match enters the rating fit as the pairwise results between its seats,
+ranked as the game's spec says (``rated_by``): by placing (Aegis: one result
+each, by the match winner) or by final score (Confirmation: equal scores are
+draws). Intervals come from a bootstrap over deal sets (``ratings.rate``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Any
 
 from tabulate import tabulate
 
+from referee import games
+from referee.games import RatedBy
 from referee.stats import ratings
 from referee.tournament.store import MatchRow
 
@@ -55,7 +57,7 @@ class Standings:
 def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.PairResult]:
     out: list[ratings.PairResult] = []
     for row in rows:
-        if game == "aegis":
+        if games.get(game).rated_by is RatedBy.PLACING:
             out += ratings.pairwise_from_placing(row.deal_set, row.lineup, row.placing)
         else:
             out += ratings.pairwise_from_game(row.deal_set, row.lineup, row.scores)
@@ -118,7 +120,7 @@ def cross_table(st: Standings) -> str:
 
 
 def bias_table(st: Standings) -> str:
-    label = "first place %" if st.game == "confirmation" else "match wins %"
+    label = games.get(st.game).first_place_label
     rows = [[s["seat"], s["games"], _f(s["mean_points"], 2), _f(s["first_place_pct"], 1)] for s in st.seat_bias]
     return tabulate(rows, headers=["seat", "games", "mean points", label], tablefmt="simple", disable_numparse=True)
 
@@ -134,7 +136,7 @@ def report(st: Standings) -> str:
         "Head to head (row's score against column, pairwise games):",
         cross_table(st),
         "",
-        "Seat bias (" + ("seat 0 deals first" if st.game == "confirmation" else "by seat index") + "):",
+        "Seat bias (" + games.get(st.game).seat_order + "):",
         bias_table(st),
     ]
     return "\n".join(parts)
