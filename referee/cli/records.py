@@ -13,7 +13,7 @@ from referee import records
 from referee.cli.exits import exit_code_for
 from referee.cli.options import fresh_seed, game_argument, game_options, json_flag, rule_options, seed_option
 from referee.games import get as get_game
-from referee.games.base import GameState
+from referee.games import play_out, random_legal
 from referee.report import default_seat_names, final_table, format_options, game_log, results_report
 
 
@@ -87,7 +87,7 @@ def play(game: str, seed: int | None, rule_options: Sequence[tuple[str, str]], r
     if seed is None:
         seed = fresh_seed()
     state = spec.new(options, seed=seed)
-    play_random(state, random.Random(f"players:{seed}"))
+    play_out(state, random_legal(random.Random(f"players:{seed}")))
     seats = default_seat_names(spec.num_seats)
     if not quiet:
         click.echo(f"{game}, seed {seed}; options: {format_options(state.options)}")
@@ -98,13 +98,3 @@ def play(game: str, seed: int | None, rule_options: Sequence[tuple[str, str]], r
         records.write(record_file, records.to_record(state))
         if not quiet:
             click.echo(f"record written to {record_file}")
-
-
-def play_random(state: GameState, rng: random.Random) -> None:
-    """Play to the end, every seat choosing uniformly among its legal actions."""
-    while True:
-        seats = state.to_act()
-        if not seats:
-            return
-        for seat in seats:  # several seats: a simultaneous decision, any order
-            state.apply(seat, rng.choice(state.legal_actions(seat)))

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.bot import GameView
-from referee.games import GAMES
+from referee.games import GAMES, play_out
+from referee.games.base import GameState
 from referee.wire import options_text
 
 Policy = Callable[[dict[str, Any], list[str], GameView], "str | int"]
@@ -89,38 +90,32 @@ def play(game: str, options: dict[str, Any], seed: int, seats: Sequence[Policy],
     text = options_text(state.options)
     views = [GameView(f"{game}-{seed}", game, text, s, [f"seat{s}" for s in range(len(seats))], 0, 0,
                       rng=random.Random(f"{bot_seed}:{seed}:{s}")) for s in range(len(seats))]
-    while True:
-        to_act = state.to_act()
-        if not to_act:
-            return state
-        for seat in to_act:
-            legal = state.legal_actions(seat)
-            names = [state.action_name(a) for a in legal]
-            view = views[seat]
-            view.legal_codes = legal
-            clock = time.perf_counter()
-            choice = seats[seat](state.observation(seat), names, view)
-            if timings and timings[seat] is not None:
-                timings[seat].times.append(time.perf_counter() - clock)
-            if isinstance(choice, int) and not isinstance(choice, bool):
-                action = legal[choice]
-            else:
-                action = legal[names.index(choice)]  # a name not in the list is a bug: let it raise
-            state.apply(seat, action)
+
+    def choose(state: GameState, seat: int) -> int:
+        legal = state.legal_actions(seat)
+        names = [state.action_name(a) for a in legal]
+        view = views[seat]
+        view.legal_codes = legal
+        clock = time.perf_counter()
+        choice = seats[seat](state.observation(seat), names, view)
+        if timings and timings[seat] is not None:
+            timings[seat].times.append(time.perf_counter() - clock)
+        if isinstance(choice, int) and not isinstance(choice, bool):
+            return legal[choice]
+        return legal[names.index(choice)]  # a name not in the list is a bug: let it raise
+
+    play_out(state, choose)
+    return state
 
 
 # --- in parallel (--jobs) ---------------------------------------------------------
 
-#: worker processes for the deal sets / match pairs (``--jobs``); 1 = in this process
-JOBS = 1
-
-
-def pool_map(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    """``[fn(x) for x in items]``, over JOBS forked processes when JOBS > 1 (the order kept)."""
-    if JOBS <= 1 or len(items) <= 1:
+def pool_map(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int = 1) -> list[Any]:
+    """``[fn(x) for x in items]``, over ``jobs`` forked processes (``--jobs``) when more than 1 (the order kept)."""
+    if jobs <= 1 or len(items) <= 1:
         return [fn(x) for x in items]
     import multiprocessing
-    with multiprocessing.get_context("fork").Pool(min(JOBS, len(items))) as pool:
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
         return pool.map(fn, items, chunksize=1)
 
 
@@ -186,10 +181,10 @@ def confirmation_deal_set(bot: Policy, other: Policy, options: dict[str, Any], s
 
 
 def measure_confirmation(bot: Policy, other: Policy, options: dict[str, Any], games: int, seed: int,
-                         lineup: str, timing: Timing | None = None) -> ConfirmationFigures:
+                         lineup: str, timing: Timing | None = None, jobs: int = 1) -> ConfirmationFigures:
     figures = ConfirmationFigures()
     items = [(bot, other, options, seed + i, lineup) for i in range(games)]
-    for pair, times in pool_map(_confirmation_job, items):
+    for pair, times in pool_map(_confirmation_job, items, jobs):
         figures.add(*pair)
         if timing is not None:
             timing.times += times
@@ -222,13 +217,14 @@ def run_confirmation(args: argparse.Namespace, bot: Policy, other: Policy, timin
     base = {"rounds": args.rounds, **args.options}
     print(CONFIRMATION_HEADER)
     for lineup in args.lineups.split(","):
-        figures = measure_confirmation(bot, other, base, args.games, args.seed, lineup, timing)
+        figures = measure_confirmation(bot, other, base, args.games, args.seed, lineup, timing, args.jobs)
         print(confirmation_row(f"{lineup} {describe(base)}", figures))
     if args.variants:
         combined = ConfirmationFigures()
         for variant in VARIANTS:
             options = {**base, **variant}
-            figures = measure_confirmation(bot, other, options, args.variant_games, args.seed, "2v2", timing)
+            figures = measure_confirmation(bot, other, options, args.variant_games, args.seed, "2v2", timing,
+                                           args.jobs)
             print(confirmation_row(f"2v2 {describe(options)}", figures))
             combined.bot += figures.bot
             combined.other += figures.other
@@ -247,11 +243,11 @@ class AegisFigures:
 
 
 def measure_aegis(bot: Policy, other: Policy, options: dict[str, Any], games: int, seed: int,
-                  timing: Timing | None = None) -> AegisFigures:
+                  timing: Timing | None = None, jobs: int = 1) -> AegisFigures:
     """Each seed a match played twice, the bot at seat 0 and then at seat 1."""
     figures = AegisFigures()
     items = [(bot, other, options, seed + i) for i in range(games)]
-    for matches, times in pool_map(_aegis_job, items):
+    for matches, times in pool_map(_aegis_job, items, jobs):
         for won, num_games, diff in matches:
             figures.matches += 1
             figures.games += num_games
@@ -277,7 +273,7 @@ def _aegis_job(item: tuple) -> tuple[list[tuple[bool, int, int]], list[float]]:
 
 
 def run_aegis(args: argparse.Namespace, bot: Policy, other: Policy, timing: Timing) -> None:
-    figures = measure_aegis(bot, other, args.options, args.games, args.seed, timing)
+    figures = measure_aegis(bot, other, args.options, args.games, args.seed, timing, args.jobs)
     rate = figures.wins / figures.matches
     lo, hi = wilson(figures.wins, figures.matches)
     diff, half = mean_interval(figures.point_diffs)
@@ -318,8 +314,6 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="time budget of a searching bot per decision, in ms")
     args = parser.parse_args(argv)
     args.options = parse_options(args.options)
-    global JOBS
-    JOBS = args.jobs
     bot, other = (load_policy(name, args.think_ms, args.rollouts) for name in (args.bot, args.against))
     timing = Timing()
     started = time.perf_counter()

@@ -8,28 +8,30 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from referee import games
+from referee.games import RatedBy
 from referee.stats.ratings import Record
 from referee.stats.sprt import SPRT, Verdict
 
 
 def unit_lineups(game: str, candidate: str, baseline: str) -> list[tuple[str, ...]]:
-    """The two line-ups of a unit: the candidate first, then the seats swapped."""
-    if game == "aegis":
-        return [(candidate, baseline), (baseline, candidate)]
-    return [(candidate, baseline, candidate, baseline), (baseline, candidate, baseline, candidate)]
+    """The two line-ups of a unit: the two bots in alternate seats, the candidate first, then the
+    seats swapped (two seats: (c, b), (b, c); four: (c, b, c, b), (b, c, b, c))."""
+    seats = range(games.get(game).num_seats)
+    return [tuple((candidate, baseline)[i % 2] for i in seats), tuple((baseline, candidate)[i % 2] for i in seats)]
 
 
 def game_outcome(game: str, lineup: Sequence[str], results: Mapping[str, Any], candidate: str,
                  baseline: str) -> tuple[float, float]:
     """(the candidate's result 1 / 0.5 / 0, its points minus the baseline's) of one match.
 
-    Aegis: by the match winner (placing). Confirmation: by the total score of the candidate's
-    seats against the baseline's seats."""
+    A game rated by placing (Aegis): by the match winner. A game rated by score (Confirmation): by
+    the total score of the candidate's seats against the baseline's seats."""
     mine = [s for s, b in enumerate(lineup) if b == candidate]
     theirs = [s for s, b in enumerate(lineup) if b == baseline]
     scores = results["scores"]
     margin = float(sum(scores[s] for s in mine) - sum(scores[s] for s in theirs))
-    if game == "aegis":
+    if games.get(game).rated_by is RatedBy.PLACING:
         placing = results["placing"]
         diff = float(placing[theirs[0]] - placing[mine[0]])  # lower place is better
     else:
