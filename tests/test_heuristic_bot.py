@@ -7,7 +7,6 @@ import itertools
 import random
 import statistics
 import time
-from pathlib import Path
 
 import pytest
 from helpers import act, deck_for_confirmation, load_tool
@@ -19,8 +18,6 @@ from referee.games.aegis import AegisGame
 from referee.wire import options_text
 from sample_bots import heuristic
 from sample_bots import random as random_bot
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 strength = load_tool("strength")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from harness import run_cli
 
 from referee.cli import SPRT_EXIT_CODES, ExitCode, referee
 from referee.tournament import sprt as S
@@ -377,11 +378,7 @@ def test_verdict_exit_codes():
 # --- end to end, with real bots ------------------------------------------------------------
 
 
-def run_cli(*args, timeout=240):
-    return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, check=False)
-
-
+@pytest.mark.e2e
 def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
     """Aegis, the stronger preset: the heuristic bot against itself playing randomly half the
     time reaches H1 (it wins nearly everything, so in about the minimum 53 units)."""
@@ -400,6 +397,7 @@ def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
     assert text.startswith("**SPRT `heuristic` vs `weak`**") and "H1 accepted: stronger" in text
 
 
+@pytest.mark.e2e
 def test_weakened_candidate_fails_in_confirmation(tmp_path):
     """Confirmation (one round a match), the weakened bot as the candidate: H0, exit 1. Wide
     hypotheses keep it short; the text report names the verdict."""
@@ -412,6 +410,7 @@ def test_weakened_candidate_fails_in_confirmation(tmp_path):
     assert "pentanomial" in done.stdout and "LLR" in done.stdout
 
 
+@pytest.mark.e2e
 def test_sprt_file_with_command_line_overrides(tmp_path):
     """The file's bots, with the hypotheses, seed, cap and clock overridden: 3 units, inconclusive, exit 3."""
     path = write_sprt(tmp_path, change=("[[bots]]\nname = \"new\"", "[[bots]]\nname = \"new\"\ncwd = \"{root}\""
@@ -424,6 +423,7 @@ def test_sprt_file_with_command_line_overrides(tmp_path):
     assert (out["preset"], out["elo0"], out["elo1"], out["candidate"]) == ("stronger", 0, 20, "new")
 
 
+@pytest.mark.e2e
 def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
     """SIGINT mid-run: exit 130 and a report of the units counted; with --output the matches
     are saved, and the same run resumes from them (here: capped at the units already saved,
@@ -459,6 +459,7 @@ def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
     assert refused.returncode == 2 and "another tournament configuration" in refused.stderr
 
 
+@pytest.mark.e2e
 def test_a_bot_that_never_comes_is_an_error(tmp_path):
     """A seat without a session (the bot never connected) stops the test: exit 2, not a verdict."""
     import asyncio
