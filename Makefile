@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test demo bench proto clean
+.PHONY: install test test-fast demo bench proto clean
 
 install: $(STAMP)
 
@@ -18,6 +18,11 @@ $(STAMP): pyproject.toml
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The fast loop: the suite without the end-to-end tests (marked e2e: bot processes,
+# the gRPC server, tournaments through the CLI), in well under a minute.
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not e2e"
 
 # A real tournament of the sample bots (random, heuristic, search) in each game,
 # through the gRPC referee with launched bot processes: about two minutes.

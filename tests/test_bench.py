@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from referee import bench
 
 
+@pytest.mark.e2e
 def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
     out = tmp_path / "bench.json"
     bench.main(["--only", "engine,referee,concurrency", "--seconds", "0.2", "--rounds", "1", "--json", str(out)])
@@ -27,6 +30,7 @@ def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
     assert len(figures["targets"]) == 4
 
 
+@pytest.mark.e2e
 def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
     from referee import arena
 

@@ -4,63 +4,45 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
-import sys
 import textwrap
 import time
+
+import pytest
+from harness import Bots, serve
 
 from referee.server import RefereeServer
 
 
-def launch(address, name, *args, module="sample_bots.random"):
-    return subprocess.Popen([sys.executable, "-m", module, "--address", address, "--name", name, *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def stop(procs):
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.communicate()
-
-
+@pytest.mark.e2e
 def test_one_process_plays_every_seat_of_several_games_at_once():
-    async def main():
-        async with RefereeServer() as server:
-            bot = launch(server.address, "solo", "--capacity", "8", "--seed", "1")
-            try:
-                games = [server.arena.run_match("confirmation", {"rounds": 1}, ["solo"] * 4, seed=s) for s in range(2)]
-                return await asyncio.gather(*games)
-            finally:
-                stop([bot])
+    async def main(server, bots):
+        bots.sample("solo", "--capacity", "8", "--seed", "1")
+        games = [server.arena.run_match("confirmation", {"rounds": 1}, ["solo"] * 4, seed=s) for s in range(2)]
+        return await asyncio.gather(*games)
 
-    for out in asyncio.run(main()):
+    for out in serve(main):
         assert out.state.is_terminal() and out.faults == []
 
 
+@pytest.mark.e2e
 def test_seeded_bots_replay_the_same_game():
-    async def main():
-        scores = []
-        for _ in range(2):
-            async with RefereeServer() as server:
-                bots = [launch(server.address, n, "--seed", "7") for n in "ab"]
-                try:
-                    out = await server.arena.run_match("aegis", {}, ["a", "b"], seed=3, game_id="same")
-                    scores.append(out.state.actions)
-                finally:
-                    stop(bots)
-        return scores
+    async def main(server, bots):
+        for n in "ab":
+            bots.sample(n, "--seed", "7")
+        out = await server.arena.run_match("aegis", {}, ["a", "b"], seed=3, game_id="same")
+        return out.state.actions
 
-    first, second = asyncio.run(main())
+    first, second = serve(main), serve(main)
     assert first == second
 
 
+@pytest.mark.e2e
 def test_the_bot_waits_for_the_referee_and_reconnects():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    address = f"127.0.0.1:{port}"
-    bots = [launch(address, n, "--retry-for", "20", "--games", "2") for n in "ab"]
+    bots = Bots(f"127.0.0.1:{port}")
+    procs = [bots.sample(n, "--retry-for", "20", "--games", "2") for n in "ab"]
     time.sleep(0.5)  # the bots start first and retry
 
     async def main():
@@ -71,12 +53,13 @@ def test_the_bot_waits_for_the_referee_and_reconnects():
 
     try:
         asyncio.run(main())
-        codes = [p.wait(20) for p in bots]
+        codes = [p.wait(20) for p in procs]
     finally:
-        stop(bots)
+        bots.close()
     assert codes == [0, 0]
 
 
+@pytest.mark.e2e
 def test_a_decide_that_raises_costs_a_decision_not_the_game(tmp_path):
     (tmp_path / "buggy.py").write_text(textwrap.dedent("""
         from referee.bot import run_bot
@@ -87,16 +70,12 @@ def test_a_decide_that_raises_costs_a_decision_not_the_game(tmp_path):
         run_bot(decide, default_name="buggy")
     """))
 
-    async def main():
-        async with RefereeServer() as server:
-            bots = [subprocess.Popen([sys.executable, str(tmp_path / "buggy.py"), "--address", server.address,
-                                      "--name", n], stderr=subprocess.PIPE, text=True) for n in "ab"]
-            try:
-                return await server.arena.run_match("aegis", {}, ["a", "b"], seed=2)
-            finally:
-                stop(bots)
+    async def main(server, bots):
+        for n in "ab":
+            bots.script(tmp_path / "buggy.py", n)
+        return await server.arena.run_match("aegis", {}, ["a", "b"], seed=2)
 
-    out = asyncio.run(main())
+    out = serve(main)
     assert out.state.is_terminal() and out.faults == []
 
 

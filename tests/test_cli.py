@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
+from harness import invoke_cli as run
+from harness import run_cli
 
 from referee import records
-from referee.cli import referee
 from referee.cli.exits import ExitCode, exit_code_for
 
 FIXTURES = Path(__file__).resolve().parent / "records"
 GOOD = FIXTURES / "confirmation_one_round.json"
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(*args: str):
-    return CliRunner().invoke(referee, [str(a) for a in args])
 
 
 def test_exit_code_table():
@@ -218,8 +211,7 @@ def test_play_unwritable_record(tmp_path):
 
 
 def test_python_dash_m():
-    result = subprocess.run([sys.executable, "-m", "referee", "replay", str(GOOD)], cwd=ROOT,
-                            capture_output=True, text=True, timeout=60)
+    result = run_cli("replay", GOOD, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "valid record" in result.stdout
 

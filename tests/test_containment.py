@@ -11,34 +11,22 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+from harness import run_cli, write_tournament
+
 from referee.tournament.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.e2e
 
 
 def tournament_file(tmp: Path, bots: str, deal_sets: int = 2, limits: str = "", output: str = "out") -> Path:
-    path = tmp / "t.toml"
-    path.write_text(textwrap.dedent(f"""
-        [tournament]
-        game = "aegis"
-        deal_sets = {deal_sets}
-        seed = 3
-        concurrency = 2
-        output = "{output}"
-
-        [clock]
-        decision_ms = 1000
-        bank_ms = 2000
-
-        [limits]
-        {limits}
-    """) + textwrap.dedent(bots))
-    return path
+    tables = f"\n[clock]\ndecision_ms = 1000\nbank_ms = 2000\n\n[limits]\n{limits}\n" + textwrap.dedent(bots)
+    return write_tournament(tmp / "t.toml", tables, game="aegis", deal_sets=deal_sets, seed=3, concurrency=2,
+                            output=output)
 
 
-def run(path: Path, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "100"],
-                          capture_output=True, text=True, timeout=timeout)
+def run(path: Path) -> subprocess.CompletedProcess:
+    return run_cli("tournament", path, "--quiet", "--bootstrap", "100")
 
 
 GOOD = """

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import pytest
+from harness import ROOT, run_cli
+
+pytestmark = pytest.mark.e2e
 
 
 def python_blocks(path: Path) -> list[str]:
@@ -21,8 +22,7 @@ def test_writing_a_bot_examples_play_a_match(tmp_path):
         bot = tmp_path / f"bot{i}.py"
         bot.write_text(code)
         for game, extra in (("aegis", []), ("confirmation", ["-o", "rounds=2"])):
-            out = subprocess.run([sys.executable, "-m", "referee", "match", game, "--bot", f"mine=python {bot}",
-                                  "--bot", "random=python -m sample_bots.random", "--no-log", *extra],
-                                 capture_output=True, text=True, timeout=120, cwd=ROOT)
+            out = run_cli("match", game, "--bot", f"mine=python {bot}", "--bot", "random=python -m sample_bots.random",
+                          "--no-log", *extra, timeout=120)
             assert out.returncode == 0, out.stderr
             assert "final scores" in out.stdout and "fault" not in out.stdout, out.stdout

@@ -8,6 +8,7 @@ import random
 import threading
 
 import grpc
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -125,6 +126,7 @@ hellos = st.builds(
     st.integers(0, 2**32 - 1), st.text(max_size=30), st.text(max_size=30), st.integers(0, 2**32 - 1))
 
 
+@pytest.mark.e2e
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(first=st.one_of(st.binary(max_size=64), hellos, replies),
        rest=st.lists(st.one_of(st.binary(max_size=64), replies, hellos), max_size=8))
@@ -137,6 +139,7 @@ def test_server_survives_random_messages(first, rest):
     assert alive(live.server.address)
 
 
+@pytest.mark.e2e
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(junk=st.lists(st.one_of(replies, st.binary(max_size=32)), min_size=1, max_size=20))
 def test_a_session_sending_junk_after_hello_is_handled(junk):

@@ -4,47 +4,26 @@ the candidate-against-each-baseline table, and a real run through the CLI."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from harness import ROOT, run_cli, write_tournament
 
-from referee.cli import referee
 from referee.tournament import gauntlet as G
 from referee.tournament.config import ConfigError
 from referee.tournament.schedule import deal_seed
 from referee.tournament.store import MatchRow
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def write(tmp: Path, game="aegis", bots=("cand", "r1", "r2"), gauntlet='candidate = "cand"', options="",
           deal_sets=2, extra="") -> Path:
-    text = textwrap.dedent("""
-        [tournament]
-        game = "{game}"
-        deal_sets = {deal_sets}
-        seed = 11
-        concurrency = 2
-        output = "out"
-        {extra}
-
-        [tournament.options]
-        {options}
-
-        [gauntlet]
-        {gauntlet}
-    """).format(game=game, deal_sets=deal_sets, extra=extra, options=options, gauntlet=gauntlet)
+    text = f"\n[gauntlet]\n{gauntlet}\n"
     for i, name in enumerate(bots):
         command = "python -m sample_bots.heuristic" if name == "cand" else f"python -m sample_bots.random --seed {i}"
         text += f'\n[[bots]]\nname = "{name}"\ncommand = "{command}"\ncwd = "{ROOT}"\n'
-    path = tmp / "g.toml"
-    path.write_text(text)
-    return path
+    return write_tournament(tmp / "g.toml", text, game=game, deal_sets=deal_sets, seed=11, concurrency=2,
+                            extra=extra, options=options)
 
 
 # --- the schedule ------------------------------------------------------------------------------
@@ -100,13 +79,13 @@ def test_confirmation_field_and_its_balanced_subset(tmp_path):
     ({"gauntlet": ""}, r"missing \[gauntlet\] table"),
     ({"extra": "deal_sets_ = 3"}, r"g.toml:8: unknown key 'deal_sets_' in \[tournament\]"),
 ])
-def test_gauntlet_file_errors_name_the_line_and_the_reason(tmp_path, kwargs, message):
+def test_gauntlet_file_errors_name_the_line_and_the_reason(tmp_path, kwargs, message, invoke):
     path = write(tmp_path, **kwargs)
     if kwargs.get("gauntlet") == "":
         path.write_text(path.read_text().replace("[gauntlet]", ""))
     with pytest.raises(ConfigError, match=message):
         G.load(path)
-    result = CliRunner().invoke(referee, ["gauntlet", str(path)])
+    result = invoke("gauntlet", str(path))
     assert result.exit_code == 2 and "Error:" in result.output
 
 
@@ -132,11 +111,7 @@ def test_versus_gives_the_head_to_head_elo_difference():
 # --- a real run ---------------------------------------------------------------------------------
 
 
-def run_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, check=False)
-
-
+@pytest.mark.e2e
 def test_gauntlet_runs_stores_and_resumes(tmp_path):
     path = write(tmp_path, game="confirmation", options="rounds = 1")
     done = run_cli("gauntlet", path, "--quiet", "--bootstrap", "100")

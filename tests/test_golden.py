@@ -15,9 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from referee.cli import referee
 from referee.tournament.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -54,14 +52,14 @@ def check(name: str, text: str) -> None:
 
 
 @pytest.mark.parametrize("game", ["aegis", "confirmation"])
-def test_tournament_standings_and_records_are_unchanged(tmp_path, game):
+def test_tournament_standings_and_records_are_unchanged(tmp_path, game, invoke):
     config = tmp_path / f"{game}.toml"
     config.write_text((GOLDEN / f"{game}.toml").read_text().replace("{root}", str(ROOT)))
-    result = CliRunner().invoke(referee, ["tournament", str(config)])
+    result = invoke("tournament", str(config))
     assert result.exit_code == 0, result.output
-    table = CliRunner().invoke(referee, ["ratings", str(tmp_path / "out" / game)])
+    table = invoke("ratings", str(tmp_path / "out" / game))
     assert table.exit_code == 0, table.output
-    as_json = CliRunner().invoke(referee, ["ratings", str(tmp_path / "out" / game), "--format", "json"])
+    as_json = invoke("ratings", str(tmp_path / "out" / game), "--format", "json")
     assert as_json.exit_code == 0, as_json.output
     check(f"{game}.tournament.txt", result.output.replace(str(tmp_path), "TMP"))
     check(f"{game}.ratings.txt", table.output)
@@ -73,10 +71,10 @@ def test_tournament_standings_and_records_are_unchanged(tmp_path, game):
         store.close()
 
 
-def test_gauntlet_table_and_records_are_unchanged(tmp_path):
+def test_gauntlet_table_and_records_are_unchanged(tmp_path, invoke):
     config = tmp_path / "gauntlet.toml"
     config.write_text((GOLDEN / "gauntlet.toml").read_text().replace("{root}", str(ROOT)))
-    result = CliRunner().invoke(referee, ["gauntlet", str(config)])
+    result = invoke("gauntlet", str(config))
     assert result.exit_code == 0, result.output
     check("gauntlet.txt", result.output.replace(str(tmp_path), "TMP"))
     store = Store(tmp_path / "out" / "gauntlet", create=False)
@@ -86,12 +84,11 @@ def test_gauntlet_table_and_records_are_unchanged(tmp_path):
         store.close()
 
 
-def test_match_log_and_record_are_unchanged(tmp_path):
+def test_match_log_and_record_are_unchanged(tmp_path, invoke):
     record = tmp_path / "match.json"
-    result = CliRunner().invoke(referee, [
-        "match", "confirmation", "--seed", "99", "-o", "rounds=2", "-o", "pairs=true",
-        "--bot", f"r=python -m sample_bots.random --seed 5",
-        "--bot", "h=python -m sample_bots.heuristic", "--record", str(record)])
+    result = invoke("match", "confirmation", "--seed", "99", "-o", "rounds=2", "-o", "pairs=true",
+                    "--bot", "r=python -m sample_bots.random --seed 5",
+                    "--bot", "h=python -m sample_bots.heuristic", "--record", str(record))
     assert result.exit_code == 0, result.output
     check("match.txt", result.output)
     check("match.record.json", json.dumps(stable_record(json.loads(record.read_text())), sort_keys=True) + "\n")

@@ -7,7 +7,6 @@ import itertools
 import random
 import statistics
 import time
-from pathlib import Path
 
 import pytest
 from helpers import act, deck_for_confirmation
@@ -20,8 +19,6 @@ from referee.tools import strength
 from referee.wire import options_text
 from sample_bots import heuristic
 from sample_bots import random as random_bot
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 CONFIRMATION_VARIANTS = [

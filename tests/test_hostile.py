@@ -7,24 +7,21 @@ as a control whose results must not change) through an in-process referee.
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from harness import serve
 
 from referee.runner import Clock
-from referee.server import RefereeServer
 
-BOT = Path(__file__).parent / "bots" / "proto_bot.py"
+pytestmark = pytest.mark.e2e
+
 TOKENS = {"good1": "t1", "good2": "t2", "evil": "t3"}
 
 
-def start(address, name, *args, token=None):
-    return subprocess.Popen([sys.executable, str(BOT), "--address", address, "--name", name,
-                             "--token", TOKENS[name] if token is None else token, "--seed", "5", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def start(bots, name, *args, token=None):
+    return bots.proto(name, "--seed", "5", *args, token=TOKENS[name] if token is None else token)
 
 
 def rss_kb() -> int:
@@ -36,24 +33,18 @@ def rss_kb() -> int:
 
 def play(evil_args, evil_token=None, clock=Clock(0.5, 1.0), connect_timeout=3.0):
     """Matches: evil v good1, good1 v evil, good1 v good2 (the control)."""
-    async def main():
-        async with RefereeServer(tokens=TOKENS, connect_timeout=connect_timeout) as server:
-            procs = [start(server.address, "good1", "--capacity", "4"),
-                     start(server.address, "good2", "--capacity", "4")]
-            if evil_args is not None:
-                procs.append(start(server.address, "evil", "--capacity", "4", *evil_args, token=evil_token))
-            try:
-                before = rss_kb()
-                control = await server.arena.run_match("aegis", {}, ["good1", "good2"], seed=8, clock=clock,
-                                                       game_id="control")
-                hostile = [await server.arena.run_match("aegis", {}, lineup, seed=8, clock=clock, game_id=gid)
-                           for gid, lineup in (("h1", ["evil", "good1"]), ("h2", ["good1", "evil"]))]
-                return control, hostile, rss_kb() - before, server.arena
-            finally:
-                for p in procs:
-                    p.kill()
-                    p.wait()
-    return asyncio.run(main())
+    async def main(server, bots):
+        start(bots, "good1", "--capacity", "4")
+        start(bots, "good2", "--capacity", "4")
+        if evil_args is not None:
+            start(bots, "evil", "--capacity", "4", *evil_args, token=evil_token)
+        before = rss_kb()
+        control = await server.arena.run_match("aegis", {}, ["good1", "good2"], seed=8, clock=clock,
+                                               game_id="control")
+        hostile = [await server.arena.run_match("aegis", {}, lineup, seed=8, clock=clock, game_id=gid)
+                   for gid, lineup in (("h1", ["evil", "good1"]), ("h2", ["good1", "evil"]))]
+        return control, hostile, rss_kb() - before, server.arena
+    return serve(main, output=subprocess.DEVNULL, tokens=TOKENS, connect_timeout=connect_timeout)
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 import time
 from collections import Counter
 
+import pytest
+from harness import serve
+
 from referee import wire
 from referee.runner import Clock
-from referee.server import RefereeServer
+
+pytestmark = pytest.mark.e2e
 
 BOTS = {f"b{i}": 2 for i in range(8)}  # 8 bot names, 2 processes (sessions) each
 
@@ -36,28 +39,21 @@ def test_64_concurrent_matches_complete_without_faults(monkeypatch):
     monkeypatch.setattr(wire, "batch", counted_batch)
     monkeypatch.setattr(wire, "replies", counted_replies)
 
-    async def main():
-        async with RefereeServer(connect_timeout=30) as server:
-            procs = [subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--address", server.address,
-                                       "--name", name, "--capacity", "24", "--seed", str(k)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                     for name, copies in BOTS.items() for k in range(copies)]
-            names = list(BOTS)
-            try:
-                started = time.monotonic()
-                matches = [server.arena.run_match("aegis", {}, [names[i % 8], names[(i + 1) % 8]], seed=i,
-                                                  clock=Clock(5.0, 30.0)) for i in range(48)]
-                matches += [server.arena.run_match("confirmation", {"rounds": 1},
-                                                   [names[(i + k) % 8] for k in range(4)], seed=i,
-                                                   clock=Clock(5.0, 30.0)) for i in range(24)]
-                outcomes = await asyncio.gather(*matches)
-                return outcomes, time.monotonic() - started, len(server.arena.sessions)
-            finally:
-                for p in procs:
-                    p.kill()
-                    p.communicate()
+    async def main(server, bots):
+        for name, copies in BOTS.items():
+            for k in range(copies):
+                bots.sample(name, "--capacity", "24", "--seed", str(k))
+        names = list(BOTS)
+        started = time.monotonic()
+        matches = [server.arena.run_match("aegis", {}, [names[i % 8], names[(i + 1) % 8]], seed=i,
+                                          clock=Clock(5.0, 30.0)) for i in range(48)]
+        matches += [server.arena.run_match("confirmation", {"rounds": 1},
+                                           [names[(i + k) % 8] for k in range(4)], seed=i,
+                                           clock=Clock(5.0, 30.0)) for i in range(24)]
+        outcomes = await asyncio.gather(*matches)
+        return outcomes, time.monotonic() - started, len(server.arena.sessions)
 
-    outcomes, seconds, bots = asyncio.run(main())
+    outcomes, seconds, bots = serve(main, output=subprocess.DEVNULL, connect_timeout=30)
     decisions = sum(len(o.state.actions) for o in outcomes)
     print(f"\n{len(outcomes)} concurrent matches, {decisions} decisions in {seconds:.1f} s "
           f"({decisions / seconds:.0f} decisions/s) over 16 sessions of {bots} bots")

@@ -16,11 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from harness import ROOT
 
 from referee import records
 from referee.server import RefereeServer
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.e2e
+
 NODE_DIR = ROOT / "sample_bots" / "node"
 BOT = NODE_DIR / "bot.js"
 VARIANTS = {"double": True, "blind": True, "pairs": True, "rounds": 2}

@@ -13,18 +13,17 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+from harness import serve
 from helpers import swap_card
 from referee import cards
 from referee.games import GAMES
 from referee.runner import Clock
-from referee.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 
-BOT = Path(__file__).parent / "bots" / "proto_bot.py"
+pytestmark = pytest.mark.e2e
 
 
 def random_match(game: str, options: dict, seed: int):
@@ -44,21 +43,19 @@ def play_scripted(tmp: Path, tag: str, game: str, options: dict, decks, actions)
         script = [spec.action_name(a) for s, a in actions if s == seat]
         (tmp / f"{tag}{seat}.json").write_text(json.dumps(script))
 
-    async def main():
-        async with RefereeServer() as server:
-            procs = [subprocess.Popen([sys.executable, str(BOT), "--address", server.address, "--name", names[s],
-                                       "--script", str(tmp / f"{tag}{s}.json"), "--dump", str(tmp / f"{tag}{s}.bin"),
-                                       "--games", "1"]) for s in range(spec.num_seats)]
-            try:
-                out = await server.arena.run_match(game, options, names, decks=decks, clock=Clock(5.0, 10.0),
-                                                   game_id="leak")
-            finally:
-                loop = asyncio.get_running_loop()
-                for p in procs:
-                    await loop.run_in_executor(None, p.wait, 20)
-            return out
+    async def main(server, bots):
+        procs = [bots.proto(names[s], "--script", str(tmp / f"{tag}{s}.json"), "--dump", str(tmp / f"{tag}{s}.bin"),
+                            "--games", "1") for s in range(spec.num_seats)]
+        try:
+            out = await server.arena.run_match(game, options, names, decks=decks, clock=Clock(5.0, 10.0),
+                                               game_id="leak")
+        finally:
+            loop = asyncio.get_running_loop()
+            for p in procs:
+                await loop.run_in_executor(None, p.wait, 20)
+        return out
 
-    out = asyncio.run(main())
+    out = serve(main, output=None)
     assert out.faults == [] and out.state.actions == list(actions)
     # the session's Welcome (its session id depends on the order the bots connected) is not about the game
     return [split(tmp / f"{tag}{s}.bin")[1:] for s in range(spec.num_seats)]

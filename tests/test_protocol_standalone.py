@@ -21,12 +21,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from harness import ROOT
 
 from referee import records
 from referee.runner import Clock
 from referee.server import RefereeServer
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.e2e
+
 DOC = ROOT / "docs" / "protocol.md"
 
 # Runs a script (argv[1]) with the rest of argv, after making `referee` and

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from harness import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,6 @@ from referee import records
 from referee.games import GAMES
 from referee.records import IllegalRecordActionError, RecordError, RecordFileError, ResultsMismatchError
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "records"
 
 OPTION_SETS = [

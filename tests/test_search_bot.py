@@ -6,18 +6,15 @@ not asserted here.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import random
-import subprocess
-import sys
 
 import pytest
+from harness import serve
 
 from referee.bot import GameView
 from referee.games import GAMES
-from referee.server import RefereeServer
 from referee.wire import options_text
 from sample_bots import heuristic, search, search_aegis, search_confirmation
 from sample_bots.search import Settings
@@ -177,31 +174,17 @@ def test_confirmation_samples_end_with_the_round_and_copies_are_independent():
 # --- through the referee ------------------------------------------------------------
 
 
-def _launch(address: str, name: str, module: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", module, "--address", address, "--name", name, *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _stop(procs) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-        p.communicate()
-
-
+@pytest.mark.e2e
 def test_search_bots_play_through_the_referee_without_faults():
-    async def main():
-        async with RefereeServer() as server:
-            bots = [_launch(server.address, name, "sample_bots.search", "--think-ms", "15", "--seed", "1")
-                    for name in ("s1", "s2")]
-            bots += [_launch(server.address, name, "sample_bots.random", "--seed", "1") for name in ("r1", "r2")]
-            try:
-                conf = await server.arena.run_match("confirmation", {"rounds": 1}, ["s1", "r1", "s2", "r2"], seed=3)
-                aegis = await server.arena.run_match("aegis", {}, ["s1", "r1"], seed=3)
-                return conf, aegis
-            finally:
-                _stop(bots)
+    async def main(server, bots):
+        for name in ("s1", "s2"):
+            bots.sample(name, "--think-ms", "15", "--seed", "1", module="sample_bots.search")
+        for name in ("r1", "r2"):
+            bots.sample(name, "--seed", "1")
+        conf = await server.arena.run_match("confirmation", {"rounds": 1}, ["s1", "r1", "s2", "r2"], seed=3)
+        aegis = await server.arena.run_match("aegis", {}, ["s1", "r1"], seed=3)
+        return conf, aegis
 
-    for out in asyncio.run(main()):
+    for out in serve(main):
         assert out.state.is_terminal()
         assert out.faults == []

@@ -7,15 +7,16 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import grpc
+import pytest
+from harness import PROTO_BOT
 
 from referee import records
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
-BOT = Path(__file__).parent / "bots" / "proto_bot.py"
+pytestmark = pytest.mark.e2e
 
 
 def test_serve_logs_sessions_and_outcomes_and_runs_matches(tmp_path):
@@ -35,7 +36,7 @@ def test_serve_logs_sessions_and_outcomes_and_runs_matches(tmp_path):
                 break
             time.sleep(0.05)
         assert address, (tmp_path / "serve.log").read_text()
-        bots = [subprocess.Popen([sys.executable, str(BOT), "--address", address, "--name", name, "--token", tok])
+        bots = [subprocess.Popen([sys.executable, str(PROTO_BOT), "--address", address, "--name", name, "--token", tok])
                 for name, tok in (("a", "one"), ("b", "two"))]
         with grpc.insecure_channel(address) as channel:
             response = pb_grpc.RefereeStub(channel).RunMatch(

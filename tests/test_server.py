@@ -5,57 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from itertools import product
-from pathlib import Path
 
 import grpc
 import pytest
+from harness import serve
 
 from referee import records, wire
 from referee.arena import Arena
 from referee.games import GAMES
 from referee.runner import Clock
-from referee.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
-
-BOT = Path(__file__).parent / "bots" / "proto_bot.py"
-
-
-class Bots:
-    """Launches bot processes and kills them all at the end."""
-
-    def __init__(self, address: str):
-        self.address = address
-        self.procs: list[subprocess.Popen] = []
-
-    def start(self, name: str, *args: str, token: str = "") -> subprocess.Popen:
-        cmd = [sys.executable, str(BOT), "--address", self.address, "--name", name, "--token", token, *args]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.procs.append(proc)
-        return proc
-
-    def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-
-
-def serve(test, connect_timeout: float = 10.0, **server_args):
-    """Run ``await test(server, bots)`` against a fresh server."""
-    async def main():
-        async with RefereeServer(connect_timeout=connect_timeout, **server_args) as server:
-            bots = Bots(server.address)
-            try:
-                return await test(server, bots)
-            finally:
-                bots.close()
-    return asyncio.run(main())
 
 
 def assert_replays(outcome):
@@ -69,10 +30,11 @@ CONFIRMATION_VARIANTS = [
 ]
 
 
+@pytest.mark.e2e
 def test_both_games_every_variant_play_to_the_end_and_replay():
     async def test(server, bots):
         for i, name in enumerate("abcd"):
-            bots.start(name, "--capacity", "24", "--seed", str(i), *(["--by-index"] if i % 2 else []))
+            bots.proto(name, "--capacity", "24", "--seed", str(i), *(["--by-index"] if i % 2 else []))
         matches = [server.arena.run_match("confirmation", opts, list("abcd"), seed=n)
                    for n, opts in enumerate(CONFIRMATION_VARIANTS)]
         matches += [server.arena.run_match("aegis", {"promise": p}, ["a", "b"], seed=7) for p in ("table", "4plus")]
@@ -98,9 +60,9 @@ def run_with_faulty(mode: str, game: str = "confirmation", extra=(), clock=Clock
         for i, name in enumerate(names):
             if name == "bad":
                 if mode != "absent":
-                    bots.start(name, "--mode", mode, "--after", "2", *extra)
+                    bots.proto(name, "--mode", mode, "--after", "2", *extra)
             else:
-                bots.start(name, "--seed", str(i))
+                bots.proto(name, "--seed", str(i))
         return await server.arena.run_match(game, {"rounds": 1} if game == "confirmation" else {},
                                             names, seed=5, clock=clock)
 
@@ -115,6 +77,7 @@ def run_with_faulty(mode: str, game: str = "confirmation", extra=(), clock=Clock
     return out, bad_seat
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("mode, kind", [
     ("illegal", "illegal"), ("garbage", "malformed"), ("badindex", "malformed"), ("wrongid", "wrong_id"),
 ])
@@ -125,41 +88,47 @@ def test_bad_answers_are_substituted_and_charged_to_the_right_seat(mode, kind):
     assert out.results["faults"][bad][kind] == len(out.faults) >= 1
 
 
+@pytest.mark.e2e
 def test_an_illegal_answer_names_the_rule_it_breaks():
     out, _ = run_with_faulty("illegal", game="aegis")
     assert all("rule 2." in f.detail for f in out.faults), [f.detail for f in out.faults]
 
 
+@pytest.mark.e2e
 def test_a_late_bot_spends_its_bank_then_is_defaulted():
     out, bad = run_with_faulty("late", extra=("--sleep", "0.4"), clock=Clock(0.1, 0.5))
     assert [f.kind for f in out.faults] == ["timeout"]
 
 
+@pytest.mark.e2e
 def test_a_bot_that_disconnects_mid_game():
     out, bad = run_with_faulty("disconnect")
     assert [f.kind for f in out.faults] == ["disconnect"]
 
 
+@pytest.mark.e2e
 def test_a_bot_that_sends_undecodable_bytes():
     out, bad = run_with_faulty("rawgarbage", game="aegis")
     assert [f.kind for f in out.faults] == ["disconnect"]
 
 
+@pytest.mark.e2e
 def test_a_bot_that_never_connects():
     out, bad = run_with_faulty("absent", game="aegis", connect_timeout=1.0)
     assert [f.kind for f in out.faults] == ["no_session"]
 
 
+@pytest.mark.e2e
 def test_tokens_and_versions_are_checked():
     async def test(server, bots):
-        wrong = bots.start("alice", token="nope")
-        old = bots.start("alice", "--version", "0", token="s3cret")
-        unknown = bots.start("mallory", token="s3cret")
+        wrong = bots.proto("alice", token="nope")
+        old = bots.proto("alice", "--version", "0", token="s3cret")
+        unknown = bots.proto("mallory", token="s3cret")
         loop = asyncio.get_running_loop()
         codes = [await loop.run_in_executor(None, p.wait, 20) for p in (wrong, old, unknown)]
         errs = [p.stderr.read() for p in (wrong, old, unknown)]
-        bots.start("alice", token="s3cret")
-        bots.start("bob", token="hunter2")
+        bots.proto("alice", token="s3cret")
+        bots.proto("bob", token="hunter2")
         out = await server.arena.run_match("aegis", {}, ["alice", "bob"], seed=1)
         return codes, errs, out
 
@@ -169,10 +138,11 @@ def test_tokens_and_versions_are_checked():
     assert out.faults == []
 
 
+@pytest.mark.e2e
 def test_a_session_acts_only_for_its_own_seats():
     """A reply naming a seat the session does not play is never applied; it is charged."""
     async def test(server, bots):
-        bots.start("b")
+        bots.proto("b")
         channel = grpc.aio.insecure_channel(server.address)
         stub = pb_grpc.RefereeStub(channel)
         outbox: asyncio.Queue = asyncio.Queue()
@@ -208,10 +178,11 @@ def test_a_session_acts_only_for_its_own_seats():
     assert "does not play" in out.faults[0].detail
 
 
+@pytest.mark.e2e
 def test_spectators_see_public_events_then_the_record():
     async def test(server, bots):
         for name in "ab":
-            bots.start(name)
+            bots.proto(name)
         match = asyncio.create_task(server.arena.run_match("aegis", {}, ["a", "b"], seed=4, game_id="watched"))
         while "watched" not in server.arena.matches:
             await asyncio.sleep(0.01)
@@ -236,6 +207,7 @@ def test_spectators_see_public_events_then_the_record():
     assert missing == grpc.StatusCode.NOT_FOUND
 
 
+@pytest.mark.e2e
 def test_health_and_reflection():
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
@@ -258,10 +230,11 @@ def test_health_and_reflection():
     assert "referee.v1.Referee" in names and "grpc.health.v1.Health" in names
 
 
+@pytest.mark.e2e
 def test_run_match_rpc_needs_the_admin_token():
     async def test(server, bots):
         for name in "ab":
-            bots.start(name)
+            bots.proto(name)
         channel = grpc.aio.insecure_channel(server.address)
         stub = pb_grpc.RefereeStub(channel)
         request = pb.RunMatchRequest(game="aegis", lineup=["a", "b"], seed=3)

@@ -11,10 +11,11 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from referee.runner import FaultKind
 from referee.tools import soak
 
-ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = "confirmation/random-suit+double+blind+pairs,aegis/4plus"
 
 
@@ -26,6 +27,7 @@ def run(tmp_path, *args: str) -> tuple[int, dict]:
     return code, json.loads(out.read_text())
 
 
+@pytest.mark.e2e
 def test_the_random_bot_plays_both_games_without_a_fault(tmp_path, capsys):
     code, report = run(tmp_path, "--bots", "random")
     assert code == 0, capsys.readouterr()
@@ -48,6 +50,7 @@ def test_the_random_bot_plays_both_games_without_a_fault(tmp_path, capsys):
                                                                     for r in report["runs"]]
 
 
+@pytest.mark.e2e
 def test_illegal_actions_are_counted_and_fail_the_check(tmp_path, capsys):
     code, report = run(tmp_path, "--bots", "evil", "--bot-command",
                        "evil=python tests/bots/proto_bot.py --mode illegal --after 2")
@@ -67,6 +70,7 @@ def test_bad_usage_exits_2(capsys):
     assert soak.main(["--bot-command", "no equals sign", "--bots", "random"]) == 2
 
 
+@pytest.mark.e2e
 def test_with_a_fill_bot_only_the_tested_seat_is_counted(tmp_path):
     # the illegal bot plays one seat; the random bot fills the others and is not charged or counted
     code, report = run(tmp_path, "--bots", "evil", "--fill", "random", "--bot-command",

@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from harness import run_cli
 
-from referee.cli import referee
 from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
 from referee.stats import sprt as S
 from referee.stats.simulation import duplicate_model
@@ -347,11 +346,11 @@ def test_a_good_sprt_file_reads_back(tmp_path):
     (('[[bots]]\nname = "new"', '[[bots]]\nname = "x"\ncommand = "y"\n\n[[bots]]\nname = "new"'),
      r"exactly two bots"),
 ])
-def test_sprt_file_errors_name_the_line_and_the_reason(tmp_path, change, message):
+def test_sprt_file_errors_name_the_line_and_the_reason(tmp_path, change, message, invoke):
     path = write_sprt(tmp_path, change=change)
     with pytest.raises(ConfigError, match=message):
         sprt_setup.load(path)
-    result = CliRunner().invoke(referee, ["sprt", str(path)])
+    result = invoke("sprt", str(path))
     assert result.exit_code == 2 and "Error:" in result.output
 
 
@@ -416,31 +415,27 @@ def test_a_bot_from_its_command():
      "elo0 must be less than elo1"),
     (["--game", "aegis", "--candidate", "a=x", "--baseline", "b=y", "-o", "rounds=3"], "no option 'rounds'"),
 ])
-def test_sprt_usage_errors_exit_2(args, message):
-    result = CliRunner().invoke(referee, ["sprt", *args])
+def test_sprt_usage_errors_exit_2(args, message, invoke):
+    result = invoke("sprt", *args)
     assert result.exit_code == 2 and message in result.output, result.output
 
 
-def test_sprt_config_and_bot_options_do_not_mix(tmp_path):
-    result = CliRunner().invoke(referee, ["sprt", str(write_sprt(tmp_path)), "--game", "aegis"])
+def test_sprt_config_and_bot_options_do_not_mix(tmp_path, invoke):
+    result = invoke("sprt", str(write_sprt(tmp_path)), "--game", "aegis")
     assert result.exit_code == 2 and "--game cannot be combined with CONFIG" in result.output
 
 
-def test_verdict_exit_codes():
+def test_verdict_exit_codes(invoke):
     assert SPRT_EXIT_CODES == {"H1": 0, "H0": 1, "inconclusive": 3, "interrupted": 130}
     assert ExitCode.H1_ACCEPTED is ExitCode.OK and ExitCode.H0_ACCEPTED is ExitCode.CHECK_FAILED
-    help_text = CliRunner().invoke(referee, ["--help"]).output
+    help_text = invoke("--help").output
     assert "H1 accepted" in help_text and "inconclusive" in help_text
 
 
 # --- end to end, with real bots ------------------------------------------------------------
 
 
-def run_cli(*args, timeout=240):
-    return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, check=False)
-
-
+@pytest.mark.e2e
 def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
     """Aegis, the stronger preset: the heuristic bot against itself playing randomly half the
     time reaches H1 (it wins nearly everything, so in about the minimum 53 units)."""
@@ -459,6 +454,7 @@ def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
     assert text.startswith("**SPRT `heuristic` vs `weak`**") and "H1 accepted: stronger" in text
 
 
+@pytest.mark.e2e
 def test_weakened_candidate_fails_in_confirmation(tmp_path):
     """Confirmation (one round a match), the weakened bot as the candidate: H0, exit 1. Wide
     hypotheses keep it short; the text report names the verdict."""
@@ -471,6 +467,7 @@ def test_weakened_candidate_fails_in_confirmation(tmp_path):
     assert "pentanomial" in done.stdout and "LLR" in done.stdout
 
 
+@pytest.mark.e2e
 def test_sprt_file_with_command_line_overrides(tmp_path):
     """The file's bots, with the hypotheses, seed, cap and clock overridden: 3 units, inconclusive, exit 3."""
     path = write_sprt(tmp_path, change=("[[bots]]\nname = \"new\"", "[[bots]]\nname = \"new\"\ncwd = \"{root}\""
@@ -483,6 +480,7 @@ def test_sprt_file_with_command_line_overrides(tmp_path):
     assert (out["preset"], out["elo0"], out["elo1"], out["candidate"]) == ("stronger", 0, 20, "new")
 
 
+@pytest.mark.e2e
 def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
     """SIGINT mid-run: exit 130 and a report of the units counted; with --output the matches
     are saved, and the same run resumes from them (here: capped at the units already saved,
@@ -518,6 +516,7 @@ def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
     assert refused.returncode == 2 and "another tournament configuration" in refused.stderr
 
 
+@pytest.mark.e2e
 def test_a_bot_that_never_comes_is_an_error(tmp_path):
     """A seat without a session (the bot never connected) stops the test: exit 2, not a verdict."""
     import asyncio

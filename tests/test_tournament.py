@@ -8,14 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from harness import ROOT, run_cli, write_tournament
 
-from referee.cli import referee
 from referee.tournament import config as tconfig
 from referee.tournament.store import Store
 
@@ -35,29 +33,16 @@ name = "r3"
 command = ["python", "-m", "sample_bots.random", "--seed", "3"]
 cwd = "{root}"
 """
-ROOT = Path(__file__).resolve().parent.parent
+CLOCK = """
+[clock]
+decision_ms = 2000
+bank_ms = 10000
+"""
 
 
 def write_config(tmp: Path, game="aegis", deal_sets=4, extra="", output="out", options="", name="t.toml") -> Path:
-    text = textwrap.dedent(f"""
-        [tournament]
-        game = "{game}"
-        deal_sets = {deal_sets}
-        seed = 11
-        concurrency = 3
-        output = "{output}"
-        {extra}
-
-        [tournament.options]
-        {options}
-
-        [clock]
-        decision_ms = 2000
-        bank_ms = 10000
-    """) + BOTS.format(root=ROOT)
-    path = tmp / name
-    path.write_text(text)
-    return path
+    return write_tournament(tmp / name, CLOCK + BOTS.format(root=ROOT), game=game, deal_sets=deal_sets, seed=11,
+                            concurrency=3, output=output, extra=extra, options=options)
 
 
 # --- the configuration ----------------------------------------------------------
@@ -77,14 +62,14 @@ def write_config(tmp: Path, game="aegis", deal_sets=4, extra="", output="out", o
     (('name = "r3"\ncommand = ["python", "-m", "sample_bots.random", "--seed", "3"]', 'name = "r3"\nexternal = true'),
      r"bot 'r3' is external: give it a token"),
 ])
-def test_config_errors_name_the_line_and_the_reason(tmp_path, change, message):
+def test_config_errors_name_the_line_and_the_reason(tmp_path, change, message, invoke):
     path = write_config(tmp_path)
     text = path.read_text()
     assert change[0] in text
     path.write_text(text.replace(change[0], change[1], 1))
     with pytest.raises(tconfig.ConfigError, match=message):
         tconfig.load(path)
-    result = CliRunner().invoke(referee, ["tournament", str(path)])
+    result = invoke("tournament", str(path))
     assert result.exit_code == 2 and "Error:" in result.output
 
 
@@ -100,10 +85,7 @@ def test_a_good_config_reads_back():
 # --- running ----------------------------------------------------------------------
 
 
-def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "referee", *args], capture_output=True, text=True, timeout=timeout)
-
-
+@pytest.mark.e2e
 def test_tournament_runs_stores_and_rates(tmp_path):
     path = write_config(tmp_path, game="confirmation", deal_sets=2, options="rounds = 1")
     done = run_cli("tournament", str(path), "--quiet", "--bootstrap", "200")
@@ -127,6 +109,7 @@ def test_tournament_runs_stores_and_rates(tmp_path):
     assert again.stdout == done.stdout
 
 
+@pytest.mark.e2e
 def test_changing_the_config_of_an_existing_directory_is_refused(tmp_path):
     path = write_config(tmp_path, deal_sets=1)
     assert run_cli("tournament", str(path), "--quiet", "--bootstrap", "0").returncode == 0
@@ -136,6 +119,7 @@ def test_changing_the_config_of_an_existing_directory_is_refused(tmp_path):
     assert "holds the results of another tournament configuration (changed: seed)" in refused.stderr
 
 
+@pytest.mark.e2e
 def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
     whole = write_config(tmp_path, deal_sets=6, output="whole", name="whole.toml")
     cut = write_config(tmp_path, deal_sets=6, output="cut", name="cut.toml")
@@ -161,6 +145,7 @@ def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
     assert resumed.stdout == reference.stdout
 
 
+@pytest.mark.e2e
 def test_match_command_plays_one_match(tmp_path):
     out = run_cli("match", "aegis", "--bot", "a=python -m sample_bots.random", "--bot",
                   "b=python -m sample_bots.random", "--seed", "4", "--record", str(tmp_path / "m.json"))

@@ -1,0 +1,101 @@
+"""What the tests share to run the real thing: the checkout's root, the command line
+as a subprocess, tournament files, bot processes playing against a RefereeServer.
+
+A test that launches processes or a server is slow: mark it ``e2e`` (``pytest -m "not e2e"``
+is the fast loop that leaves those out)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from referee.cli import referee
+from referee.server import RefereeServer
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_BOT = ROOT / "tests" / "bots" / "proto_bot.py"  # a bot written against the generated stubs, with faults to order
+
+
+def invoke_cli(*args) -> Result:
+    """The ``referee`` command run in this process (click's runner): exit_code and output."""
+    return CliRunner().invoke(referee, [str(a) for a in args])
+
+
+def run_cli(*args, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``python -m referee ARGS`` in the checkout's root, its output captured as text."""
+    return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, check=False)
+
+
+TOURNAMENT = """
+[tournament]
+game = "{game}"
+deal_sets = {deal_sets}
+seed = {seed}
+concurrency = {concurrency}
+output = "{output}"
+{extra}
+
+[tournament.options]
+{options}
+"""
+
+
+def write_tournament(path: Path, tables: str, *, game: str, deal_sets: int, seed: int, concurrency: int,
+                     output: str = "out", extra: str = "", options: str = "") -> Path:
+    """A tournament file: its [tournament] table (``extra``: more lines of it) and the
+    game's options, then ``tables`` as given ([clock], [gauntlet], [[bots]]...)."""
+    path.write_text(TOURNAMENT.format(game=game, deal_sets=deal_sets, seed=seed, concurrency=concurrency,
+                                      output=output, extra=extra, options=options) + tables)
+    return path
+
+
+class Bots:
+    """Bot processes launched against the referee at ``address``; ``close`` kills
+    those still running. Their output goes to ``output`` (pipes unless told; None:
+    this process's own)."""
+
+    def __init__(self, address: str, output=subprocess.PIPE):
+        self.address = address
+        self.output = output
+        self.procs: list[subprocess.Popen] = []
+
+    def script(self, path: Path | str, name: str, *args: str) -> subprocess.Popen:
+        """``python PATH --address ADDRESS --name NAME ARGS``"""
+        return self._start([sys.executable, str(path), "--address", self.address, "--name", name, *args])
+
+    def sample(self, name: str, *args: str, module: str = "sample_bots.random") -> subprocess.Popen:
+        """A sample bot: ``python -m MODULE --address ADDRESS --name NAME ARGS``"""
+        return self._start([sys.executable, "-m", module, "--address", self.address, "--name", name, *args])
+
+    def proto(self, name: str, *args: str, token: str = "") -> subprocess.Popen:
+        """tests/bots/proto_bot.py (``--mode`` and the other ARGS: see its docstring)."""
+        return self.script(PROTO_BOT, name, "--token", token, *args)
+
+    def _start(self, argv: list[str]) -> subprocess.Popen:
+        proc = subprocess.Popen(argv, stdout=self.output, stderr=self.output, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+
+def serve(test, *, output=subprocess.PIPE, **server_args):
+    """``await test(server, bots)`` against a fresh RefereeServer(**server_args), in a
+    new event loop; the bots (``Bots``, with ``output``) are killed before the server stops."""
+    async def main():
+        async with RefereeServer(**server_args) as server:
+            bots = Bots(server.address, output)
+            try:
+                return await test(server, bots)
+            finally:
+                bots.close()
+    return asyncio.run(main())
