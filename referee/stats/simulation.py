@@ -1,4 +1,4 @@
-"""A model of duplicate play, for simulations of the SPRT (tests, ``tools/sprt_simulation.py``)."""
+"""A model of duplicate play, for simulations of the SPRT (tests, ``python -m referee.tools.sprt_simulation``)."""
 
 from __future__ import annotations
 
