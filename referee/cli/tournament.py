@@ -164,7 +164,7 @@ class _LiveBar:
             return
         self.rows.append(MatchRow(played.seating.key, played.seating.deal_set, played.seating.lineup,
                                   played.results))
-        elos = ratings.fit(standings.outcomes_of(self.game, self.rows))
+        elos = ratings.fit(standings.pair_results_of(self.game, self.rows))
         self.text = "  ".join(f"{name} {elo:.0f}" for name, elo in sorted(elos.items(), key=lambda kv: -kv[1])[:6])
         self.bar.update(finished - self.bar.pos)
 

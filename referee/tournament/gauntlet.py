@@ -176,14 +176,14 @@ class Versus:
 
 def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int = 1000,
            seed: int = 0) -> list[Versus]:
-    from referee.tournament.standings import outcomes_of
+    from referee.tournament.standings import pair_results_of
 
     out = []
     baselines = sorted({b for r in rows for b in r.lineup} - {candidate})
     for base in baselines:
         mine = [r for r in rows if candidate in r.lineup and base in r.lineup]
         outcomes = [o if o.a == candidate else ratings.PairResult(o.deal_set, o.b, o.a, 1.0 - o.score)
-                    for o in outcomes_of(game, mine) if {o.a, o.b} == {candidate, base}]
+                    for o in pair_results_of(game, mine) if {o.a, o.b} == {candidate, base}]
         if not outcomes:
             out.append(Versus(base, len(mine), 0, 0, 0, 0, None, None, None, None, None, None, None))
             continue

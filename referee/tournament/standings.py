@@ -54,7 +54,7 @@ class Standings:
     notes: list[str] = field(default_factory=list)
 
 
-def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.PairResult]:
+def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.PairResult]:
     out: list[ratings.PairResult] = []
     for row in rows:
         if games.get(game).rated_by is RatedBy.PLACING:
@@ -66,7 +66,7 @@ def outcomes_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.PairResult]
 
 def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
             seed: int = 0) -> Standings:
-    fit = ratings.rate(outcomes_of(game, rows), anchor=anchor, bootstrap=bootstrap, seed=seed)
+    fit = ratings.rate(pair_results_of(game, rows), anchor=anchor, bootstrap=bootstrap, seed=seed)
     matches: dict[str, int] = defaultdict(int)
     points: dict[str, list[int]] = defaultdict(list)
     faults: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
