@@ -99,3 +99,32 @@ def serve(test, *, output=subprocess.PIPE, **server_args):
             finally:
                 bots.close()
     return asyncio.run(main())
+
+
+def sandbox_unavailable() -> str | None:
+    """Why bubblewrap cannot sandbox a bot on this machine (one line), or None when it can."""
+    import shutil
+
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
+                           capture_output=True, text=True, timeout=30, check=False)
+    if probe.returncode != 0:
+        return f"bwrap does not work here: {(probe.stderr.strip().splitlines() or ['exit %d' % probe.returncode])[0]}"
+    return None
+
+
+def require_sandbox() -> None:
+    """For a test that needs the real sandbox: skip it, with a one-line reason, where
+    bubblewrap does not work; FAIL instead when REFEREE_REQUIRE_SANDBOX=1 (CI, .ci/run)."""
+    import os
+
+    import pytest
+
+    reason = sandbox_unavailable()
+    if reason is None:
+        return
+    if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {reason}", pytrace=False)
+    pytest.skip(reason)

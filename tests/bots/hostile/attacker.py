@@ -1,0 +1,89 @@
+"""A hostile entrant: a bot on the kit that attacks the tournament it plays in.
+
+    python attacker.py --attack NAME [--attack NAME ...] [--victim NAME ...] [options] KIT-ARGS
+    python attacker.py --honest KIT-ARGS          # the control: it only plays
+
+It always plays the first legal action: what the referee plays for a seat that
+hangs, faults or has no bot, so its opponents' games are the same whether it
+answers, is killed by a limit or never connects. The attacks (attacks.ATTACKS)
+start at once, in a thread, and report as ``ATTACK {json}`` lines on stdout;
+its first answer waits (up to WAIT seconds, well within the clock's bank) until
+the one-shot attacks are done, so the tournament is still running when they
+report. The repeated ones (attacks.REPEATED) go on until the process ends.
+Every other argument goes to the bot kit (``--address``, ``--name``, the token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"  # its forks are its own business: no handlers, no log line each
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import attacks  # noqa: E402
+
+from referee.bot import run_bot  # noqa: E402
+
+
+WAIT = 25.0
+attacked = threading.Event()
+started = time.monotonic()
+
+
+def first_legal(observation, legal, game):
+    attacked.wait(max(0.0, started + WAIT - time.monotonic()))
+    return 0
+
+
+def run_attacks(names: list[str], ctx: attacks.Context) -> None:
+    for name in names:
+        if name in attacks.REPEATED:
+            threading.Thread(target=run_attack, args=(name, ctx), daemon=True).start()
+    for name in names:
+        if name not in attacks.REPEATED:
+            run_attack(name, ctx)
+    attacked.set()
+
+
+def run_attack(name: str, ctx: attacks.Context) -> None:
+    try:
+        attacks.ATTACKS[name](ctx)
+    except Exception:  # noqa: BLE001 - say why, keep playing
+        attacks.report("crashed", name=name, error=traceback.format_exc(limit=3))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
+    parser.add_argument("--honest", action="store_true", help="attack nothing: the control run")
+    parser.add_argument("--attack", action="append", default=[], choices=sorted(attacks.ATTACKS))
+    parser.add_argument("--victim", action="append", default=[], help="a bot name to impersonate")
+    parser.add_argument("--hint", action="append", default=[], help="a path the attacker guesses")
+    parser.add_argument("--canary-port", type=int, default=0, help="a port the test listens on")
+    parser.add_argument("--listen-port", type=int, default=0, help="where to listen on 0.0.0.0")
+    parser.add_argument("--write-dir", action="append", default=[], help="where to write first")
+    parser.add_argument("--mark", default="", help="carried by the command line of whatever it leaves")
+    parser.add_argument("--forks", type=int, default=10_000)
+    parser.add_argument("--write-mb", type=int, default=1024)
+    parser.add_argument("--children", type=int, default=4)
+    parser.add_argument("--child-mb", type=int, default=600)
+    mine, kit_args = parser.parse_known_args(argv)
+    kit = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    kit.add_argument("--address", default="127.0.0.1:50051")
+    address = kit.parse_known_args(kit_args)[0].address
+    if mine.honest:
+        attacked.set()
+    else:
+        ctx = attacks.Context(address, mine.victim, mine.hint, mine.canary_port, mine.listen_port, mine.mark,
+                              mine.forks, mine.write_mb, mine.children, mine.child_mb, mine.write_dir)
+        threading.Thread(target=run_attacks, args=(mine.attack, ctx), daemon=True).start()
+    run_bot(first_legal, kit_args, default_name="attacker")
+
+
+if __name__ == "__main__":
+    main()

