@@ -243,7 +243,7 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
     parser.add_argument("--name", default=default_name, help="the bot's name in line-ups")
     parser.add_argument("--token", default="", help="the bot's secret token (for a bot started by hand)")
     parser.add_argument("--token-fd", type=int, default=None, metavar="FD",
-                        help="read the token from this inherited descriptor (its first line; how the launcher gives it)")
+                        help="read the token from inherited descriptor FD (its first line), as the launcher gives it")
     parser.add_argument("--capacity", type=int, default=1, help="how many seats it plays at once")
     parser.add_argument("--games", type=int, default=0, help="stop after this many games (0 = never)")
     parser.add_argument("--retry-for", type=float, default=30.0,
