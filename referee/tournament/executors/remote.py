@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,26 @@ from referee.tournament.executors.base import Executor
 from referee.tournament.schedule import Seating
 
 
+class RemoteRefereeError(RuntimeError):
+    """The remote referee cannot be reached, or refused a match (one line, for the user)."""
+
+
+#: what a failed RunMatch means, by its status code
+_FAILURES = {
+    "UNAVAILABLE": "cannot reach the referee at {server} ({details})",
+    "DEADLINE_EXCEEDED": "the referee at {server} did not answer ({details})",
+    "PERMISSION_DENIED": "the referee at {server} refused the admin token (give the one its `referee serve` "
+                         "was started with: --admin-token or $REFEREE_ADMIN_TOKEN)",
+    "INVALID_ARGUMENT": "the referee at {server} refused the match: {details}",
+}
+
+
 class RemoteExecutor(Executor):
     """Matches played by the referee at ``server`` (HOST:PORT), which needs its ``admin_token``.
 
-    Launched bots connect to that server; external bots are expected to be connected already."""
+    Launched bots connect to that server; external bots are expected to be connected already.
+    A match's id there is the seating's key behind this run's own prefix, so that any number of
+    runs, one after another or at once, share one server."""
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0, *,
@@ -25,6 +42,7 @@ class RemoteExecutor(Executor):
         super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout)
         self.server = server
         self.admin_token = admin_token
+        self.run_id = secrets.token_hex(4)
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         import grpc
@@ -39,7 +57,14 @@ class RemoteExecutor(Executor):
         from referee import wire
         from referee.v1 import referee_pb2 as pb
 
-        response = await self.stub.RunMatch(pb.RunMatchRequest(
-            admin_token=self.admin_token or "", game=self.game, options=wire.options_text(self.options),
-            lineup=list(seating.lineup), seed=seating.seed, clock=wire.clock(self.clock), match_id=match_id))
+        import grpc
+
+        try:
+            response = await self.stub.RunMatch(pb.RunMatchRequest(
+                admin_token=self.admin_token or "", game=self.game, options=wire.options_text(self.options),
+                lineup=list(seating.lineup), seed=seating.seed, clock=wire.clock(self.clock),
+                match_id=f"{self.run_id}/{match_id}" if match_id else ""))
+        except grpc.aio.AioRpcError as err:
+            text = _FAILURES.get(err.code().name, "the referee at {server} failed: {details}")
+            raise RemoteRefereeError(text.format(server=self.server, details=err.details())) from None
         return json.loads(response.results_json), json.loads(response.record_json)
