@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -37,7 +38,6 @@ from pathlib import Path
 import pytest
 from harness import ROOT, require_sandbox, write_tournament
 
-from referee.tournament import config
 from referee.tournament.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -49,6 +49,7 @@ SEED = 731_902                           # the master seed: no attacker may lear
 DEAL_SETS = 2
 VICTIM_MATCHES = 2 * DEAL_SETS * 2       # two opponents, each deal set twice (seats swapped)
 PROCESSES, FILE_MB, MEMORY_MB = 64, 64, 1536  # the attacker's limits in the resource attacks
+BOOK, BOOK_TEXT = "book.txt", "the victim's opening book: lead the ace of spades\n"  # in its directory
 # Without the sandbox nothing stops a fork bomb: on a shared machine that run forks 1,000, not 10,000
 FORKS = 1_000 if SANDBOX == "none" else 10_000
 
@@ -71,6 +72,7 @@ class Run:
     log: str
     victim: dict
     launcher: dict
+    sandbox: str
     leftovers: list[str]
 
     @property
@@ -86,14 +88,6 @@ class Run:
         crashed = self.of("crashed")
         assert found, f"the attack {attack!r} did not report (crashed: {crashed}); log:\n{self.log[-3000:]}"
         return found
-
-
-def limits_table(**limits) -> str:
-    """[limits] lines: the sandbox mode, then ``limits`` (keys the config knows)."""
-    known = config._LIMITS  # noqa: SLF001 - the keys this checkout's tournament file accepts
-    lines = [f'sandbox = "{SANDBOX}"'] if "sandbox" in known else []
-    lines += [f"{key} = {value}" for key, value in limits.items() if key in known]
-    return "\n".join(lines)
 
 
 def marked(mark: str) -> list[int]:
@@ -112,40 +106,44 @@ def marked(mark: str) -> list[int]:
 def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None,
                during: Callable[[subprocess.Popen, Path], None] | None = None) -> Run:
     """``referee tournament`` of attacker (running ``attack``: its arguments), victim and third,
-    run from its own directory with only PATH, HOME, LANG and the admin token in its environment."""
-    mark = uuid.uuid4().hex
+    run from the tournament's directory with only PATH, HOME, LANG and the admin token in its
+    environment. The layout is the plainest one, and the worst for the wall: the attacker's
+    code lies in the tournament's directory, its ``cwd`` by default, beside the tournament
+    file and the output directory; the other bots' directories are under it."""
+    mark = uuid.uuid4().hex[:20]  # not 32 hex digits: it would look like a token
     tmp.mkdir(parents=True, exist_ok=True)
     for name in ("victim", "third", "home"):
         (tmp / name).mkdir(exist_ok=True)
+    (tmp / "victim" / BOOK).write_text(BOOK_TEXT)
+    for code in HOSTILE.glob("*.py"):
+        shutil.copy(code, tmp)
     out = tmp / "out"
     path = tmp / "t.toml"
     command = ["python", "attacker.py", "--mark", mark, "--victim", "victim", "--victim", "third",
-               "--hint", str(out), "--hint", str(path), *attack]
-    extra = "".join(f"{key} = {value}\n" for key, value in (attacker_limits or {}).items()
-                    if key in config._LIMITS)  # noqa: SLF001
+               "--hint", str(out), "--hint", str(path), "--hint", str(tmp / "victim" / BOOK), "--hint", str(tmp / "victim"), *attack]
+    extra = "".join(f"{key} = {value}\n" for key, value in (attacker_limits or {}).items())
     tables = f"""
 [clock]
 decision_ms = 5000
 bank_ms = 30000
 
 [limits]
-{limits_table()}
+sandbox = "{SANDBOX}"
 
 [[bots]]
 name = "attacker"
 command = {json.dumps(command)}
-cwd = {json.dumps(str(HOSTILE))}
 max_restarts = 50
 {extra}
 [[bots]]
 name = "victim"
 command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = {json.dumps(str(tmp / "victim"))}
+cwd = "victim"
 
 [[bots]]
 name = "third"
 command = ["python", "-m", "sample_bots.random", "--seed", "2"]
-cwd = {json.dumps(str(tmp / "third"))}
+cwd = "third"
 """
     write_tournament(path, tables, game="aegis", deal_sets=DEAL_SETS, seed=SEED, concurrency=2, output="out")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "home"), "LANG": "C.UTF-8",
@@ -171,7 +169,7 @@ cwd = {json.dumps(str(tmp / "third"))}
             pass
     log_path = out / "logs" / "attacker.log"
     return Run(tmp, proc.returncode, stdout, stderr, log_path.read_text(errors="replace") if log_path.exists() else "",
-               victim_results(out), launcher_status(out), leftovers)
+               victim_results(out), meta(out, "launcher", "{}"), meta(out, "sandbox", ""), leftovers)
 
 
 def victim_results(out: Path) -> dict:
@@ -195,14 +193,16 @@ def victim_results(out: Path) -> dict:
     return {"matches": rows, "seats": sorted(seats)}
 
 
-def launcher_status(out: Path) -> dict:
+def meta(out: Path, key: str, default: str):
+    """What the store says of the run (``launcher``: JSON of the bots' starts and deaths)."""
     if not (out / "results.sqlite").exists():
-        return {}
+        return default
     store = Store(out, create=False)
     try:
-        return json.loads(store.meta("launcher") or "{}")
+        value = store.meta(key) or default
     finally:
         store.close()
+    return json.loads(value) if key == "launcher" else value
 
 
 @pytest.fixture(scope="module")
@@ -216,9 +216,11 @@ def control(tmp_path_factory) -> Run:
 
 
 def assert_victim_unharmed(run: Run, control: Run) -> None:
-    """The tournament finished, and the victim's results are exactly the control's: every
-    match played, the same scores and placings, no fault; its process never died."""
+    """The tournament finished, in the sandbox asked for, and the victim's results are exactly
+    the control's: every match played, the same scores and placings, no fault; its process
+    never died."""
     assert run.returncode == 0, run.stderr[-2000:]
+    assert run.sandbox.startswith(f"sandbox: {SANDBOX}") and run.sandbox == control.sandbox, run.sandbox
     assert run.victim == control.victim, "the victim's results differ from the control run's"
     assert all(sum(faults.values()) == 0 for *_, faults in run.victim["matches"].values())
     victim = run.launcher.get("victim", {})
@@ -249,16 +251,19 @@ def test_a_session_under_the_victims_name_is_refused(tmp_path, control):
 # --- the output directory and the tournament file ---------------------------------------------
 
 
-def test_the_results_store_and_the_tournament_file_cannot_be_opened(tmp_path, control):
+def test_the_store_the_tournament_file_and_other_bots_files_cannot_be_opened(tmp_path, control):
     run = tournament(tmp_path, ["--attack", "files"])
     reports = run.ran("files")
-    store, toml = str(tmp_path / "out" / "results.sqlite"), str(tmp_path / "t.toml")
+    store, toml, book = str(tmp_path / "out" / "results.sqlite"), str(tmp_path / "t.toml"), str(tmp_path / "victim" / BOOK)
     for report in reports:
-        assert store in report["stores"] and toml in report["files"], "the attacker did not try the real paths"
+        assert store in report["stores"] and toml in report["files"] and book in report["foreign"], \
+            "the attacker did not try the real paths"
         assert report["succeeded"] == [], report["succeeded"]
         assert not any(r.get("seed") for r in report["files"].values())
         assert not any(r.get("forged") for r in report["stores"].values())
     assert str(SEED) not in json.dumps(reports)
+    assert (tmp_path / "victim" / BOOK).read_text() == BOOK_TEXT
+    assert sorted(p.name for p in (tmp_path / "victim").iterdir()) == [BOOK]
     assert_victim_unharmed(run, control)
 
 
@@ -333,14 +338,20 @@ def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
     assert_victim_unharmed(run, control)
 
 
-def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control):
-    run = tournament(tmp_path, ["--attack", "write", "--write-dir", str(tmp_path / "home")], {"file_mb": FILE_MB})
+@pytest.mark.parametrize("signals", ["python", "native"])
+def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control, signals):
+    """A Python bot ignores SIGXFSZ (Python does): its write fails with EFBIG. A native
+    program does not: SIGXFSZ kills it, and its death is charged to it under the standings."""
+    args = ["--attack", "write", "--write-dir", str(tmp_path / "home")] + (["--native-signals"] if signals == "native" else [])
+    run = tournament(tmp_path, args, {"file_mb": FILE_MB})
     run.ran("write-start")
-    for write in run.of("write"):  # written to the end, or stopped by something else than the limit
-        assert write["written_mb"] <= FILE_MB, write
-    # the limit is charged to the attacker: its death by SIGXFSZ in its log and under the standings
-    assert "killed by SIGXFSZ" in run.log, run.log[-2000:]
-    assert "bot attacker: died" in run.stdout and "SIGXFSZ" in run.stdout, run.stdout
+    for write in run.of("write"):
+        assert write["written_mb"] <= FILE_MB and (write["error"] or "").startswith(("EFBIG", "ENOSPC")), write
+    if signals == "python":
+        assert run.of("write"), run.log[-2000:]
+    else:
+        assert "killed by SIGXFSZ" in run.log and not run.of("write"), run.log[-2000:]
+        assert "bot attacker: died" in run.stdout and "SIGXFSZ" in run.stdout, run.stdout
     assert_victim_unharmed(run, control)
 
 

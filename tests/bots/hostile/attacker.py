@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import threading
 import time
@@ -67,12 +68,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--canary-port", type=int, default=0, help="a port the test listens on")
     parser.add_argument("--listen-port", type=int, default=0, help="where to listen on 0.0.0.0")
     parser.add_argument("--write-dir", action="append", default=[], help="where to write first")
+    parser.add_argument("--native-signals", action="store_true",
+                        help="SIGXFSZ kills, as in a native program (Python ignores it)")
     parser.add_argument("--mark", default="", help="carried by the command line of whatever it leaves")
     parser.add_argument("--forks", type=int, default=10_000)
     parser.add_argument("--write-mb", type=int, default=1024)
     parser.add_argument("--children", type=int, default=4)
     parser.add_argument("--child-mb", type=int, default=600)
     mine, kit_args = parser.parse_known_args(argv)
+    if mine.native_signals:
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     kit = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     kit.add_argument("--address", default="127.0.0.1:50051")
     address = kit.parse_known_args(kit_args)[0].address

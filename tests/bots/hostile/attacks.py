@@ -161,16 +161,20 @@ def play_as(address: str, name: str, token: str) -> None:
 # --- the results store and the tournament file ------------------------------------
 
 
-def guess_paths(ctx: Context) -> tuple[set[str], set[str]]:
-    """(store files, tournament files) to try: from the runner's working directory and
-    command line, every descriptor the tournament's processes hold open, and the hints."""
-    stores, files, dirs = set(), set(), set()
+def guess_paths(ctx: Context) -> tuple[set[str], set[str], set[str]]:
+    """(store files, tournament files, other bots' files) to try: from the runner's working
+    directory and command line, the other processes' working directories, every descriptor
+    the tournament's processes hold open, and the hints."""
+    stores, files, foreign, dirs = set(), set(), set(), set()
     root = procfs.tournament_root()
     root_cwd = procfs.link(f"/proc/{root}/cwd") or "."
+    own = os.getcwd()
     for pid in [root, *procfs.tournament_tree()]:
         cwd = procfs.link(f"/proc/{pid}/cwd")
         if cwd:
             dirs |= {cwd, os.path.join(cwd, "out")}
+            if pid != root and cwd not in (own, root_cwd):
+                foreign.add(cwd)
         for arg in procfs.argv(pid):
             if arg.endswith(".toml"):
                 files.add(os.path.join(root_cwd, arg))
@@ -180,7 +184,12 @@ def guess_paths(ctx: Context) -> tuple[set[str], set[str]]:
             elif target.endswith(".toml"):
                 files |= {target, fd}
     for hint in ctx.hints:
-        (files if hint.endswith(".toml") else stores if hint.endswith(".sqlite") else dirs).add(hint)
+        if hint.endswith(".toml"):
+            files.add(hint)
+        elif hint.endswith(".sqlite") or os.path.basename(hint) == "out":
+            dirs.add(hint)
+        else:
+            foreign.add(hint)
     for path in list(files):
         try:
             output = tomllib.loads(Path(path).read_text()).get("tournament", {}).get("output", "out")
@@ -188,7 +197,29 @@ def guess_paths(ctx: Context) -> tuple[set[str], set[str]]:
         except (OSError, ValueError):
             pass
     stores |= {os.path.join(d, "results.sqlite") for d in dirs}
-    return stores, files
+    return stores, files, foreign
+
+
+def try_foreign(path: str) -> dict[str, object]:
+    """Another bot's file or directory: read it (a directory: list it, read what is in it),
+    then change it (append to a file, plant one in a directory)."""
+    got: dict[str, object] = {}
+    try:
+        if os.path.isdir(path):
+            names = os.listdir(path)
+            got["listed"] = names
+            got["read"] = sum(len(Path(path, n).read_bytes()) for n in names if os.path.isfile(os.path.join(path, n)))
+            with open(os.path.join(path, "planted-by-attacker.py"), "w") as f:
+                f.write("raise SystemExit('the attacker was here')\n")
+            got["planted"] = True
+        else:
+            got["read"] = len(Path(path).read_bytes())
+            with open(path, "a") as f:
+                f.write("tampered by the attacker\n")
+            got["tampered"] = True
+    except OSError as err:
+        got["error"] = err.strerror
+    return got
 
 
 def forge(path: str, victims: list[str]) -> int:
@@ -229,11 +260,12 @@ def try_store(path: str, victims: list[str]) -> dict[str, object]:
 
 
 def attack_files(ctx: Context, period: float = 0.5) -> None:
-    """Find the output directory and the tournament file; read the seed, read the
-    results, rewrite them; again and again while the tournament runs."""
+    """Find the output directory, the tournament file and the other bots' directories; read
+    the results, the seed and the other bots' files, rewrite the results, tamper with the
+    other bots' files; again and again while the tournament runs."""
     told: set[str] = set()
     while True:
-        stores, files = guess_paths(ctx)
+        stores, files, foreign = guess_paths(ctx)
         results = {path: try_store(path, ctx.victims) for path in sorted(stores)}
         seeds = {}
         for path in sorted(files):
@@ -244,10 +276,13 @@ def attack_files(ctx: Context, period: float = 0.5) -> None:
                 continue
             m = SEED.search(text)
             seeds[path] = {"read": len(text), "seed": m.group(1) if m else None}
+        others = {path: try_foreign(path) for path in sorted(foreign)}
         succeeded = sorted([f"store {p}" for p, r in results.items() if r.get("read") or "matches" in r]
-                           + [f"file {p}" for p, r in seeds.items() if "read" in r])
+                           + [f"file {p}" for p, r in seeds.items() if r.get("read")]
+                           + [f"foreign {p}" for p, r in others.items()
+                              if r.get("read") or r.get("listed") or r.get("planted") or r.get("tampered")])
         if not told or set(succeeded) - told:
-            report("files", stores=results, files=seeds, succeeded=succeeded)
+            report("files", stores=results, files=seeds, foreign=others, succeeded=succeeded)
             told |= set(succeeded) | {"(first)"}
         time.sleep(period)
 
