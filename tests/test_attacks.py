@@ -340,12 +340,13 @@ def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
 
 @pytest.mark.parametrize("signals", ["python", "native"])
 def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control, signals):
-    """A Python bot ignores SIGXFSZ (Python does): its write fails with EFBIG. A native
-    program does not: SIGXFSZ kills it, and its death is charged to it under the standings."""
+    """One file as large as it goes, then more files in every writable place: at most
+    file_mb in all. A Python bot ignores SIGXFSZ (Python does): its write fails with EFBIG.
+    A native program does not: SIGXFSZ kills it, its death charged to it under the standings."""
     args = ["--attack", "write", "--write-dir", str(tmp_path / "home")] + (["--native-signals"] if signals == "native" else [])
     run = tournament(tmp_path, args, {"file_mb": FILE_MB})
     run.ran("write-start")
-    for write in run.of("write"):
+    for write in run.of("write"):  # in all, wherever it could write
         assert write["written_mb"] <= FILE_MB and (write["error"] or "").startswith(("EFBIG", "ENOSPC")), write
     if signals == "python":
         assert run.of("write"), run.log[-2000:]

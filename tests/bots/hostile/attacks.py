@@ -397,29 +397,51 @@ def attack_fork(ctx: Context) -> None:
 
 
 def attack_write(ctx: Context) -> None:
-    """Write ``write_mb`` MB to the first writable place it finds."""
+    """Write ``write_mb`` MB in all: one file as large as it will go, then more files, in
+    every writable place it finds (its scratch, home, /tmp, /dev/shm, its own directory),
+    until the total is reached or nothing more can be written anywhere; then remove them."""
     chunk = b"\x5a" * (1 << 20)
-    for directory in [*ctx.write_dirs, os.environ.get("TMPDIR", ""), os.environ.get("HOME", ""), "/tmp", "."]:
-        path = os.path.join(directory, f"hostile-{os.getpid()}.bin")
-        try:
-            f = open(path, "wb")  # noqa: SIM115
-        except OSError:
-            continue
-        report("write-start", path=path, mb=ctx.write_mb)
-        written, error = 0, None
-        try:
-            with f:
-                for _ in range(ctx.write_mb):
-                    f.write(chunk)
-                    written += 1
-                f.flush()
-        except OSError as err:
-            error = f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror}"
-        finally:
-            os.unlink(path)
-        report("write", path=path, written_mb=written, error=error)
-        return
-    report("write", path=None, written_mb=0, error="nowhere to write")
+    places = [*ctx.write_dirs, os.environ.get("TMPDIR", ""), os.environ.get("HOME", ""), "/tmp", "/dev/shm", "/dev",
+              "."]
+    written: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    paths = []
+    total = 0
+    try:
+        for directory in dict.fromkeys(p for p in places if p):
+            for n in range(ctx.write_mb):  # one more file while the last one filled up to a limit
+                path = os.path.join(directory, f"hostile-{os.getpid()}-{n}.bin")
+                try:
+                    f = open(path, "wb")  # noqa: SIM115
+                except OSError as err:
+                    errors[directory] = f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror}"
+                    break
+                paths.append(path)
+                if not written:
+                    report("write-start", path=path, mb=ctx.write_mb)
+                size = 0
+                try:
+                    with f:
+                        while total < ctx.write_mb:
+                            f.write(chunk)
+                            f.flush()
+                            size += 1
+                            total += 1
+                except OSError as err:
+                    errors[directory] = f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror}"
+                written[directory] = written.get(directory, 0) + size
+                if total >= ctx.write_mb or size == 0:
+                    break
+            if total >= ctx.write_mb:
+                break
+    finally:
+        for path in paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    report("write", written_mb=total, places=written, errors=errors,
+           error=next(iter(errors.values()), None))
 
 
 def attack_memory(ctx: Context) -> None:
