@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--victim", action="append", default=[], help="a bot name to impersonate")
     parser.add_argument("--hint", action="append", default=[], help="a path the attacker guesses")
     parser.add_argument("--canary-port", type=int, default=0, help="a port the test listens on")
+    parser.add_argument("--canary-abstract", default="", help="an abstract Unix socket the test listens on")
     parser.add_argument("--listen-port", type=int, default=0, help="where to listen on 0.0.0.0")
     parser.add_argument("--write-dir", action="append", default=[], help="where to write first")
     parser.add_argument("--native-signals", action="store_true",
@@ -84,8 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     if mine.honest:
         attacked.set()
     else:
-        ctx = attacks.Context(address, mine.victim, mine.hint, mine.canary_port, mine.listen_port, mine.mark,
-                              mine.forks, mine.write_mb, mine.children, mine.child_mb, mine.write_dir)
+        ctx = attacks.Context(address, mine.victim, mine.hint, mine.canary_port, mine.canary_abstract,
+                              mine.listen_port, mine.mark, mine.forks, mine.write_mb, mine.children, mine.child_mb,
+                              mine.write_dir)
         threading.Thread(target=run_attacks, args=(mine.attack, ctx), daemon=True).start()
     run_bot(first_legal, kit_args, default_name="attacker")
 

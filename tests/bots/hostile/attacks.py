@@ -49,6 +49,7 @@ class Context:
     victims: list[str]
     hints: list[str] = field(default_factory=list)
     canary_port: int = 0
+    canary_abstract: str = ""
     listen_port: int = 0
     mark: str = ""
     forks: int = 10_000
@@ -343,8 +344,8 @@ def connect(host: str, port: int, say: bytes = b"", timeout: float = 1.0) -> str
 
 def attack_net(ctx: Context) -> None:
     """Listen on 0.0.0.0 (accepting whatever comes, for the whole run); connect to the
-    test's canary, to the referee's TCP port (its address, the default port, the ports the
-    tournament listens on) and to an outside address."""
+    test's canaries (a TCP port, an abstract Unix socket), to the referee's TCP port (its
+    address, the default port, the ports the tournament listens on) and to an outside address."""
     try:
         server = socket.create_server(("0.0.0.0", ctx.listen_port), reuse_port=False)
         listening = f"0.0.0.0:{server.getsockname()[1]}"
@@ -365,6 +366,15 @@ def attack_net(ctx: Context) -> None:
     if ctx.canary_port:
         outcomes[f"canary 127.0.0.1:{ctx.canary_port}"] = connect("127.0.0.1", ctx.canary_port,
                                                                   b"hostile bot was here\n")
+    if ctx.canary_abstract:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(1.0)
+                s.connect("\0" + ctx.canary_abstract)
+                s.sendall(b"hostile bot was here\n")
+            outcomes[f"canary @{ctx.canary_abstract}"] = "connected"
+        except OSError as err:
+            outcomes[f"canary @{ctx.canary_abstract}"] = err.strerror or type(err).__name__
     report("net", listening=listening, outcomes=outcomes,
            connected=sorted(t for t, o in outcomes.items() if o == "connected"))
 
