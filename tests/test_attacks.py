@@ -195,13 +195,13 @@ def victim_results(out: Path) -> dict:
 
 def meta(out: Path, key: str, default: str):
     """What the store says of the run (``launcher``: JSON of the bots' starts and deaths)."""
-    if not (out / "results.sqlite").exists():
-        return default
-    store = Store(out, create=False)
-    try:
-        value = store.meta(key) or default
-    finally:
-        store.close()
+    value = default
+    if (out / "results.sqlite").exists():
+        store = Store(out, create=False)
+        try:
+            value = store.meta(key) or default
+        finally:
+            store.close()
     return json.loads(value) if key == "launcher" else value
 
 
@@ -287,21 +287,24 @@ def free_port() -> int:
 
 
 class Canary:
-    """Sockets the test listens on, which no bot should reach: a TCP port on 127.0.0.1 and an
-    abstract Unix socket (which belongs to the host's network namespace); what reached them."""
+    """Sockets the test listens on, which no bot should reach: a TCP port on 127.0.0.1, the
+    same port in UDP, and an abstract Unix socket (which belongs to the host's network
+    namespace); what reached them."""
 
     def __init__(self):
         self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.tcp.getsockname()[1]))
         self.abstract_name = f"referee-canary-{uuid.uuid4().hex[:12]}"
         self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.unix.bind("\0" + self.abstract_name)
         self.unix.listen(4)
         self.reached: list[bytes] = []
         self.stop = threading.Event()
-        self.watchers = [threading.Thread(target=self._watch, args=(s,)) for s in (self.tcp, self.unix)]
+        self.watchers = [threading.Thread(target=self._watch, args=(s,)) for s in (self.tcp, self.udp, self.unix)]
 
     def __enter__(self):
-        for sock in (self.tcp, self.unix):
+        for sock in (self.tcp, self.udp, self.unix):
             sock.settimeout(0.2)
         for watcher in self.watchers:
             watcher.start()
@@ -311,12 +314,15 @@ class Canary:
         self.stop.set()
         for watcher in self.watchers:
             watcher.join()
-        self.tcp.close()
-        self.unix.close()
+        for sock in (self.tcp, self.udp, self.unix):
+            sock.close()
 
     def _watch(self, sock: socket.socket) -> None:
         while not self.stop.is_set():
             try:
+                if sock.type == socket.SOCK_DGRAM:
+                    self.reached.append(sock.recv(100))
+                    continue
                 conn, _ = sock.accept()
                 self.reached.append(conn.recv(100))
                 conn.close()

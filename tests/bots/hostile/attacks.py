@@ -344,7 +344,7 @@ def connect(host: str, port: int, say: bytes = b"", timeout: float = 1.0) -> str
 
 def attack_net(ctx: Context) -> None:
     """Listen on 0.0.0.0 (accepting whatever comes, for the whole run); connect to the
-    test's canaries (a TCP port, an abstract Unix socket), to the referee's TCP port (its
+    test's canaries (a TCP port, the same port in UDP, an abstract Unix socket), to the referee's TCP port (its
     address, the default port, the ports the tournament listens on) and to an outside address."""
     try:
         server = socket.create_server(("0.0.0.0", ctx.listen_port), reuse_port=False)
@@ -366,6 +366,13 @@ def attack_net(ctx: Context) -> None:
     if ctx.canary_port:
         outcomes[f"canary 127.0.0.1:{ctx.canary_port}"] = connect("127.0.0.1", ctx.canary_port,
                                                                   b"hostile bot was here\n")
+    if ctx.canary_port:  # the same port number, in UDP
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.sendto(b"hostile bot was here\n", ("127.0.0.1", ctx.canary_port))
+            outcomes[f"canary udp 127.0.0.1:{ctx.canary_port}"] = "sent"
+        except OSError as err:
+            outcomes[f"canary udp 127.0.0.1:{ctx.canary_port}"] = err.strerror or type(err).__name__
     if ctx.canary_abstract:
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
