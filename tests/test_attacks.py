@@ -256,8 +256,8 @@ def test_the_store_the_tournament_file_and_other_bots_files_cannot_be_opened(tmp
     reports = run.ran("files")
     store, toml, book = str(tmp_path / "out" / "results.sqlite"), str(tmp_path / "t.toml"), str(tmp_path / "victim" / BOOK)
     for report in reports:
-        assert store in report["stores"] and toml in report["files"] and book in report["foreign"], \
-            "the attacker did not try the real paths"
+        assert store in report["stores"] and toml in report["files"] and book in report["foreign"] \
+            and str(ROOT / "referee") in report["shared"], "the attacker did not try the real paths"
         assert report["succeeded"] == [], report["succeeded"]
         assert not any(r.get("seed") for r in report["files"].values())
         assert not any(r.get("forged") for r in report["stores"].values())

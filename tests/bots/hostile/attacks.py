@@ -260,11 +260,51 @@ def try_store(path: str, victims: list[str]) -> dict[str, object]:
     return got
 
 
+def shared_code() -> list[str]:
+    """Where the other bots' code comes from: the referee's and the sample bots' packages, the
+    interpreter's packages."""
+    import importlib.util
+    import sysconfig
+
+    places = {sysconfig.get_paths()["purelib"]}
+    for package in ("referee", "sample_bots"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            places.update(spec.submodule_search_locations)
+    return sorted(places)
+
+
+def try_shared(ctx: Context) -> dict[str, str]:
+    """Could it plant code where the other bots import theirs, or move the referee's socket
+    away? (A new file, removed at once; the socket moved back at once: the test must not
+    break what it attacks.)"""
+    got = {}
+    for place in shared_code():
+        path = os.path.join(place, f"hostile_planted_{os.getpid()}.py")
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(path)
+            got[place] = "planted"
+        except OSError as err:
+            got[place] = err.strerror
+    if ctx.address.startswith("unix:"):
+        sock = ctx.address[len("unix:"):]
+        try:
+            os.rename(sock, sock + ".moved")
+            os.rename(sock + ".moved", sock)
+            got[sock] = "moved"
+        except OSError as err:
+            got[sock] = err.strerror
+    return got
+
+
 def attack_files(ctx: Context, period: float = 0.5) -> None:
     """Find the output directory, the tournament file and the other bots' directories; read
     the results, the seed and the other bots' files, rewrite the results, tamper with the
-    other bots' files; again and again while the tournament runs."""
+    other bots' files, again and again while the tournament runs; and, once, plant code
+    where the other bots import theirs and move the referee's socket."""
     told: set[str] = set()
+    shared = try_shared(ctx)
     while True:
         stores, files, foreign = guess_paths(ctx)
         results = {path: try_store(path, ctx.victims) for path in sorted(stores)}
@@ -281,9 +321,10 @@ def attack_files(ctx: Context, period: float = 0.5) -> None:
         succeeded = sorted([f"store {p}" for p, r in results.items() if r.get("read") or "matches" in r]
                            + [f"file {p}" for p, r in seeds.items() if r.get("read")]
                            + [f"foreign {p}" for p, r in others.items()
-                              if r.get("read") or r.get("listed") or r.get("planted") or r.get("tampered")])
+                              if r.get("read") or r.get("listed") or r.get("planted") or r.get("tampered")]
+                           + [f"shared {p}" for p, r in shared.items() if r in ("planted", "moved")])
         if not told or set(succeeded) - told:
-            report("files", stores=results, files=seeds, foreign=others, succeeded=succeeded)
+            report("files", stores=results, files=seeds, foreign=others, shared=shared, succeeded=succeeded)
             told |= set(succeeded) | {"(first)"}
         time.sleep(period)
 
