@@ -219,6 +219,7 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
     parser.add_argument("--address", default="127.0.0.1:50051", help="the referee (HOST:PORT)")
     parser.add_argument("--name", default=default_name, help="the bot's name in line-ups")
     parser.add_argument("--token", default="", help="the bot's secret token")
+    parser.add_argument("--token-fd", type=int, default=None, help="read the token from this inherited descriptor")
     parser.add_argument("--capacity", type=int, default=1, help="how many seats it plays at once")
     parser.add_argument("--games", type=int, default=0, help="stop after this many games (0 = never)")
     parser.add_argument("--retry-for", type=float, default=30.0,
@@ -227,6 +228,9 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
                         help="seed of the bot's randomness (per game: the same game, the same choices)")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
+    if args.token_fd is not None:
+        with open(args.token_fd, closefd=True) as pipe:
+            args.token = pipe.readline().strip()
     tune_gc()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(message)s")

@@ -17,12 +17,13 @@ from referee.tournament.schedule import Seating
 class RemoteExecutor(Executor):
     """Matches played by the referee at ``server`` (HOST:PORT), which needs its ``admin_token``.
 
-    Launched bots connect to that server; external bots are expected to be connected already."""
+    Launched bots connect to that server; external bots are expected to be connected already.
+    Sandboxed, they keep the network namespace for now (until they reach it through a local relay)."""
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
-                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0, *,
-                 server: str, admin_token: str | None = None):
-        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout)
+                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
+                 sandbox: str = "auto", hide: Sequence[Path] = (), *, server: str, admin_token: str | None = None):
+        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide)
         self.server = server
         self.admin_token = admin_token
 
