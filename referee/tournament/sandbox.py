@@ -9,7 +9,8 @@ Inside bubblewrap a bot has its own pid, network, ipc, uts, mount and user
 namespaces, no capabilities, a new session, and dies with the runner. Its
 root is empty but for: the system (``/usr`` and the ``/bin``, ``/lib``...
 links), the interpreter and the referee's packages, the directory of its
-command's program and its own directory (``cwd``), all read-only; a fresh
+command's program, the directories of the files its command names by absolute
+path, and its own directory (``cwd``), all read-only; a fresh
 writable scratch at ``/tmp`` (HOME and TMPDIR; at most ``file_mb``); its own
 ``/proc`` and ``/dev``; the referee's Unix socket at ``/run/referee``, its
 only way out. Masked even inside those directories: the output directory,
@@ -150,6 +151,17 @@ def _program_home(program: str, cwd: Path) -> Path | None:
     return real.parent if real.name == "bin" else real
 
 
+def _named_paths(args: Iterable[str]) -> set[Path]:
+    """The directories of the files a command names by absolute path (``python /x/mybot.py``: /x,
+    where its own modules are too), and the directories it names."""
+    found = set()
+    for arg in args:
+        if os.path.isabs(arg) and os.path.exists(arg):
+            path = Path(arg).resolve()
+            found.add(path if path.is_dir() else path.parent)
+    return found
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
@@ -168,7 +180,12 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     ``hide``: paths masked even where they lie inside a visible directory (the output directory,
     the tournament file, other bots' directories); home directories are masked too."""
     cwd = cwd.resolve()
-    visible = {*_runtime(), cwd}
+    hidden, homes = {Path(p).resolve() for p in hide}, _homes()
+    masks = hidden | homes
+    # what the command names, unless hidden, or a home (a file in one is fine: the bot's own code)
+    named = {p for p in _named_paths(argv[1:])
+             if not any(_inside(p, h) for h in hidden) and not any(_inside(h, p) for h in homes)}
+    visible = {*_runtime(), cwd, *named}
     if (home := _program_home(argv[0], cwd)) is not None:
         visible.add(home)
     visible = {p for p in visible if not _inside(p, Path("/usr")) and p != Path("/")}
@@ -178,7 +195,6 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     args += ["--tmpfs", SCRATCH]
     for path in sorted(visible, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(path), str(path)]
-    masks = {Path(p).resolve() for p in hide} | _homes()
     for path in sorted(masks, key=lambda p: len(p.parts)):
         # only what a visible directory would show, and never what the bot needs
         if not path.exists() or not any(v in path.parents for v in visible) \
@@ -186,7 +202,7 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
             continue
         if path.is_dir():
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-        else:
+        else:  # unreadable: bubblewrap binds without devices
             args += ["--ro-bind", "/dev/null", str(path)]
     if socket_dir is not None:
         args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
