@@ -18,7 +18,9 @@ and its matches are skipped.
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,11 +37,6 @@ from referee.tournament.sandbox import ProcessTree, Sandbox
 
 #: variables of the runner's environment a bot launched without a sandbox must not inherit
 SECRET_VARIABLES = ("REFEREE_ADMIN_TOKEN",)
-
-# A bot's limits are set between fork and exec, so the runner forks (not vfork) while gRPC's
-# threads run: gRPC's fork handlers would only pause its threads (or log that they cannot) for a
-# child that never uses gRPC. Off, unless asked for; read by gRPC when first imported.
-os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 
 @dataclass
@@ -138,11 +135,12 @@ class Launcher:
         try:
             os.write(writer, f"{self.tokens[bot.spec.name]}\n".encode())
             os.close(writer)
-            bot.process = subprocess.Popen(self.command(bot.spec, token_fd), cwd=bot.spec.cwd,
+            command = self.command(bot.spec, token_fd)
+            _check_program(command[0], bot.spec.cwd)
+            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree), cwd=bot.spec.cwd,
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                           start_new_session=True, pass_fds=(token_fd,),
-                                           preexec_fn=sandbox.before_exec(limits, bot.tree))
+                                           start_new_session=True, pass_fds=(token_fd,))
         except (OSError, subprocess.SubprocessError) as err:
             log.write(f"--- cannot start: {err}\n".encode())
             log.close()
@@ -265,6 +263,13 @@ class Launcher:
                 p.wait()
         for b in self.bots.values():  # and whatever a bot left behind, in its group or its tree
             self._clear(b)
+
+
+def _check_program(program: str, cwd: str | None) -> None:
+    """A FileNotFoundError (as Popen would raise) for a program that is not there."""
+    found = os.path.exists(os.path.join(cwd or ".", program)) if os.sep in program else shutil.which(program)
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:

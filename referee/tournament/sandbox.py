@@ -17,8 +17,8 @@ only way out. Masked even inside those directories: the output directory,
 the tournament file, other bots' directories and home directories. Its
 environment is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
 
-Limits are set between fork and exec (:func:`before_exec`), so there is no
-moment when a bot runs without them. Per process: CPU seconds, address space
+Limits are set before the bot's command is executed (:func:`limited`), so
+there is no moment when a bot runs without them. Per process: CPU seconds, address space
 (``memory_mb``), file size, open files, no core files. For the whole bot,
 where this process may make cgroup v1 groups (as root): one ``pids`` and one
 ``memory`` group per bot process tree (``processes``, ``memory_mb``), joined
@@ -39,7 +39,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,10 +224,11 @@ def exit_status(code: int | None, sandboxed: bool) -> int | None:
 # --- limits, set between fork and exec -------------------------------------------------
 
 
-def before_exec(limits: Limits, tree: ProcessTree | None) -> Callable[[], None]:
-    """The function a launched bot's child runs before exec (Popen's ``preexec_fn``): it joins
-    ``tree``'s cgroups and sets its resource limits. Everything is computed here, beforehand:
-    the child only makes system calls."""
+def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None) -> list[str]:
+    """``argv`` started by a small wrapper that joins ``tree``'s cgroups and sets the limits, then
+    execs it: the bot (or bubblewrap) never runs unlimited. A wrapper rather than Popen's
+    ``preexec_fn``: that makes the runner fork() while gRPC's threads run, and gRPC's fork
+    handlers can then leave the runner's own gRPC stuck; without it Popen uses vfork."""
     wanted = [(resource.RLIMIT_CORE, 0)]
     if limits.cpu_seconds:
         wanted.append((resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5)))
@@ -240,19 +241,18 @@ def before_exec(limits: Limits, tree: ProcessTree | None) -> Callable[[], None]:
     if limits.processes and tree is None and os.getuid() != 0:
         wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
     rlimits = [(which, _within_hard(which, value)) for which, value in wanted]
-    join = [os.fsencode(d / "cgroup.procs") for d in tree.dirs] if tree is not None else []
+    join = [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else []
+    return [sys.executable, "-I", "-S", "-c", _WRAPPER.format(join=join, rlimits=rlimits), *argv]
 
-    def preexec() -> None:
-        pid = str(os.getpid()).encode()
-        for path in join:
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
-        for which, value in rlimits:
-            resource.setrlimit(which, value)
-    return preexec
+
+# joins the cgroups, sets the limits, execs the rest of its arguments (python -I -S: about 10 ms)
+_WRAPPER = """import os, resource, sys
+for path in {join!r}:
+    with open(path, "w") as procs:
+        procs.write(str(os.getpid()))
+for which, value in {rlimits!r}:
+    resource.setrlimit(which, value)
+os.execvp(sys.argv[1], sys.argv[1:])"""
 
 
 def _within_hard(which: int, value: int | tuple[int, int]) -> tuple[int, int]:
