@@ -7,10 +7,12 @@ is the fast loop that leaves those out)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from referee.cli import referee
@@ -99,3 +101,24 @@ def serve(test, *, output=subprocess.PIPE, **server_args):
             finally:
                 bots.close()
     return asyncio.run(main())
+
+
+def require_sandbox() -> None:
+    """Skip the test, with the one-line reason, where bubblewrap cannot make a sandbox; with
+    REFEREE_REQUIRE_SANDBOX=1 (set by .ci/run) fail instead: in CI these tests may not skip."""
+    from referee.tournament import sandbox
+
+    why = sandbox.probe()
+    if why is None:
+        return
+    if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
+    pytest.skip(why)
+
+
+def require_cgroups() -> None:
+    """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits)."""
+    from referee.tournament import sandbox
+
+    if sandbox.cgroup_parents() is None:
+        pytest.skip("no cgroup v1 pids and memory groups can be made here (root, a writable hierarchy)")
