@@ -10,8 +10,10 @@ and server reflection, so that ``grpcurl`` can list and call it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import secrets
 from collections.abc import AsyncIterator, Mapping
 
@@ -120,12 +122,16 @@ class RefereeServicer(pb_grpc.RefereeServicer):
 
 
 class RefereeServer:
-    """A running referee: ``await start()``, then ``arena.run_match(...)``, then ``await stop()``."""
+    """A running referee: ``await start()``, then ``arena.run_match(...)``, then ``await stop()``.
+
+    It listens on ``host:port`` and, given ``unix`` (a path), on that Unix socket too (mode 0666,
+    so that a bot running as another user may connect; removed when the server stops)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tokens: Mapping[str, str] | None = None,
-                 admin_token: str | None = None, connect_timeout: float = 10.0):
+                 admin_token: str | None = None, connect_timeout: float = 10.0, unix: str | None = None):
         self.host = host
         self.requested_port = port
+        self.unix = unix
         self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout)
         self.arena: Arena | None = None
         self.port: int | None = None
@@ -150,15 +156,22 @@ class RefereeServer:
         self.port = server.add_insecure_port(f"{self.host}:{self.requested_port}")
         if not self.port:
             raise OSError(f"cannot listen on {self.host}:{self.requested_port}")
+        if self.unix is not None and not server.add_insecure_port(f"unix:{self.unix}"):
+            raise OSError(f"cannot listen on unix:{self.unix}")
         await server.start()
+        if self.unix is not None:
+            os.chmod(self.unix, 0o666)
         self._server = server
-        log.info("referee listening on %s", self.address)
+        log.info("referee listening on %s%s", self.address, f" and unix:{self.unix}" if self.unix else "")
         return self.address
 
     async def stop(self, grace: float | None = 1.0) -> None:
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+            if self.unix is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.unix)
 
     async def wait(self) -> None:
         """Until the server stops."""
@@ -173,8 +186,9 @@ class RefereeServer:
         await self.stop()
 
 
-async def serve_forever(host: str, port: int, tokens: Mapping[str, str] | None, admin_token: str | None) -> None:
-    server = RefereeServer(host, port, tokens, admin_token)
+async def serve_forever(host: str, port: int, tokens: Mapping[str, str] | None, admin_token: str | None,
+                        unix: str | None = None) -> None:
+    server = RefereeServer(host, port, tokens, admin_token, unix=unix)
     await server.start()
     try:
         await server.wait()

@@ -7,10 +7,12 @@ is the fast loop that leaves those out)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from referee.cli import referee
@@ -101,30 +103,22 @@ def serve(test, *, output=subprocess.PIPE, **server_args):
     return asyncio.run(main())
 
 
-def sandbox_unavailable() -> str | None:
-    """Why bubblewrap cannot sandbox a bot on this machine (one line), or None when it can."""
-    import shutil
-
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return "bubblewrap (bwrap) is not installed"
-    probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"],
-                           capture_output=True, text=True, timeout=30, check=False)
-    if probe.returncode != 0:
-        return f"bwrap does not work here: {(probe.stderr.strip().splitlines() or ['exit %d' % probe.returncode])[0]}"
-    return None
-
-
 def require_sandbox() -> None:
-    """For a test that needs the real sandbox: skip it, with a one-line reason, where
-    bubblewrap does not work; FAIL instead when REFEREE_REQUIRE_SANDBOX=1 (CI, .ci/run)."""
-    import os
+    """Skip the test, with the one-line reason, where bubblewrap cannot make a sandbox; with
+    REFEREE_REQUIRE_SANDBOX=1 (set by .ci/run) fail instead: in CI these tests may not skip."""
+    from referee.tournament import sandbox
 
-    import pytest
-
-    reason = sandbox_unavailable()
-    if reason is None:
+    why = sandbox.probe()
+    if why is None:
         return
     if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
-        pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {reason}", pytrace=False)
-    pytest.skip(reason)
+        pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
+    pytest.skip(why)
+
+
+def require_cgroups() -> None:
+    """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits)."""
+    from referee.tournament import sandbox
+
+    if sandbox.cgroup_parents() is None:
+        pytest.skip("no cgroup v1 pids and memory groups can be made here (root, a writable hierarchy)")

@@ -9,6 +9,7 @@ import click
 from referee import records
 from referee.cli.options import (
     BotCommand,
+    announce_sandbox,
     bank_ms_option,
     decision_ms_option,
     fresh_seed,
@@ -55,6 +56,7 @@ def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | No
         raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",
                                  param_hint="--lineup")
     seed = fresh_seed() if seed is None else seed
+    announce_sandbox("auto")
     executor = LocalExecutor(game, options, Clock(decision_ms / 1000, bank_ms / 1000), list(bots),
                              {n: seats.count(n) for n in names}, log_dir=None, connect_timeout=30)
 

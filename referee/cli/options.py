@@ -12,6 +12,16 @@ from referee.games import GAMES
 from referee.games.base import GameSpec
 from referee.tournament.config import BotSpec
 
+def announce_sandbox(mode: str) -> None:
+    """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
+    work: exit 2) and print the one line naming the risk when bots will run without one."""
+    from referee.tournament import sandbox
+
+    warning = sandbox.resolve(mode).warning
+    if warning:
+        click.echo(warning, err=True)
+
+
 # --- types ----------------------------------------------------------------------------
 
 

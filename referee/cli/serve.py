@@ -13,6 +13,8 @@ from referee.cli.options import KeyValue
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0 for all).")
 @click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True,
               help="Port to listen on (0 picks a free one).")
+@click.option("--unix", "unix", type=click.Path(dir_okay=False),
+              help="Also listen on this Unix socket (mode 0666; its directory must exist), as unix:PATH.")
 @click.option("--token", "tokens", multiple=True, type=KeyValue(), metavar="BOT=SECRET",
               help="A bot allowed to connect, with its secret token (repeatable). "
                    "Without any, every bot is accepted whatever its token.")
@@ -22,7 +24,7 @@ from referee.cli.options import KeyValue
               help="Secret that lets a remote runner start matches (RunMatch). "
                    "Default: $REFEREE_ADMIN_TOKEN; none disables RunMatch.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every session and match (default: info).")
-def serve(host: str, port: int, tokens: Sequence[tuple[str, str]], tokens_file: str | None,
+def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, str]], tokens_file: str | None,
           admin_token: str | None, verbose: bool) -> None:
     """Run the referee server standalone, for bots that run elsewhere.
 
@@ -40,7 +42,7 @@ def serve(host: str, port: int, tokens: Sequence[tuple[str, str]], tokens_file: 
     if not allowed:
         logging.getLogger("referee").warning("no --token given: any bot may connect with any token")
     try:
-        asyncio.run(serve_forever(host, port, allowed or None, admin_token))
+        asyncio.run(serve_forever(host, port, allowed or None, admin_token, unix))
     except KeyboardInterrupt:
         pass
 

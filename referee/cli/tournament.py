@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import click
 
 from referee.cli.exits import ExitCode, interrupt_on_sigterm
-from referee.cli.options import config_argument, quiet_option, remote_options, standings_options
+from referee.cli.options import announce_sandbox, config_argument, quiet_option, remote_options, standings_options
 from referee.tournament.store import MatchRow
 
 
@@ -129,6 +129,7 @@ def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, ad
 
     from referee.tournament import run as trun
 
+    announce_sandbox(cfg.sandbox)
     bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
     interrupt_on_sigterm()
     try:

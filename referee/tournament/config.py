@@ -26,9 +26,14 @@
     external = true             # connects by itself
     token = "s3cret"
 
-    [limits]                    # for every launched bot; a [[bots]] table may override
+    [limits]                    # for every launched bot; a [[bots]] table may override (not sandbox)
+    sandbox = "auto"            # "bwrap": bubblewrap or refuse to start; "none"; "auto": bwrap if it works
     cpu_seconds = 3600          # CPU time per process (0: none); past it the bot is killed
-    memory_mb = 4096            # address space per process (0: none)
+    memory_mb = 4096            # the whole bot's memory (a cgroup where one can be made), and
+                                # the address space of each of its processes (0: none)
+    processes = 256             # processes and threads of the whole bot (0: none)
+    file_mb = 256               # the largest file it may write, and its scratch directory (0: none)
+    open_files = 1024           # open descriptors per process
     log_kb = 1024               # output kept in logs/NAME.log; the rest is counted, not kept
     max_restarts = 3            # a bot that dies more often is skipped, with the reason
 
@@ -57,13 +62,22 @@ class ConfigError(ValueError):
     """A tournament file that cannot be used; the message names where and why."""
 
 
+SANDBOXES = ("auto", "bwrap", "none")
+
+
 @dataclass(frozen=True)
 class Limits:
-    """What a launched bot may use: CPU seconds and memory per process (0 = no
-    limit), log bytes kept per bot, restarts before it is skipped."""
+    """What a launched bot may use (0 = no limit): CPU seconds per process; memory
+    (the whole bot's where a cgroup can be made, and each process's address space);
+    processes (and threads) of the whole bot; the largest file it writes (and the
+    size of its scratch); open files per process; log bytes kept; restarts before
+    it is skipped. :mod:`referee.tournament.sandbox` says how each is enforced."""
 
     cpu_seconds: int = 3600
     memory_mb: int = 4096
+    processes: int = 256
+    file_mb: int = 256
+    open_files: int = 1024
     log_kb: int = 1024
     max_restarts: int = 3
 
@@ -102,6 +116,7 @@ class TournamentConfig:
     output: Path
     max_groups: int = 70
     source: Path | None = None
+    sandbox: str = "auto"
 
     def fingerprint(self) -> str:
         """What must not change in an existing output directory: everything that
@@ -208,7 +223,7 @@ def read(path: str | Path) -> ConfigFile:
 _TOP = {"tournament", "clock", "limits", "bots"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups"}
 _CLOCK = {"decision_ms", "bank_ms"}
-_LIMITS = {"cpu_seconds", "memory_mb", "log_kb", "max_restarts"}
+_LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
 _BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
 
 
@@ -255,8 +270,11 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     raw_limits = data.get("limits", {})
     if not isinstance(raw_limits, dict):
         raise loc.error("[limits] must be a table", "limits")
-    loc.check_keys(raw_limits, _LIMITS, "limits")
+    loc.check_keys(raw_limits, _LIMITS | {"sandbox"}, "limits")
     limits = _limits(loc, raw_limits, Limits(), "limits")
+    sandbox = raw_limits.get("sandbox", "auto")
+    if sandbox not in SANDBOXES:
+        raise loc.error(f"limits.sandbox must be one of {', '.join(SANDBOXES)}, got {sandbox!r}", "limits", "sandbox")
 
     raw_bots = data.get("bots")
     if not isinstance(raw_bots, list) or not raw_bots:
@@ -269,7 +287,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
-                            concurrency, (base / output).resolve(), max_groups, path)
+                            concurrency, (base / output).resolve(), max_groups, path, sandbox)
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

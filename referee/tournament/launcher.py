@@ -2,20 +2,25 @@
 
 A command whose first word is ``python`` or ``python3`` runs with the
 referee's own interpreter (so a bot sees the packages the referee sees).
-Each launched bot gets ``--address HOST:PORT --name NAME --token TOKEN
---capacity N`` appended to its command and runs in its own process group,
-with its :class:`~referee.tournament.config.Limits`: CPU seconds and address
-space per process (``prlimit``), and at most ``log_kb`` of its stdout and
-stderr kept in ``logs/NAME.log`` (the rest is counted, not kept). A bot that
-has died is started again before its next match (as cutechess's
-``-recover``); one that died more than ``max_restarts`` times is marked
-dead, with the reason, and its matches are skipped.
+Each launched bot gets ``--address ADDRESS --name NAME --token-fd FD
+--capacity N`` appended to its command: its token comes through a pipe it
+inherits as descriptor FD (written, then closed, by the launcher), never on
+a command line or in an environment. It runs in its own session, in the
+:class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
+address then the referee's Unix socket inside it), with its
+:class:`~referee.tournament.config.Limits` set before exec, and at most
+``log_kb`` of its stdout and stderr kept in ``logs/NAME.log`` (the rest is
+counted, not kept). A bot that has died is started again before its next
+match (as cutechess's ``-recover``), once every process it left is gone; one
+that died more than ``max_restarts`` times is marked dead, with the reason,
+and its matches are skipped.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from referee.tournament import sandbox
 from referee.tournament.config import BotSpec
+from referee.tournament.sandbox import ProcessTree, Sandbox
+
+#: variables of the runner's environment a bot launched without a sandbox must not inherit
+SECRET_VARIABLES = ("REFEREE_ADMIN_TOKEN",)
 
 
 @dataclass
@@ -38,10 +48,13 @@ class Launched:
     dead: str | None = None          # why it is no longer started
     process_seen: bool = False       # the current process's end is already in exits
     dropped_bytes: int = 0
+    tree: ProcessTree | None = None  # the current process's cgroups, if any
+    ended: str | None = None         # how the current process ended, once known
     _pump: threading.Thread | None = None
 
 
-def describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None, limit_hit: str | None = None) -> str:
+    """How a bot's process ended (Popen's return code), with the whole-bot limit it hit, if any."""
     if code is None:
         return "could not start"
     if code < 0:
@@ -49,31 +62,57 @@ def describe_exit(code: int | None) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        hint = {"SIGXCPU": " (CPU time limit)", "SIGKILL": " (killed; memory?)", "SIGSEGV": " (crashed)"}
-        return f"killed by {name}{hint.get(name, '')}"
-    return f"exit code {code}"
+        hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)", "SIGKILL": " (killed; memory?)",
+                "SIGSEGV": " (crashed)"}.get(name, "")
+        if limit_hit:
+            hint = f" ({limit_hit})"
+        return f"killed by {name}{hint}"
+    return f"exit code {code}" + (f" ({limit_hit})" if limit_hit else "")
 
 
 class Launcher:
     def __init__(self, bots: Iterable[BotSpec], address: str, tokens: Mapping[str, str], capacity: Mapping[str, int],
-                 log_dir: Path | None, on_exit: Callable[[str], None] | None = None):
+                 log_dir: Path | None, on_exit: Callable[[str], None] | None = None, *,
+                 box: Sandbox = Sandbox("none", cgroups=False), socket_dir: Path | None = None,
+                 hide: Iterable[Path] = ()):
         """``log_dir`` None: the bots' output goes to this process's stderr. ``on_exit(name)`` is
-        called (from a thread of the launcher's) each time a bot's process has ended."""
+        called (from a thread of the launcher's) each time a bot's process has ended. In a
+        bubblewrap ``box``, ``address`` is the one inside it (the referee's socket directory
+        ``socket_dir`` bound at /run/referee), and ``hide`` lists what bots must not see besides
+        each other's directories (the output directory, the tournament file)."""
         self.address = address
         self.tokens = tokens
         self.capacity = capacity
         self.log_dir = log_dir
         self.on_exit = on_exit
+        self.box = box
+        self.socket_dir = socket_dir
+        self.hide = tuple(hide)
         self.bots = {b.name: Launched(b) for b in bots if not b.external}
         self._lock = threading.Lock()
         self._stopping = False
 
-    def command(self, spec: BotSpec) -> list[str]:
+    def command(self, spec: BotSpec, token_fd: int) -> list[str]:
+        """The bot's command with the launcher's arguments (its token comes through descriptor ``token_fd``)."""
         program, *args = spec.command
         if program in ("python", "python3"):  # the referee's own interpreter, with its packages
             program = sys.executable
-        return [program, *args, "--address", self.address, "--name", spec.name, "--token", self.tokens[spec.name],
-                "--capacity", str(self.capacity.get(spec.name, 1))]
+        command = [program, *args, "--address", self.address, "--name", spec.name, "--token-fd", str(token_fd),
+                   "--capacity", str(self.capacity.get(spec.name, 1))]
+        if not self.box.isolated:
+            return command
+        cwd = Path(spec.cwd or os.getcwd())
+        others = {Path(b.spec.cwd).resolve() for b in self.bots.values() if b.spec.cwd} - {cwd.resolve()}
+        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=self.socket_dir, hide=[*self.hide, *others],
+                                     env=spec.env, scratch_mb=spec.limits.file_mb)
+
+    def environment(self, spec: BotSpec) -> dict[str, str]:
+        """What the bot's process starts with: bubblewrap sets the sandbox's own environment
+        (only the locale here); without one, the runner's minus its secrets, plus the bot's ``env``."""
+        if self.box.isolated:
+            return {"LANG": "C.UTF-8"}
+        inherited = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+        return {**inherited, **spec.env}
 
     def _log(self, bot: Launched) -> BinaryIO:
         if self.log_dir is None:
@@ -86,20 +125,32 @@ class Launcher:
         log.write(f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
                   f"{' '.join(bot.spec.command)}\n".encode())
         log.flush()
-        env = {**os.environ, **bot.spec.env}
         bot.starts += 1
         bot.process_seen = False
+        bot.ended = None
+        limits = bot.spec.limits
+        bot.tree = ProcessTree.make(f"referee-{os.getpid()}-{bot.spec.name}-{bot.starts}", limits) \
+            if self.box.cgroups else None
+        token_fd, writer = os.pipe()  # the token, in a pipe only the bot inherits
         try:
-            bot.process = subprocess.Popen(self.command(bot.spec), cwd=bot.spec.cwd, env=env, stdout=subprocess.PIPE,
+            os.write(writer, f"{self.tokens[bot.spec.name]}\n".encode())
+            os.close(writer)
+            command = self.command(bot.spec, token_fd)
+            _check_program(command[0], bot.spec.cwd)
+            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree), cwd=bot.spec.cwd,
+                                           env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                           start_new_session=True)
-        except OSError as err:
+                                           start_new_session=True, pass_fds=(token_fd,))
+        except (OSError, subprocess.SubprocessError) as err:
             log.write(f"--- cannot start: {err}\n".encode())
             log.close()
             bot.process = None
-            bot.exits.append(f"cannot start: {err.strerror or err}")
+            bot.exits.append(f"cannot start: {getattr(err, 'strerror', None) or err}")
+            if bot.tree is not None:
+                bot.tree.remove()
             return
-        _limit(bot.process.pid, bot.spec.limits.cpu_seconds, bot.spec.limits.memory_mb)
+        finally:
+            os.close(token_fd)
         bot._pump = threading.Thread(target=self._pump, args=(bot, bot.process, log), daemon=True)
         bot._pump.start()
         if self.on_exit is not None:
@@ -120,12 +171,33 @@ class Launcher:
                     log.flush()
                     bot.dropped_bytes += max(0, len(chunk) - room)
             process.wait()
-            note = f"--- ended: {describe_exit(process.returncode)}"
+            note = f"--- ended: {self._ended(bot, process)}"
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
             log.write((note + "\n").encode())
         finally:
             log.close()
+
+    def _ended(self, bot: Launched, process: subprocess.Popen) -> str:
+        """How the bot's current ``process`` ended (computed once, while its cgroups still tell which limit it hit)."""
+        with self._lock:
+            if bot.process is process and bot.ended is None:
+                code = sandbox.exit_status(process.returncode, self.box.isolated)
+                bot.ended = describe_exit(code, bot.tree.limit_hit() if bot.tree is not None else None)
+            if bot.process is process:
+                return bot.ended
+        return describe_exit(sandbox.exit_status(process.returncode, self.box.isolated))
+
+    def _clear(self, bot: Launched) -> None:
+        """Everything the bot's ended process left behind is killed: its process group, and
+        with cgroups every process of its tree (wherever it went); its output pump ends."""
+        if bot.process is not None:
+            _signal_group(bot.process, signal.SIGKILL)
+        if bot.tree is not None:
+            bot.tree.remove()
+            bot.tree = None
+        if bot._pump is not None:
+            bot._pump.join(timeout=2)
 
     def start_all(self) -> None:
         for bot in self.bots.values():
@@ -141,7 +213,9 @@ class Launcher:
                 continue
             if bot.dead is None and (bot.process is None or bot.process.poll() is not None):
                 if bot.process is not None and not bot.process_seen:
-                    bot.exits.append(describe_exit(bot.process.returncode))
+                    bot.exits.append(self._ended(bot, bot.process))
+                    bot.process_seen = True
+                self._clear(bot)
                 if len(bot.exits) > bot.spec.limits.max_restarts:
                     bot.dead = f"died {len(bot.exits)} times (last: {bot.exits[-1]}); not restarted"
                 else:
@@ -165,7 +239,7 @@ class Launcher:
             exits = list(b.exits)
             if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen \
                     and not self._stopping:
-                exits.append(describe_exit(b.process.returncode))
+                exits.append(self._ended(b, b.process))
             out[name] = {"starts": b.starts, "exits": exits, "dead": b.dead, "dropped_bytes": b.dropped_bytes}
         return out
 
@@ -175,7 +249,7 @@ class Launcher:
         self._stopping = True
         for b in self.bots.values():
             if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen:
-                b.exits.append(describe_exit(b.process.returncode))
+                b.exits.append(self._ended(b, b.process))
                 b.process_seen = True
         running = [b.process for b in self.bots.values() if b.process is not None and b.process.poll() is None]
         for p in running:
@@ -187,22 +261,15 @@ class Launcher:
             except subprocess.TimeoutExpired:
                 _signal_group(p, signal.SIGKILL)
                 p.wait()
-        for b in self.bots.values():  # and whatever a bot left behind in its group
-            if b.process is not None:
-                _signal_group(b.process, signal.SIGKILL)
-            if b._pump is not None:
-                b._pump.join(timeout=2)
+        for b in self.bots.values():  # and whatever a bot left behind, in its group or its tree
+            self._clear(b)
 
 
-def _limit(pid: int, cpu_seconds: int, memory_mb: int) -> None:
-    try:
-        if cpu_seconds:
-            resource.prlimit(pid, resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
-        if memory_mb:
-            size = memory_mb * 1024 * 1024
-            resource.prlimit(pid, resource.RLIMIT_AS, (size, size))
-    except (ProcessLookupError, PermissionError, ValueError):
-        pass  # the process is already gone, or the platform refuses: it runs unlimited
+def _check_program(program: str, cwd: str | None) -> None:
+    """A FileNotFoundError (as Popen would raise) for a program that is not there."""
+    found = os.path.exists(os.path.join(cwd or ".", program)) if os.sep in program else shutil.which(program)
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:

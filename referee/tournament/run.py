@@ -54,7 +54,8 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     skipped = 0
     executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
-                            log_dir=config.output / "logs", connect_timeout=connect_timeout)
+                            log_dir=config.output / "logs", connect_timeout=connect_timeout,
+                            sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])])
 
     def save(played: Played) -> None:
         nonlocal finished
@@ -70,6 +71,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
 
     try:
         async with executor:
+            store.set_meta("sandbox", executor.sandbox.describe())
             await executor.play_all(todo, config.concurrency, save, skip)
     finally:
         if executor.launcher is not None:

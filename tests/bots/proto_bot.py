@@ -46,6 +46,7 @@ def main() -> None:
     p.add_argument("--address", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--token", default="")
+    p.add_argument("--token-fd", type=int, default=None)
     p.add_argument("--mode", default="random")
     p.add_argument("--after", type=int, default=0, help="good decisions before misbehaving")
     p.add_argument("--sleep", type=float, default=0.0)
@@ -59,6 +60,9 @@ def main() -> None:
     p.add_argument("--dump")
     p.add_argument("--script")
     args = p.parse_args()
+    if args.token_fd is not None:
+        with open(args.token_fd) as pipe:
+            args.token = pipe.readline().strip()
     script = iter(json.load(open(args.script))) if args.script else None
     dump = open(args.dump, "wb") if args.dump else None
     rng = random.Random(args.seed)

@@ -14,7 +14,9 @@ from typing import Any, Self
 
 from referee.runner import Clock
 from referee.tournament.config import BotSpec
+from referee.tournament import sandbox
 from referee.tournament.launcher import Launcher
+from referee.tournament.sandbox import Sandbox
 from referee.tournament.schedule import Seating
 
 
@@ -54,19 +56,26 @@ class Executor(ABC):
 
     ``async with executor: played = await executor.play(seating)``. Entering
     opens the referee (:meth:`_open`) and launches every bot that is not
-    external with ``capacity[name]`` seats; a launched bot that died is
-    started again before its next match, up to its ``max_restarts``.
+    external with ``capacity[name]`` seats, in the sandbox that ``sandbox``
+    (``[limits] sandbox``: auto, bwrap or none) resolves to, hiding ``hide``
+    (the output directory, the tournament file) from them; a launched bot that
+    died is started again before its next match, up to its ``max_restarts``.
     Subclasses say where the referee is and how a match is started there.
     """
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
-                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0):
+                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
+                 sandbox: str = "auto", hide: Sequence[Path] = ()):
         self.game, self.options, self.clock = game, dict(options), clock
         self.bots = list(bots)
         self.capacity = dict(capacity)
         self.log_dir = log_dir
         self.connect_timeout = connect_timeout
+        self.sandbox_mode = sandbox
+        self.hide = tuple(hide)
         self.tokens = {b.name: b.token or secrets.token_hex(16) for b in self.bots}
+        self.sandbox: Sandbox | None = None  # once entered: the sandbox the bots run in
+        self.socket_dir: Path | None = None  # set by _open where the referee listens on a Unix socket for them
         self.launcher: Launcher | None = None
         self._stack: contextlib.AsyncExitStack | None = None
 
@@ -74,7 +83,9 @@ class Executor(ABC):
 
     @abstractmethod
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
-        """Make the referee ready (closing it through ``stack``); returns the address bots connect to."""
+        """Make the referee ready (closing it through ``stack``); returns the address launched bots
+        connect to. In a bubblewrap sandbox (``self.sandbox``) that is a Unix socket in
+        ``self.socket_dir``, seen by the bots at :data:`~referee.tournament.sandbox.SOCKET_DIR`."""
 
     @abstractmethod
     async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -90,8 +101,10 @@ class Executor(ABC):
         await stack.__aenter__()
         self._stack = stack
         try:
+            self.sandbox = sandbox.resolve(self.sandbox_mode)
             address = await self._open(stack)
-            self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended)
+            self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended,
+                                     box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide)
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
             self.launcher.start_all()
         except BaseException:

@@ -1,11 +1,16 @@
-"""The in-process executor: a referee server in this process, on a free loopback port."""
+"""The in-process executor: a referee server in this process, on a free loopback port
+(and, for sandboxed bots, on a Unix socket in a directory of its own)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
+from referee.tournament import sandbox
 from referee.tournament.executors.base import Executor
 from referee.tournament.schedule import Seating
 
@@ -16,9 +21,17 @@ class LocalExecutor(Executor):
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         from referee.server import RefereeServer
 
+        unix = None
+        if self.sandbox is not None and self.sandbox.isolated:  # the bots' only way out: a socket
+            self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-"))
+            self.socket_dir.chmod(0o755)
+            stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the server stops
+            unix = str(self.socket_dir / sandbox.SOCKET_NAME)
         self.referee = await stack.enter_async_context(
-            RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout))
+            RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout, unix=unix))
         self._loop = asyncio.get_running_loop()
+        if unix is not None:
+            return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
         return self.referee.address
 
     def _bot_ended(self, name: str) -> None:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.runner import Clock
+from referee.tournament import sandbox
 from referee.tournament.config import BotSpec
 from referee.tournament.executors.base import Executor
+from referee.tournament.relay import Relay
 from referee.tournament.schedule import Seating
 
 
@@ -33,13 +37,15 @@ class RemoteExecutor(Executor):
     """Matches played by the referee at ``server`` (HOST:PORT), which needs its ``admin_token``.
 
     Launched bots connect to that server; external bots are expected to be connected already.
-    A match's id there is the seating's key behind this run's own prefix, so that any number of
+    Sandboxed bots have no network: they reach it through a relay, a Unix socket in a directory
+    of its own (bound into their sandbox) whose connections are forwarded to the server. A
+    match's id there is the seating's key behind this run's own prefix, so that any number of
     runs, one after another or at once, share one server."""
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
-                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0, *,
-                 server: str, admin_token: str | None = None):
-        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout)
+                 capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
+                 sandbox: str = "auto", hide: Sequence[Path] = (), *, server: str, admin_token: str | None = None):
+        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide)
         self.server = server
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)
@@ -51,7 +57,13 @@ class RemoteExecutor(Executor):
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
         self.stub = pb_grpc.RefereeStub(channel)
-        return self.server
+        if self.sandbox is None or not self.sandbox.isolated:
+            return self.server
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-relay-"))
+        self.socket_dir.chmod(0o755)
+        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the relay closes
+        await stack.enter_async_context(Relay(self.server, self.socket_dir / sandbox.SOCKET_NAME))
+        return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
     async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         from referee import wire

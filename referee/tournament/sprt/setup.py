@@ -82,6 +82,8 @@ class SprtSetup:
     max_units: int = DEFAULT_MAX_UNITS
     output: Path | None = None
     preset: str | None = "stronger"
+    sandbox: str = "auto"            # [limits] sandbox of an SPRT file
+    source: Path | None = None       # the SPRT file, hidden from the bots
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
@@ -197,4 +199,4 @@ def parse(loc: ConfigFile) -> SprtSetup:
     has_output = isinstance(t, dict) and "output" in t
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
-                     preset)
+                     preset, base.sandbox, base.source)

@@ -1,0 +1,389 @@
+"""The wall around each launched bot: bubblewrap, and limits for its whole process tree.
+
+``[limits] sandbox`` chooses it: ``"bwrap"`` runs every launched bot in
+bubblewrap (and refuses to start where bubblewrap does not work), ``"none"``
+runs bots as plain processes of this user, ``"auto"`` (the default) uses
+bubblewrap when a quick probe works and otherwise runs without, saying so.
+
+Inside bubblewrap a bot has its own pid, network, ipc, uts, mount and user
+namespaces, no capabilities, a new session, and dies with the runner. Its
+root is empty but for: the system (``/usr`` and the ``/bin``, ``/lib``...
+links), the interpreter and the referee's packages, the directory of its
+command's program, the directories of the files its command names by absolute
+path, and its own directory (``cwd``), all read-only; a fresh
+writable scratch at ``/tmp`` (HOME and TMPDIR; at most ``file_mb``); its own
+``/proc`` and ``/dev``; the referee's Unix socket at ``/run/referee``, its
+only way out. Masked even inside those directories: the output directory,
+the tournament file, other bots' directories and home directories. Its
+environment is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
+
+Limits are set before the bot's command is executed (:func:`limited`), so
+there is no moment when a bot runs without them. Per process: CPU seconds, address space
+(``memory_mb``), file size, open files, no core files. For the whole bot,
+where this process may make cgroup v1 groups (as root): one ``pids`` and one
+``memory`` group per bot process tree (``processes``, ``memory_mb``), joined
+before exec; otherwise only the per-process limits hold, plus RLIMIT_NPROC
+for a user other than root (it does not bind root). :class:`ProcessTree`
+also finds every process a bot left behind, wherever it went (``setsid`` and
+double forks included), to kill it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.tournament.config import ConfigError, Limits
+
+SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
+SOCKET_NAME = "referee.sock"
+SCRATCH = "/tmp"  # the bot's writable scratch inside the sandbox: HOME and TMPDIR
+PATH = "/usr/local/bin:/usr/bin:/bin"
+NO_SANDBOX_RISK = ("bots run as this user with its files, processes and network: a hostile bot can read "
+                   "other bots' tokens and the results, and kill other bots")
+
+
+class SandboxUnavailable(ConfigError):
+    """``sandbox = "bwrap"`` on a machine where bubblewrap does not work."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How launched bots are contained: ``kind`` "bwrap" or "none"; ``cgroups``: whole-bot
+    memory and process limits by cgroup (else per-process limits only); ``warning``: the
+    one line to print when bots run without a sandbox (None when they run in one)."""
+
+    kind: str
+    cgroups: bool
+    warning: str | None = None
+
+    @property
+    def isolated(self) -> bool:
+        return self.kind == "bwrap"
+
+    def describe(self) -> str:
+        """One line: what contains the bots and how their limits hold."""
+        wall = ("bwrap (own namespaces; no network but the referee's socket; system read-only; "
+                "output, tournament file and homes hidden)" if self.isolated else "none")
+        limits = ("memory and processes per bot (cgroup)" if self.cgroups
+                  else "memory per process (address space), processes by RLIMIT_NPROC (not for root)")
+        return f"sandbox: {wall}; limits: {limits}, CPU time, file size and open files per process"
+
+
+def resolve(mode: str) -> Sandbox:
+    """The sandbox for ``[limits] sandbox = mode``; SandboxUnavailable for "bwrap" where it cannot work."""
+    cgroups = cgroup_parents() is not None
+    if mode == "none":
+        return Sandbox("none", cgroups, f"sandbox: none (as asked): {NO_SANDBOX_RISK}")
+    why = probe()
+    if why is None:
+        return Sandbox("bwrap", cgroups)
+    if mode == "bwrap":
+        raise SandboxUnavailable(f"sandbox = \"bwrap\" but {why}")
+    return Sandbox("none", cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}")
+
+
+@functools.cache
+def probe() -> str | None:
+    """Why bubblewrap cannot run a sandbox here, or None when it can (``bwrap ... true``, once per run)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (apt-get install bubblewrap)"
+    try:
+        done = subprocess.run([bwrap, *_walls(None), *_system(), "--", "true"], capture_output=True,
+                              text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"bubblewrap does not run ({err})"
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return f"bubblewrap does not work here ({lines[-1] if lines else f'exit code {done.returncode}'})"
+    return None
+
+
+# --- the bubblewrap command ----------------------------------------------------------
+
+
+def _walls(socket_dir: Path | None) -> list[str]:
+    net = [] if socket_dir is not None else ["--share-net"]  # no socket: the bot needs the network
+    return ["--unshare-all", *net, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "bot", "--tmpfs", "/"]
+
+
+def _system() -> list[str]:
+    """/usr read-only, and the top-level links into it (or directories) as they exist here."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
+@functools.cache
+def _runtime() -> tuple[Path, ...]:
+    """What a Python bot needs beyond the system: the interpreter (venv and base) and the
+    referee's packages (an editable install points outside the venv)."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix)}
+    for package in ("referee", "sample_bots"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            paths.update(Path(p) for p in spec.submodule_search_locations)
+    return tuple(sorted({p.resolve() for p in paths}))
+
+
+def _program_home(program: str, cwd: Path) -> Path | None:
+    """The installation a bot's program lives in (``/opt/x`` for ``/opt/x/bin/node``), when absolute."""
+    found = shutil.which(program) if os.sep not in program else str(cwd / program)
+    if found is None:
+        return None
+    real = Path(found).resolve().parent
+    return real.parent if real.name == "bin" else real
+
+
+def _named_paths(args: Iterable[str]) -> set[Path]:
+    """The directories of the files a command names by absolute path (``python /x/mybot.py``: /x,
+    where its own modules are too), and the directories it names."""
+    found = set()
+    for arg in args:
+        if os.path.isabs(arg) and os.path.exists(arg):
+            path = Path(arg).resolve()
+            found.add(path if path.is_dir() else path.parent)
+    return found
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _homes() -> set[Path]:
+    homes = {Path("/root"), Path(os.path.expanduser("~"))}
+    if Path("/home").is_dir():
+        homes.update(p for p in Path("/home").iterdir() if p.is_dir())
+    return homes
+
+
+def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hide: Iterable[Path] = (),
+                  env: Mapping[str, str] | None = None, scratch_mb: int = 0) -> list[str]:
+    """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path), reaching the
+    referee through ``socket_dir`` (bound at /run/referee; None: the bot keeps the network).
+    ``hide``: paths masked even where they lie inside a visible directory (the output directory,
+    the tournament file, other bots' directories); home directories are masked too."""
+    cwd = cwd.resolve()
+    hidden, homes = {Path(p).resolve() for p in hide}, _homes()
+    masks = hidden | homes
+    # what the command names, unless hidden, or a home (a file in one is fine: the bot's own code)
+    named = {p for p in _named_paths(argv[1:])
+             if not any(_inside(p, h) for h in hidden) and not any(_inside(h, p) for h in homes)}
+    visible = {*_runtime(), cwd, *named}
+    if (home := _program_home(argv[0], cwd)) is not None:
+        visible.add(home)
+    visible = {p for p in visible if not _inside(p, Path("/usr")) and p != Path("/")}
+    args = ["bwrap", *_walls(socket_dir), *_system()]
+    # bubblewrap mounts in order: /tmp first (binds may lie under it), then parents before children
+    args += ["--size", str(scratch_mb * 1024 * 1024)] if scratch_mb else []
+    args += ["--tmpfs", SCRATCH]
+    for path in sorted(visible, key=lambda p: len(p.parts)):
+        args += ["--ro-bind", str(path), str(path)]
+    for path in sorted(masks, key=lambda p: len(p.parts)):
+        # only what a visible directory would show, and never what the bot needs
+        if not path.exists() or not any(v in path.parents for v in visible) \
+                or any(_inside(v, path) for v in visible):
+            continue
+        if path.is_dir():
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:  # unreadable: bubblewrap binds without devices
+            args += ["--ro-bind", "/dev/null", str(path)]
+    if socket_dir is not None:
+        args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
+    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", str(cwd), "--clearenv"]
+    for key, value in {"PATH": PATH, "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+                       **(env or {})}.items():
+        args += ["--setenv", key, value]
+    return [*args, "--", *argv]
+
+
+def exit_status(code: int | None, sandboxed: bool) -> int | None:
+    """A launched process's return code as Popen's (negative: a signal); bubblewrap reports a
+    bot killed by signal N as the exit code 128 + N."""
+    if sandboxed and code is not None and 128 < code < 128 + 65:
+        return -(code - 128)
+    return code
+
+
+# --- limits, set between fork and exec -------------------------------------------------
+
+
+def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None) -> list[str]:
+    """``argv`` started by a small wrapper that joins ``tree``'s cgroups and sets the limits, then
+    execs it: the bot (or bubblewrap) never runs unlimited. A wrapper rather than Popen's
+    ``preexec_fn``: that makes the runner fork() while gRPC's threads run, and gRPC's fork
+    handlers can then leave the runner's own gRPC stuck; without it Popen uses vfork."""
+    wanted = [(resource.RLIMIT_CORE, 0)]
+    if limits.cpu_seconds:
+        wanted.append((resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5)))
+    if limits.memory_mb:
+        wanted.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    if limits.file_mb:
+        wanted.append((resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024))
+    if limits.open_files:
+        wanted.append((resource.RLIMIT_NOFILE, limits.open_files))
+    if limits.processes and tree is None and os.getuid() != 0:
+        wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
+    rlimits = [(which, _within_hard(which, value)) for which, value in wanted]
+    join = [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else []
+    return [sys.executable, "-I", "-S", "-c", _WRAPPER.format(join=join, rlimits=rlimits), *argv]
+
+
+# joins the cgroups, sets the limits, execs the rest of its arguments (python -I -S: about 10 ms)
+_WRAPPER = """import os, resource, sys
+for path in {join!r}:
+    with open(path, "w") as procs:
+        procs.write(str(os.getpid()))
+for which, value in {rlimits!r}:
+    resource.setrlimit(which, value)
+os.execvp(sys.argv[1], sys.argv[1:])"""
+
+
+def _within_hard(which: int, value: int | tuple[int, int]) -> tuple[int, int]:
+    soft, hard = value if isinstance(value, tuple) else (value, value)
+    _, current = resource.getrlimit(which)
+    if current != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current), min(hard, current)
+    return soft, hard
+
+
+def _tasks_of_user() -> int:
+    """Threads this user runs now (RLIMIT_NPROC counts them all, not only the bot's)."""
+    uid, count = os.getuid(), 0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if proc.stat().st_uid == uid:
+                count += len(os.listdir(proc / "task"))
+        except OSError:
+            pass
+    return count
+
+
+# --- one cgroup per bot process tree ----------------------------------------------------
+
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+@functools.cache
+def cgroup_parents() -> dict[str, Path] | None:
+    """The cgroup v1 ``pids`` and ``memory`` groups of this process, when it may make groups
+    under them (as root, on a hierarchy mounted writable); else None."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    mine = {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            mine[controller] = CGROUPS / controller / path.lstrip("/")
+    parents = {c: mine[c] for c in ("pids", "memory") if c in mine}
+    if len(parents) < 2 or not all((p / "cgroup.procs").exists() for p in parents.values()):
+        return None
+    try:
+        for parent in parents.values():
+            trial = parent / f"referee-probe-{os.getpid()}"
+            trial.mkdir()
+            trial.rmdir()
+    except OSError:
+        return None
+    return parents
+
+
+@dataclass(frozen=True)
+class ProcessTree:
+    """A launched bot's cgroups (``pids``, ``memory``): its whole process tree, limited as one,
+    found and killed as one."""
+
+    dirs: tuple[Path, ...]
+    limits: Limits
+
+    @classmethod
+    def make(cls, label: str, limits: Limits) -> ProcessTree | None:
+        """New groups named ``label`` with the limits set; None where groups cannot be made."""
+        parents = cgroup_parents()
+        if parents is None:
+            return None
+        made: list[Path] = []
+        try:
+            for controller, parent in parents.items():
+                group = parent / label
+                group.mkdir()
+                made.append(group)
+                if controller == "pids" and limits.processes:
+                    (group / "pids.max").write_text(str(limits.processes))
+                if controller == "memory" and limits.memory_mb:
+                    size = str(limits.memory_mb * 1024 * 1024)
+                    (group / "memory.limit_in_bytes").write_text(size)
+                    if (group / "memory.memsw.limit_in_bytes").exists():  # and no swapping past it
+                        (group / "memory.memsw.limit_in_bytes").write_text(size)
+        except OSError:
+            cls(tuple(made), limits).remove()
+            return None
+        return cls(tuple(made), limits)
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for group in self.dirs:
+            try:
+                found.update(int(line) for line in (group / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return found
+
+    def kill(self, patience: float = 5.0) -> None:
+        """SIGKILL every process in the tree until none is left (forks racing the kill included)."""
+        deadline = time.monotonic() + patience
+        while (pids := self.pids()) and time.monotonic() < deadline:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Kill what is left, then remove the groups."""
+        self.kill()
+        for group in self.dirs:
+            for _ in range(100):  # a group is busy until its last process has been reaped
+                try:
+                    group.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+    def limit_hit(self) -> str | None:
+        """Which whole-bot limit the tree reached, if any (the memory limit's OOM kills, the process cap)."""
+        for group in self.dirs:
+            counters = _counters(group / "memory.oom_control") | _counters(group / "pids.events")
+            if counters.get("oom_kill"):
+                return f"over its memory limit of {self.limits.memory_mb} MB"
+            if counters.get("max"):
+                return f"reached its limit of {self.limits.processes} processes"
+        return None
+
+
+def _counters(path: Path) -> dict[str, int]:
+    try:
+        return {key: int(value) for key, value in (line.split() for line in path.read_text().splitlines())}
+    except (OSError, ValueError):
+        return {}

@@ -1,0 +1,362 @@
+"""The sandbox of launched bots (issue 14), the mechanism: how the mode resolves, the bubblewrap
+command, what a bot sees inside (real processes in the real sandbox), its token, the limits of
+its whole process tree, and that nothing it started outlives it. The attacks themselves, with
+control runs, are tests/test_attacks.py's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from harness import ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
+
+from referee.tournament import config as tconfig
+from referee.tournament import sandbox
+from referee.tournament.config import BotSpec, ConfigError, Limits
+from referee.tournament.launcher import Launcher
+from referee.tournament.store import Store
+
+SPY = ROOT / "tests" / "bots" / "sandbox_spy.py"
+TOKEN = "tok-" + "5a" * 14
+BOTS = """
+[[bots]]
+name = "a"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+
+[[bots]]
+name = "b"
+command = ["python", "-m", "sample_bots.random", "--seed", "2"]
+"""
+
+
+# --- the mode and the tournament file -------------------------------------------------------
+
+
+def test_the_limits_table_reads_the_sandbox_and_the_new_limits(tmp_path):
+    path = write_tournament(tmp_path / "t.toml", '[limits]\nsandbox = "none"\nprocesses = 64\nfile_mb = 8\n'
+                            'open_files = 100\n' + BOTS + 'file_mb = 1\n', game="aegis", deal_sets=1, seed=1,
+                            concurrency=1)
+    cfg = tconfig.load(path)
+    assert cfg.sandbox == "none"
+    assert cfg.bots[0].limits == Limits(processes=64, file_mb=8, open_files=100)
+    assert cfg.bots[1].limits == Limits(processes=64, file_mb=1, open_files=100)
+    assert tconfig.load(write_tournament(tmp_path / "u.toml", BOTS, game="aegis", deal_sets=1, seed=1,
+                                         concurrency=1)).sandbox == "auto"
+
+
+def test_a_bad_sandbox_names_its_line_and_is_not_a_bot_key(tmp_path):
+    path = write_tournament(tmp_path / "t.toml", '[limits]\nsandbox = "docker"\n' + BOTS, game="aegis",
+                            deal_sets=1, seed=1, concurrency=1)
+    with pytest.raises(ConfigError, match=r't.toml:\d+: limits.sandbox must be one of auto, bwrap, none'):
+        tconfig.load(path)
+    path.write_text(path.read_text().replace('sandbox = "docker"', "") + 'sandbox = "none"\n')
+    with pytest.raises(ConfigError, match="unknown key 'sandbox' in \\[bots\\]"):
+        tconfig.load(path)
+
+
+def test_auto_without_bubblewrap_runs_without_saying_so_in_one_line(monkeypatch):
+    monkeypatch.setattr(sandbox, "probe", lambda: "bubblewrap is not installed (apt-get install bubblewrap)")
+    box = sandbox.resolve("auto")
+    assert box.kind == "none" and not box.isolated
+    assert "\n" not in box.warning and "not installed" in box.warning and "tokens" in box.warning
+    assert sandbox.resolve("none").warning.startswith("sandbox: none (as asked): ")
+    with pytest.raises(sandbox.SandboxUnavailable, match='sandbox = "bwrap" but bubblewrap is not installed'):
+        sandbox.resolve("bwrap")
+
+
+def test_bwrap_where_it_cannot_work_exits_2_with_one_line(tmp_path, monkeypatch, invoke):
+    monkeypatch.setattr(sandbox, "probe", lambda: "bubblewrap does not work here (no user namespaces)")
+    path = write_tournament(tmp_path / "t.toml", '[limits]\nsandbox = "bwrap"\n' + BOTS, game="aegis",
+                            deal_sets=1, seed=1, concurrency=1)
+    result = invoke("tournament", path, "--quiet")
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("Error: ")]
+    assert errors == ['Error: sandbox = "bwrap" but bubblewrap does not work here (no user namespaces)']
+    assert Store(tmp_path / "out").count() == 0
+
+
+# --- the bubblewrap command ---------------------------------------------------------------
+
+
+def test_the_bubblewrap_command_mounts_in_order_and_masks_what_a_bot_must_not_see(tmp_path):
+    bots = tmp_path / "bots"
+    out, other, own = bots / "out", bots / "other", bots / "own"
+    for folder in (out, other, own):
+        folder.mkdir(parents=True)
+    tournament = bots / "t.toml"
+    tournament.write_text("seed = 1")
+    sockets = tmp_path / "sock"
+    argv = sandbox.bwrap_command(["python", "x.py"], cwd=own.parent, socket_dir=sockets,
+                                 hide=[out, tournament, other, tmp_path], env={"MINE": "1"}, scratch_mb=8)
+    assert argv[0] == "bwrap" and argv[-3:] == ["--", "python", "x.py"]
+    for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
+        assert flag in argv
+    assert argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert "--share-net" not in argv
+
+    def at(*words: str) -> int:
+        return next(i for i in range(len(argv)) if argv[i:i + len(words)] == list(words))
+
+    # /tmp (the scratch, 8 MB) before the bot's directory under it; masks after what they hide in
+    assert at("--size", str(8 << 20), "--tmpfs", "/tmp") < at("--ro-bind", str(bots), str(bots))
+    assert at("--ro-bind", str(bots), str(bots)) < at("--tmpfs", str(out), "--remount-ro", str(out))
+    assert at("--ro-bind", str(bots), str(bots)) < at("--tmpfs", str(other))
+    assert at("--ro-bind", str(bots), str(bots)) < at("--ro-bind", "/dev/null", str(tournament))
+    assert str(tmp_path) not in [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]  # holds the bot's own
+    assert argv[at("--ro-bind", str(sockets)) + 2] == sandbox.SOCKET_DIR
+    assert argv[at("--chdir") + 1] == str(bots)
+    env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}
+    assert env == {"PATH": sandbox.PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+                   "MINE": "1"}
+    assert "--share-net" in sandbox.bwrap_command(["true"], cwd=own, socket_dir=None)  # no socket: TCP
+
+
+def test_a_launched_command_carries_no_token_and_no_admin_token_is_inherited(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFEREE_ADMIN_TOKEN", "admin-secret")
+    spec = BotSpec("a", ("python", "-m", "sample_bots.random"), str(tmp_path), {"MINE": "1"})
+    for box in (sandbox.Sandbox("none", False), sandbox.Sandbox("bwrap", False)):
+        launcher = Launcher([spec], "127.0.0.1:1", {"a": TOKEN}, {"a": 2}, None, box=box, socket_dir=tmp_path)
+        command = launcher.command(spec, 7)
+        assert TOKEN not in " ".join(command)
+        assert command[-8:] == ["--address", "127.0.0.1:1", "--name", "a", "--token-fd", "7", "--capacity", "2"]
+        env = launcher.environment(spec)
+        assert "REFEREE_ADMIN_TOKEN" not in env and TOKEN not in json.dumps(env)
+        assert env.get("MINE") == ("1" if box.kind == "none" else None)  # in bwrap: --setenv
+
+
+# --- real processes in the real sandbox -----------------------------------------------------
+
+
+def token_anywhere() -> list[str]:
+    """Processes of this machine whose command line or environment holds TOKEN."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        for part in ("cmdline", "environ"):
+            try:
+                if TOKEN.encode() in (proc / part).read_bytes():
+                    found.append(f"{proc.name}/{part}")
+            except OSError:
+                pass
+    return found
+
+
+def orphans(marker: str) -> list[str]:
+    """The sleeping grandchildren the spy leaves (``--then orphan --marker MARKER``)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            if b"time.sleep(600)" in cmdline and marker.encode() in cmdline:
+                found.append(proc.name)
+        except OSError:
+            pass
+    return found
+
+
+class Spy:
+    """tests/bots/sandbox_spy.py launched by a Launcher in ``box``, from ``tmp/bots``: beside it
+    ``out/`` (with a results.sqlite), ``t.toml`` and ``other/`` (another bot's directory), all
+    to be hidden; a listening Unix socket in the socket directory."""
+
+    def __init__(self, tmp: Path, box: sandbox.Sandbox, *args: str, limits: Limits = Limits(),
+                 max_restarts: int = 0):
+        self.tmp = tmp
+        self.bots = tmp / "bots"
+        (self.bots / "out").mkdir(parents=True)
+        (self.bots / "out" / "results.sqlite").write_text("results")
+        (self.bots / "t.toml").write_text("seed = 1")
+        (self.bots / "other").mkdir()
+        (self.bots / "other" / "secret.py").write_text("x = 1")
+        self.sockets = tmp / "sock"
+        self.sockets.mkdir()
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(str(self.sockets / sandbox.SOCKET_NAME))
+        self.listener.listen()
+        os.chmod(self.sockets / sandbox.SOCKET_NAME, 0o666)
+        spec = BotSpec("spy", ("python", str(SPY), *args), str(self.bots), {"BOT_SETTING": "on"},
+                       limits=dataclasses.replace(limits, max_restarts=max_restarts))
+        address = f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
+        self.launcher = Launcher([spec], address, {"spy": TOKEN}, {"spy": 1}, tmp / "logs", box=box,
+                                 socket_dir=self.sockets, hide=[self.bots / "out", self.bots / "t.toml",
+                                                                self.bots / "other"])
+        self.launcher.start_all()
+
+    @property
+    def process(self):
+        return self.launcher.bots["spy"].process
+
+    def wait(self, seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert self.process.poll() is not None, "the spy should have ended"
+
+    def stop(self) -> dict:
+        self.launcher.stop_all()
+        self.listener.close()
+        return self.launcher.status()["spy"]
+
+    def log(self) -> str:
+        return (self.tmp / "logs" / "spy.log").read_text()
+
+    def seen(self) -> dict:
+        line = next(line for line in self.log().splitlines() if line.startswith("SPY {"))
+        return json.loads(line[4:])
+
+
+@pytest.fixture
+def bwrap() -> sandbox.Sandbox:
+    require_sandbox()
+    return sandbox.resolve("bwrap")
+
+
+@pytest.mark.e2e
+def test_what_a_bot_sees_in_the_sandbox(tmp_path, bwrap, monkeypatch):
+    monkeypatch.setenv("REFEREE_ADMIN_TOKEN", "admin-secret")
+    host = socket.create_server(("127.0.0.1", 0))  # a port of this machine the bot must not reach
+    port = host.getsockname()[1]
+    bots = tmp_path / "bots"
+    spy = Spy(tmp_path, bwrap, "--look", str(bots / "out"), "--look", str(bots / "t.toml"),
+              "--look", str(bots / "other"), "--look", str(Path.home()), "--tcp", str(port), "--then", "exit")
+    leaks = []
+    while spy.process.poll() is None:  # from outside, while it runs: the token in no process's argv or env
+        leaks += token_anywhere()
+        time.sleep(0.01)
+    spy.wait()
+    status = spy.stop()
+    host.close()
+    assert status["exits"] == ["exit code 0"], spy.log()
+    assert leaks == []
+    seen = spy.seen()
+    assert seen["token_length"] == len(TOKEN) and not seen["token_in_proc"]
+    token_fd = int(seen["argv"][seen["argv"].index("--token-fd") + 1])
+    assert len(set(seen["fds"]) - {0, 1, 2, token_fd}) <= 1  # and the one listing them
+    assert seen["env"] == {"PATH": sandbox.PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
+                           "LC_ALL": "C.UTF-8", "BOT_SETTING": "on", "PWD": str(bots)}  # PWD: bwrap's --chdir
+    assert seen["interfaces"] == ["lo"] and seen["tcp"] == "Connection refused"
+    assert seen["socket"] == [sandbox.SOCKET_NAME]
+    assert len(seen["processes"]) == 2 and all("bwrap" in p or "sandbox_spy" in p for p in seen["processes"])
+    assert seen["cwd"] == str(bots)
+    assert seen["write"] == {str(bots): "Read-only file system", sys.prefix: "Read-only file system", "/tmp": "yes"}
+    look = seen["look"]
+    assert look[str(bots / "out")] == {"dir": []}  # the output directory: an empty, read-only tmpfs
+    assert look[str(bots / "t.toml")] == {"error": "Permission denied"}  # the tournament file: /dev/null, nodev
+    assert look[str(bots / "other")] == {"dir": []}  # another bot's directory
+    home = look[str(Path.home())]
+    assert home.get("dir", []) == [p for p in home.get("dir", []) if str(Path.home() / p) in sys.base_prefix]
+
+
+@pytest.mark.e2e
+def test_without_a_sandbox_the_token_and_the_admin_token_stay_out_of_sight(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFEREE_ADMIN_TOKEN", "admin-secret")
+    spy = Spy(tmp_path, sandbox.Sandbox("none", cgroups=sandbox.cgroup_parents() is not None), "--then", "exit")
+    leaks = []
+    while spy.process.poll() is None:
+        leaks += token_anywhere()
+        time.sleep(0.01)
+    spy.wait()
+    assert spy.stop()["exits"] == ["exit code 0"], spy.log()
+    seen = spy.seen()
+    assert leaks == [] and seen["token_length"] == len(TOKEN)
+    assert "REFEREE_ADMIN_TOKEN" not in seen["env"] and seen["env"]["BOT_SETTING"] == "on"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_nothing_a_bot_started_outlives_it(tmp_path, mode):
+    """A grandchild in its own session (setsid, then a double fork) is gone once its bot has
+    died and been restarted, and after the end."""
+    if mode == "bwrap":
+        require_sandbox()
+    else:
+        require_cgroups()  # without a sandbox, only a cgroup finds a process that left the session
+    marker = f"orphan-marker-{os.getpid()}-{mode}"
+    spy = Spy(tmp_path, sandbox.resolve(mode), "--then", "orphan", "--marker", marker, max_restarts=1)
+    spy.wait()
+    assert spy.launcher.ensure_running(["spy"]) == []  # restarted: what the first one left is gone
+    assert _gone_soon(marker)
+    spy.wait()
+    status = spy.stop()
+    assert status["exits"] == ["exit code 5", "exit code 5"], spy.log()
+    assert _gone_soon(marker)
+
+
+def _gone_soon(marker: str) -> bool:
+    deadline = time.monotonic() + 2
+    while orphans(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return orphans(marker) == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_the_whole_bot_has_a_process_limit(tmp_path, mode):
+    require_sandbox() if mode == "bwrap" else None
+    require_cgroups()
+    spy = Spy(tmp_path, sandbox.resolve(mode), "--then", "fork", "--count", "200", limits=Limits(processes=40))
+    spy.wait()
+    status = spy.stop()
+    assert status["exits"] == ["exit code 6 (reached its limit of 40 processes)"], spy.log()
+    stopped = next(line for line in spy.log().splitlines() if line.startswith("SPY fork stopped after"))
+    assert int(stopped.split()[4].rstrip(":")) < 40
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_the_whole_bot_has_a_memory_limit(tmp_path, mode):
+    """Two children hold 90 MB each, each under the per-process limit; the bot grows until the
+    three together pass 300 MB: the kernel kills it, and its death says why."""
+    require_sandbox() if mode == "bwrap" else None
+    require_cgroups()
+    spy = Spy(tmp_path, sandbox.resolve(mode), "--then", "memory", "--count", "2", "--size-mb", "90",
+              limits=Limits(memory_mb=300))
+    spy.wait()
+    status = spy.stop()
+    assert status["exits"] == ["killed by SIGKILL (over its memory limit of 300 MB)"], spy.log()
+
+
+@pytest.mark.e2e
+def test_file_size_and_scratch_are_limited(tmp_path, bwrap):
+    spy = Spy(tmp_path, bwrap, "--then", "write", "--size-mb", "5", limits=Limits(file_mb=2))
+    spy.wait()
+    status = spy.stop()
+    assert status["exits"] == ["exit code 1"], spy.log()
+    assert "wrote it all" not in spy.log()
+    assert "File too large" in spy.log() or "No space left on device" in spy.log()
+
+
+@pytest.mark.e2e
+def test_a_sandboxed_tournament_plays_through_the_socket_and_records_its_sandbox(tmp_path, monkeypatch):
+    require_sandbox()
+    monkeypatch.setenv("REFEREE_ADMIN_TOKEN", "admin-secret")
+    bots = f"""
+[limits]
+sandbox = "bwrap"
+
+[[bots]]
+name = "spy"
+command = ["python", "{SPY}", "--look", "{tmp_path / 'out'}", "--look", "{tmp_path / 't.toml'}"]
+token = "{TOKEN}"
+
+[[bots]]
+name = "random"
+command = ["python", "-m", "sample_bots.random", "--seed", "2"]
+"""
+    path = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=2, seed=5, concurrency=2)
+    done = run_cli("tournament", path, "--quiet", "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    assert "sandbox: none" not in done.stderr  # a line only when bots run without one
+    store = Store(tmp_path / "out", create=False)
+    assert store.meta("sandbox").startswith("sandbox: bwrap")
+    rows = list(store.matches())
+    assert len(rows) == 4 and all(sum(f.values()) == 0 for r in rows for f in r.results["faults"])
+    line = next(x for x in (tmp_path / "out" / "logs" / "spy.log").read_text().splitlines() if x.startswith("SPY {"))
+    seen = json.loads(line[4:])
+    assert seen["look"] == {str(tmp_path / "out"): {"dir": []}, str(tmp_path / "t.toml"): {"error": "Permission denied"}}
+    assert "admin-secret" not in line and TOKEN not in line
