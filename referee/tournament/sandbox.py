@@ -206,7 +206,10 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
             args += ["--ro-bind", "/dev/null", str(path)]
     if socket_dir is not None:
         args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
-    args += ["--proc", "/proc", "--dev", "/dev", "--chdir", str(cwd), "--clearenv"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # /dev is a tmpfs of its own: read-only, but for a /dev/shm no larger than the scratch
+    args += ["--size", str(scratch_mb * 1024 * 1024)] if scratch_mb else []
+    args += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--chdir", str(cwd), "--clearenv"]
     for key, value in {"PATH": PATH, "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                        **(env or {})}.items():
         args += ["--setenv", key, value]
