@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, write_tournament
+from harness import ROOT, require_cgroups, require_sandbox, write_tournament
 
 from referee.tournament.store import Store
 
@@ -365,6 +365,7 @@ def test_no_connection_out_and_no_listening_on_the_host(tmp_path, control):
 
 
 def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
+    require_cgroups()  # without, the limit holds per process only (RLIMIT_NPROC, which root ignores)
     run = tournament(tmp_path, ["--attack", "fork", "--forks", str(FORKS)], {"processes": PROCESSES})
     run.ran("fork-start")
     for bomb in run.ran("fork"):
@@ -376,13 +377,14 @@ def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
 @pytest.mark.parametrize("signals", ["python", "native"])
 def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control, signals):
     """One file as large as it goes, then more files in every writable place: at most
-    file_mb in all. A Python bot ignores SIGXFSZ (Python does): its write fails with EFBIG.
+    file_mb in its scratch (/tmp) and as much in /dev/shm, nothing elsewhere. A Python bot ignores SIGXFSZ (Python does): its write fails with EFBIG.
     A native program does not: SIGXFSZ kills it, its death charged to it under the standings."""
     args = ["--attack", "write", "--write-dir", str(tmp_path / "home")] + (["--native-signals"] if signals == "native" else [])
     run = tournament(tmp_path, args, {"file_mb": FILE_MB})
     run.ran("write-start")
-    for write in run.of("write"):  # in all, wherever it could write; stopped by a limit
-        assert write["written_mb"] <= FILE_MB, write["places"]
+    for write in run.of("write"):  # stopped by a limit: file_mb in its scratch, as much in /dev/shm
+        assert set(write["places"]) <= {"/tmp", "/dev/shm"}, write["places"]
+        assert all(mb <= FILE_MB for mb in write["places"].values()), write["places"]
         assert any(e.startswith(("EFBIG", "ENOSPC")) for e in write["errors"].values()), write["errors"]
     if signals == "python":
         assert run.of("write"), run.log[-2000:]
@@ -393,6 +395,7 @@ def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control, signals)
 
 
 def test_memory_across_children_hits_the_whole_bot_limit(tmp_path, control):
+    require_cgroups()  # without, memory_mb holds per process only: that is what this attack beats
     run = tournament(tmp_path, ["--attack", "memory", "--children", "4", "--child-mb", str(MEMORY_MB * 4 // 10)],
                      {"memory_mb": MEMORY_MB, "processes": PROCESSES})
     run.ran("memory-start")
