@@ -430,6 +430,48 @@ def attack_net(ctx: Context) -> None:
 # --- resources ------------------------------------------------------------------------
 
 
+def open_connections(address: str, count: int, patience: float = 10.0) -> tuple[list[socket.socket], str | None]:
+    """Up to ``count`` connections to the referee that never say Hello, trying again while
+    its backlog is full (for ``patience`` seconds); the last error."""
+    held, error = [], None
+    deadline = time.monotonic() + patience
+    while len(held) < count and time.monotonic() < deadline:
+        try:
+            if address.startswith("unix:"):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(1.0)
+                s.connect(address[len("unix:"):])
+            else:
+                host, port = address.rsplit(":", 1)
+                s = socket.create_connection((host, int(port)), timeout=1.0)
+            held.append(s)
+        except OSError as err:
+            s.close()
+            error = f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror or err}"
+            if err.errno in (errno.EMFILE, errno.ENFILE):  # its own limit: that is all it may hold
+                break
+            time.sleep(0.01)
+    return held, error
+
+
+def attack_connections(ctx: Context) -> None:
+    """Exhaust the referee's descriptors: ``children`` processes each open as many silent
+    connections as they can (``forks`` in all at the most) and hold them until it ends."""
+    per_child = max(1, ctx.forks // max(1, ctx.children))
+    r, w = os.pipe()
+    for _ in range(ctx.children):
+        if os.fork() == 0:
+            os.close(r)
+            held, error = open_connections(ctx.address, per_child)
+            os.write(w, (json.dumps([len(held), error]) + "\n").encode())
+            time.sleep(3600)
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as said:
+        outcomes = [json.loads(said.readline() or "[0, \"died\"]") for _ in range(ctx.children)]
+    report("connections", opened=sum(n for n, _ in outcomes), errors=sorted({e for _, e in outcomes if e}))
+
+
 def attack_fork(ctx: Context) -> None:
     """Fork ``forks`` processes that all stay alive; count how many it got."""
     report("fork-start", forks=ctx.forks)
@@ -585,6 +627,6 @@ def attack_orphan(ctx: Context) -> None:
 ATTACKS: dict[str, Callable[[Context], None]] = {
     "tokens": attack_tokens, "steal": attack_steal, "files": attack_files, "kill": attack_kill,
     "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
-    "orphan": attack_orphan,
+    "orphan": attack_orphan, "connections": attack_connections,
 }
 REPEATED = {"files", "kill"}  # again and again while the tournament runs
