@@ -12,7 +12,7 @@ links), the interpreter and the referee's packages, the directory of its
 command's program, the directories of the files its command names by absolute
 path, and its own directory (``cwd``), all read-only; a fresh
 writable scratch at ``/tmp`` (HOME and TMPDIR; at most ``file_mb``); its own
-``/proc`` and ``/dev``; the referee's Unix socket at ``/run/referee``, its
+``/proc`` and ``/dev`` (read-only but for a ``/dev/shm`` of ``file_mb``); the referee's Unix socket at ``/run/referee``, its
 only way out. Masked even inside those directories: the output directory,
 the tournament file, other bots' directories and home directories. Its
 environment is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
