@@ -8,19 +8,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
+import signal
 import socket
+import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+import grpc
 import pytest
-from harness import ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
+from harness import PROTO_BOT, ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
 
 from referee.tournament import config as tconfig
 from referee.tournament import sandbox
 from referee.tournament.config import BotSpec, ConfigError, Limits
 from referee.tournament.launcher import Launcher
 from referee.tournament.store import Store
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
 
 SPY = ROOT / "tests" / "bots" / "sandbox_spy.py"
 TOKEN = "tok-" + "5a" * 14
@@ -360,3 +367,35 @@ command = ["python", "-m", "sample_bots.random", "--seed", "2"]
     seen = json.loads(line[4:])
     assert seen["look"] == {str(tmp_path / "out"): {"dir": []}, str(tmp_path / "t.toml"): {"error": "Permission denied"}}
     assert "admin-secret" not in line and TOKEN not in line
+
+
+@pytest.mark.e2e
+def test_referee_serve_also_listens_on_a_unix_socket(tmp_path):
+    """``referee serve --unix PATH``: bots play through the socket (mode 0666), removed at the end."""
+    path = tmp_path / "referee.sock"
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "referee", "serve", "--port", "0", "--unix", str(path),
+                                   "--token", "a=one", "--token", "b=two", "--admin-token", "adm"],
+                                  stdout=out, stderr=out)
+    bots = []
+    try:
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"listening on (\S+) and unix:", log.read_text())) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert found, log.read_text()
+        assert stat.S_ISSOCK(path.stat().st_mode) and stat.S_IMODE(path.stat().st_mode) == 0o666
+        bots = [subprocess.Popen([sys.executable, str(PROTO_BOT), "--address", f"unix:{path}", "--name", name,
+                                  "--token", token]) for name, token in (("a", "one"), ("b", "two"))]
+        with grpc.insecure_channel(found.group(1)) as channel:
+            response = pb_grpc.RefereeStub(channel).RunMatch(
+                pb.RunMatchRequest(admin_token="adm", game="aegis", lineup=["a", "b"], seed=9), timeout=60)
+        assert sorted(json.loads(response.results_json)["placing"]) == [1, 2]
+    finally:
+        for bot in bots:
+            bot.terminate()
+            bot.wait(10)
+        server.send_signal(signal.SIGINT)
+        server.wait(10)
+    assert not path.exists()

@@ -96,5 +96,7 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
                             hide=[p for p in (setup.output, setup.source) if p is not None])
     async with executor:
+        if store is not None:
+            store.set_meta("sandbox", executor.sandbox.describe())
         await executor.play_all(to_play(), setup.concurrency, played, dead)
     return tally.verdict or Verdict.INCONCLUSIVE
