@@ -129,9 +129,9 @@ def test_a_launched_command_carries_no_token_and_no_admin_token_is_inherited(tmp
     spec = BotSpec("a", ("python", "-m", "sample_bots.random"), str(tmp_path), {"MINE": "1"})
     for box in (sandbox.Sandbox("none", False), sandbox.Sandbox("bwrap", False)):
         launcher = Launcher([spec], "127.0.0.1:1", {"a": TOKEN}, {"a": 2}, None, box=box, socket_dir=tmp_path)
-        command = launcher.command(spec, 7)
+        command = launcher.command(spec)
         assert TOKEN not in " ".join(command)
-        assert command[-8:] == ["--address", "127.0.0.1:1", "--name", "a", "--token-fd", "7", "--capacity", "2"]
+        assert command[-8:] == ["--address", "127.0.0.1:1", "--name", "a", "--token-fd", "3", "--capacity", "2"]
         env = launcher.environment(spec)
         assert "REFEREE_ADMIN_TOKEN" not in env and TOKEN not in json.dumps(env)
         assert env.get("MINE") == ("1" if box.kind == "none" else None)  # in bwrap: --setenv
@@ -242,8 +242,8 @@ def test_what_a_bot_sees_in_the_sandbox(tmp_path, bwrap, monkeypatch):
     assert leaks == []
     seen = spy.seen()
     assert seen["token_length"] == len(TOKEN) and not seen["token_in_proc"]
-    token_fd = int(seen["argv"][seen["argv"].index("--token-fd") + 1])
-    assert len(set(seen["fds"]) - {0, 1, 2, token_fd}) <= 1  # and the one listing them
+    assert seen["argv"][seen["argv"].index("--token-fd") + 1] == "3"
+    assert len(set(seen["fds"]) - {0, 1, 2, 3}) <= 1  # and the one listing them
     assert seen["env"] == {"PATH": sandbox.PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                            "LC_ALL": "C.UTF-8", "BOT_SETTING": "on", "PWD": str(bots)}  # PWD: bwrap's --chdir
     assert seen["interfaces"] == ["lo"] and seen["tcp"] == "Connection refused"

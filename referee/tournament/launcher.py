@@ -92,12 +92,12 @@ class Launcher:
         self._lock = threading.Lock()
         self._stopping = False
 
-    def command(self, spec: BotSpec, token_fd: int) -> list[str]:
-        """The bot's command with the launcher's arguments (its token comes through descriptor ``token_fd``)."""
+    def command(self, spec: BotSpec) -> list[str]:
+        """The bot's command with the launcher's arguments (its token comes through descriptor 3)."""
         program, *args = spec.command
         if program in ("python", "python3"):  # the referee's own interpreter, with its packages
             program = sys.executable
-        command = [program, *args, "--address", self.address, "--name", spec.name, "--token-fd", str(token_fd),
+        command = [program, *args, "--address", self.address, "--name", spec.name, "--token-fd", str(sandbox.TOKEN_FD),
                    "--capacity", str(self.capacity.get(spec.name, 1))]
         if not self.box.isolated:
             return command
@@ -135,9 +135,9 @@ class Launcher:
         try:
             os.write(writer, f"{self.tokens[bot.spec.name]}\n".encode())
             os.close(writer)
-            command = self.command(bot.spec, token_fd)
+            command = self.command(bot.spec)
             _check_program(command[0], bot.spec.cwd)
-            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree), cwd=bot.spec.cwd,
+            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree, token_fd), cwd=bot.spec.cwd,
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))

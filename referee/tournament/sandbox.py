@@ -47,6 +47,7 @@ from referee.tournament.config import ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"
+TOKEN_FD = 3  # the descriptor a launched bot reads its token from
 SCRATCH = "/tmp"  # the bot's writable scratch inside the sandbox: HOME and TMPDIR
 PATH = "/usr/local/bin:/usr/bin:/bin"
 NO_SANDBOX_RISK = ("bots run as this user with its files, processes and network: a hostile bot can read "
@@ -224,9 +225,10 @@ def exit_status(code: int | None, sandboxed: bool) -> int | None:
 # --- limits, set between fork and exec -------------------------------------------------
 
 
-def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None) -> list[str]:
-    """``argv`` started by a small wrapper that joins ``tree``'s cgroups and sets the limits, then
-    execs it: the bot (or bubblewrap) never runs unlimited. A wrapper rather than Popen's
+def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token_fd: int) -> list[str]:
+    """``argv`` started by a small wrapper that joins ``tree``'s cgroups, sets the limits, moves
+    the token's pipe from ``token_fd`` to :data:`TOKEN_FD`, then execs it: the bot (or bubblewrap)
+    never runs unlimited. A wrapper rather than Popen's
     ``preexec_fn``: that makes the runner fork() while gRPC's threads run, and gRPC's fork
     handlers can then leave the runner's own gRPC stuck; without it Popen uses vfork."""
     wanted = [(resource.RLIMIT_CORE, 0)]
@@ -242,16 +244,21 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None) -> li
         wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
     rlimits = [(which, _within_hard(which, value)) for which, value in wanted]
     join = [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else []
-    return [sys.executable, "-I", "-S", "-c", _WRAPPER.format(join=join, rlimits=rlimits), *argv]
+    code = _WRAPPER.format(join=join, rlimits=rlimits, token_fd=token_fd, to=TOKEN_FD)
+    return [sys.executable, "-I", "-S", "-c", code, *argv]
 
 
-# joins the cgroups, sets the limits, execs the rest of its arguments (python -I -S: about 10 ms)
+# joins the cgroups, sets the limits, puts the token's pipe on its descriptor, execs the rest of
+# its arguments (python -I -S: about 10 ms)
 _WRAPPER = """import os, resource, sys
 for path in {join!r}:
     with open(path, "w") as procs:
         procs.write(str(os.getpid()))
 for which, value in {rlimits!r}:
     resource.setrlimit(which, value)
+if {token_fd} != {to}:
+    os.dup2({token_fd}, {to})
+    os.close({token_fd})
 os.execvp(sys.argv[1], sys.argv[1:])"""
 
 
