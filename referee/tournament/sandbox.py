@@ -310,7 +310,18 @@ def cgroup_parents() -> dict[str, Path] | None:
             trial.rmdir()
     except OSError:
         return None
+    _sweep_stale(parents.values())
     return parents
+
+
+def _sweep_stale(parents: Iterable[Path]) -> None:
+    """Groups a runner left (it was killed before it could remove them): what runs in them is
+    killed, the groups removed. Their names say which runner made them (``referee-PID-...``)."""
+    for parent in parents:
+        for group in parent.glob("referee-*-*"):
+            pid = group.name.split("-")[1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                ProcessTree((group,), Limits()).remove(patience=0.5)
 
 
 @dataclass(frozen=True)
@@ -365,11 +376,11 @@ class ProcessTree:
                     pass
             time.sleep(0.01)
 
-    def remove(self) -> None:
+    def remove(self, patience: float = 2.0) -> None:
         """Kill what is left, then remove the groups."""
         self.kill()
         for group in self.dirs:
-            for _ in range(100):  # a group is busy until its last process has been reaped
+            for _ in range(int(patience / 0.02)):  # a group is busy until its last process has been reaped
                 try:
                     group.rmdir()
                     break
