@@ -183,7 +183,8 @@ class Launcher:
         with self._lock:
             if bot.process is process and bot.ended is None:
                 code = sandbox.exit_status(process.returncode, self.box.isolated)
-                bot.ended = describe_exit(code, bot.tree.limit_hit() if bot.tree is not None else None)
+                tree = bot.tree  # once: _clear may drop it meanwhile
+                bot.ended = describe_exit(code, tree.limit_hit() if tree is not None else None)
             if bot.process is process:
                 return bot.ended
         return describe_exit(sandbox.exit_status(process.returncode, self.box.isolated))
