@@ -38,6 +38,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -212,6 +213,18 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
                        **(env or {})}.items():
         args += ["--setenv", key, value]
     return [*args, "--", *argv]
+
+
+def make_socket_dir() -> Path:
+    """A new directory for the referee's socket (mode 0755; its name says which runner made it), and
+    the ones left by runners that were killed before they could remove theirs, removed."""
+    for stale in Path(tempfile.gettempdir()).glob("referee-[0-9]*-*"):
+        pid = stale.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(stale, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"referee-{os.getpid()}-"))
+    folder.chmod(0o755)
+    return folder
 
 
 def exit_status(code: int | None, sandboxed: bool) -> int | None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from referee.tournament import sandbox
@@ -23,8 +21,7 @@ class LocalExecutor(Executor):
 
         unix = None
         if self.sandbox is not None and self.sandbox.isolated:  # the bots' only way out: a socket
-            self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-"))
-            self.socket_dir.chmod(0o755)
+            self.socket_dir = sandbox.make_socket_dir()
             stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the server stops
             unix = str(self.socket_dir / sandbox.SOCKET_NAME)
         self.referee = await stack.enter_async_context(
