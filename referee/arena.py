@@ -253,6 +253,16 @@ class Arena:
         self._notify()
         return session
 
+    def admit(self, bot: str, token: str) -> None:
+        """Accept sessions of ``bot`` with ``token`` from now on (a bot started for one match)."""
+        if self.tokens is not None:
+            self.tokens[bot] = token
+
+    def dismiss(self, bot: str) -> None:
+        """Accept no new session of ``bot`` (its match is over)."""
+        if self.tokens is not None:
+            self.tokens.pop(bot, None)
+
     def close_session(self, session: Session) -> None:
         session.close()
         peers = self.sessions.get(session.bot_name, [])
@@ -305,11 +315,15 @@ class Arena:
     async def run_match(self, game: str, options: Mapping[str, Any] | None, lineup: Sequence[str],
                         seed: int | None = None, decks: Sequence[Sequence[int]] | None = None,
                         suits: Sequence[int] | None = None, clock: Clock = Clock(),
-                        game_id: str | None = None, gone: Callable[[str], bool] | None = None) -> MatchOutcome:
+                        game_id: str | None = None, gone: Callable[[str], bool] | None = None,
+                        sessions: Sequence[str] | None = None) -> MatchOutcome:
         """Play one match between connected bots; raises OptionError for a bad game or option.
 
-        ``gone(bot)`` may tell that a bot will not connect (its process died),
-        to stop waiting for it before ``connect_timeout``."""
+        ``sessions`` names, seat by seat, the sessions to seat (by default the
+        line-up's names): a bot started for this match alone connects under a
+        name of its own, while the record names the bot. ``gone(name)`` may
+        tell that a session will not come (its process died), to stop waiting
+        for it before ``connect_timeout``."""
         spec = games.get(game)
         checked = spec.check_options(options)
         if len(lineup) != spec.num_seats:
@@ -317,10 +331,12 @@ class Arena:
         game_id = game_id or f"g{next(self._ids)}"
         if game_id in self.matches:
             raise games.OptionError(f"game id {game_id!r} is already in use")
+        if sessions is not None and len(sessions) != len(lineup):
+            raise games.OptionError(f"{len(sessions)} session names for {len(lineup)} seats")
         deadline = asyncio.get_running_loop().time() + self.connect_timeout
-        sessions = await asyncio.gather(*(self.claim(bot, deadline, gone) for bot in lineup))
+        claimed = await asyncio.gather(*(self.claim(name, deadline, gone) for name in (sessions or lineup)))
         event_json = wire.EventJson()
-        links: list[SeatLink] = [SessionSeat(s, self._notify, event_json) if s else AbsentSeat() for s in sessions]
+        links: list[SeatLink] = [SessionSeat(s, self._notify, event_json) if s else AbsentSeat() for s in claimed]
         hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock))
         self.matches[game_id] = hosted
         self._forget_old()

@@ -5,7 +5,7 @@
     def decide(observation, legal_actions, game):
         return legal_actions[0]          # a name from the list, or its index
 
-    run_bot(decide)                      # reads --address --name --token --capacity
+    run_bot(decide)                      # reads --address --name --token-fd --capacity
 
 The kit connects, says hello, keeps the session alive (reconnecting with
 backoff when the referee goes away), follows every game the session plays
@@ -208,18 +208,42 @@ class BotSession:
             self.on_game_end(view, orjson.loads(end.results_json))
 
 
+def token_from_fd(fd: int) -> str:
+    """The token the launcher wrote into descriptor ``fd`` (its first line, stripped); ``fd`` is closed.
+    Raises OSError when ``fd`` is not an open, readable descriptor."""
+    with open(fd, encoding="utf-8", closefd=True) as source:
+        return source.readline().strip()
+
+
+def _token(args: argparse.Namespace) -> str:
+    """The token of the command line: ``--token TOKEN`` (given by hand) or ``--token-fd FD``
+    (what the launcher gives); both, or an unreadable descriptor, end the bot with code 2."""
+    if args.token_fd is None:
+        return args.token
+    if args.token:
+        print(f"{args.name}: give --token or --token-fd, not both", file=sys.stderr)
+        sys.exit(2)
+    try:
+        return token_from_fd(args.token_fd)
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        print(f"{args.name}: cannot read the token from --token-fd {args.token_fd}: {reason}", file=sys.stderr)
+        sys.exit(2)
+
+
 def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str = "bot",
             on_game_end: Callable[[GameView, dict[str, Any]], None] | None = None) -> None:
-    """The command line of a bot: ``--address --name --token --capacity --games --seed``.
+    """The command line of a bot: ``--address --name --token-fd (or --token) --capacity --games --seed``.
 
     Reconnects with backoff (0.2 s doubling to 5 s) when the referee is not
     there or the session breaks, until ``--games`` games are done (0 = forever)
     or ``--retry-for`` seconds pass without a connection."""
     parser = argparse.ArgumentParser(description=f"{default_name}: a bot for the referee")
-    parser.add_argument("--address", default="127.0.0.1:50051", help="the referee (HOST:PORT)")
+    parser.add_argument("--address", default="127.0.0.1:50051", help="the referee (HOST:PORT or unix:PATH)")
     parser.add_argument("--name", default=default_name, help="the bot's name in line-ups")
-    parser.add_argument("--token", default="", help="the bot's secret token")
-    parser.add_argument("--token-fd", type=int, default=None, help="read the token from this inherited descriptor")
+    parser.add_argument("--token", default="", help="the bot's secret token (for a bot started by hand)")
+    parser.add_argument("--token-fd", type=int, default=None, metavar="FD",
+                        help="read the token from inherited descriptor FD (its first line), as the launcher gives it")
     parser.add_argument("--capacity", type=int, default=1, help="how many seats it plays at once")
     parser.add_argument("--games", type=int, default=0, help="stop after this many games (0 = never)")
     parser.add_argument("--retry-for", type=float, default=30.0,
@@ -228,16 +252,14 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
                         help="seed of the bot's randomness (per game: the same game, the same choices)")
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
-    if args.token_fd is not None:
-        with open(args.token_fd, closefd=True) as pipe:
-            args.token = pipe.readline().strip()
+    token = _token(args)
     tune_gc()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(message)s")
     played = 0
     delay, lost_since = 0.2, time.monotonic()
     while True:
-        session = BotSession(decide, args.address, args.name, args.token, args.capacity, on_game_end, args.seed)
+        session = BotSession(decide, args.address, args.name, token, args.capacity, on_game_end, args.seed)
         try:
             why = session.run(max_games=args.games - played if args.games else 0)
         except grpc.RpcError as err:

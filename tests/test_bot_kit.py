@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -90,3 +93,116 @@ def test_events_are_kept_as_text_and_parsed_in_order_when_read():
                            {"index": 1, "kind": "play", "actor": 1, "data": "2C"}]
     view.receive_events([pb.GameEvent(index=2, kind="stop", actor=0, data_json="null")])
     assert [e["index"] for e in view.events] == [0, 1, 2] and view.events[2]["data"] is None
+
+
+# --- the token by descriptor, Unix addresses -----------------------------------------
+
+def start_with_token_pipe(address: str, name: str, token: str, *args: str) -> subprocess.Popen:
+    """The random sample bot given its token as the launcher gives it: the first line of a pipe
+    whose read end it inherits, named by --token-fd (the token is on no command line)."""
+    read_end, write_end = os.pipe()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--address", address, "--name", name,
+                                 "--token-fd", str(read_end), *args], pass_fds=(read_end,),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(read_end)
+    with os.fdopen(write_end, "w") as pipe:
+        pipe.write(token + "\n")
+    return proc
+
+
+def stderr_of(argv_tail: list[str], **popen) -> tuple[int, str]:
+    """The random sample bot's exit code and stderr, run with ``argv_tail``."""
+    done = subprocess.run([sys.executable, "-m", "sample_bots.random", *argv_tail], capture_output=True, text=True,
+                          timeout=60, check=False, **popen)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.e2e
+def test_the_token_is_read_from_an_inherited_descriptor():
+    """Both bots are admitted only with the right tokens, which reached them through pipes."""
+    async def main():
+        async with RefereeServer(tokens={"a": "secret-a", "b": "secret-b"}) as server:
+            procs = [start_with_token_pipe(server.address, n, f"secret-{n}", "--games", "1") for n in "ab"]
+            try:
+                out = await server.arena.run_match("aegis", {}, ["a", "b"], seed=4)
+                codes = [await asyncio.to_thread(p.wait, 20) for p in procs]
+            finally:
+                for p in procs:
+                    if p.poll() is None:
+                        p.kill()
+                    p.communicate()
+            return out, codes, [p.args for p in procs]
+
+    out, codes, argvs = asyncio.run(main())
+    assert out.state.is_terminal() and out.faults == []
+    assert codes == [0, 0]
+    assert not any("secret" in word for argv in argvs for word in argv)
+
+
+@pytest.mark.e2e
+def test_a_wrong_token_from_the_descriptor_is_refused():
+    async def main():
+        async with RefereeServer(tokens={"a": "secret-a"}) as server:
+            proc = start_with_token_pipe(server.address, "a", "not-it", "--retry-for", "5")
+            try:
+                _, err = await asyncio.to_thread(proc.communicate, timeout=30)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+            return proc.returncode, err
+
+    code, err = asyncio.run(main())
+    assert code == 3 and "refused" in err, err
+
+
+def test_token_and_token_fd_together_are_a_one_line_usage_error():
+    code, err = stderr_of(["--name", "x", "--token", "t", "--token-fd", "0"])
+    assert code == 2
+    assert err.strip() == "x: give --token or --token-fd, not both"
+
+
+def test_an_unreadable_token_fd_is_a_one_line_error():
+    code, err = stderr_of(["--name", "x", "--token-fd", "97"])
+    assert code == 2
+    assert err.strip() == "x: cannot read the token from --token-fd 97: Bad file descriptor"
+
+
+def test_token_from_fd_reads_the_first_line_and_closes_the_descriptor():
+    from referee.bot import token_from_fd
+
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"  s3cret \nnot this\n")
+    os.close(write_end)
+    assert token_from_fd(read_end) == "s3cret"
+    with pytest.raises(OSError):
+        os.fstat(read_end)
+
+
+@pytest.mark.e2e
+def test_bots_play_through_a_unix_socket():
+    """``--address unix:PATH`` (here a Relay's socket in front of the referee's TCP port)."""
+    from referee.tournament.relay import Relay
+
+    async def main():
+        async with RefereeServer() as server, Relay(server.address) as relay:
+            bots = Bots(relay.address)
+            try:
+                for n in "ab":
+                    bots.sample(n, "--seed", "3")
+                return relay.address, await server.arena.run_match("aegis", {}, ["a", "b"], seed=5)
+            finally:
+                bots.close()
+
+    address, out = asyncio.run(main())
+    assert address.startswith("unix:/")
+    assert out.state.is_terminal() and out.faults == []
+
+
+def test_no_referee_at_a_unix_address_is_said_in_one_line(tmp_path):
+    missing = tmp_path / "none.sock"
+    code, err = stderr_of(["--name", "x", "--address", f"unix:{missing}", "--retry-for", "1"])
+    assert code == 4
+    assert err.strip() == f"x: no referee at unix:{missing} for 1 s (connection: UNAVAILABLE)"

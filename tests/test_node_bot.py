@@ -10,6 +10,7 @@ dependencies first (a failing install fails the test).
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -178,3 +179,49 @@ def test_a_refused_node_bot_exits_with_code_3(node):
     code, err = asyncio.run(refused())
     assert code == 3, err
     assert "refused (BAD_TOKEN)" in err
+
+
+def test_a_node_bot_reads_its_token_from_a_descriptor_and_plays_through_a_unix_socket(node, tmp_path):
+    """As the launcher starts it: --token-fd (a pipe's read end) and --address unix:PATH (a Relay's
+    socket in front of the referee); the token is on no command line."""
+    from referee.tournament.relay import Relay
+
+    bots = Bots(tmp_path)
+
+    async def main():
+        async with RefereeServer(tokens={"node": "s3cret", "py": "other"}) as server, \
+                Relay(server.address) as relay:
+            read_end, write_end = os.pipe()
+            try:
+                with open(tmp_path / "node.log", "w") as log:
+                    proc = subprocess.Popen([node, str(BOT), "--address", relay.address, "--name", "node",
+                                             "--token-fd", str(read_end), "--games", "1"],
+                                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, pass_fds=(read_end,))
+                bots.procs["node"] = proc
+            finally:
+                os.close(read_end)
+            with os.fdopen(write_end, "w") as pipe:
+                pipe.write("s3cret\n")
+            bots.python_random(server.address, "py", "--token", "other", "--seed", "6")
+            try:
+                outcome = await asyncio.wait_for(server.arena.run_match("aegis", {}, ["node", "py"], seed=24), 60)
+                code = await asyncio.to_thread(proc.wait, 10)
+            finally:
+                bots.kill()
+            return outcome, code, proc.args
+
+    outcome, code, argv = asyncio.run(main())
+    check(outcome, bots)
+    assert code == 0, bots.logs()
+    assert not any("s3cret" in word for word in argv)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--token", "t", "--token-fd", "0"], "give --token or --token-fd, not both"),
+    (["--token-fd", "97"], "cannot read the token from --token-fd 97: EBADF"),
+])
+def test_a_node_bot_with_a_bad_token_option_exits_with_code_2(node, args, message):
+    done = subprocess.run([node, str(BOT), "--name", "n", *args], capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == message

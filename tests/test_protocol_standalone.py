@@ -84,12 +84,14 @@ def bot_dir(tmp_path_factory) -> Path:
     return folder
 
 
-def start_bot(folder: Path, address: str, name: str, *extra: str) -> subprocess.Popen:
+def start_bot(folder: Path, address: str, name: str, *extra: str,
+              pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(folder)
     with open(folder / f"{name}.log", "w") as log:
         return subprocess.Popen([sys.executable, "-c", ISOLATE, "bot.py", "--address", address, "--name", name,
-                                 *extra], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+                                 *extra], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                pass_fds=pass_fds)
 
 
 def logs(folder: Path) -> str:
@@ -144,3 +146,35 @@ def test_bots_written_from_the_doc_play_both_games(bot_dir):
     assert aegis.results["winner"] in (0, 1)
     for name in ("alice", "bob"):  # each bot printed its Welcome (it had one session)
         assert (bot_dir / f"{name}.log").read_text().count("session ") == 1, logs(bot_dir)
+
+
+def test_a_bot_written_from_the_doc_starts_as_the_launcher_starts_it(bot_dir):
+    """§15: its token the first line of an inherited pipe (--token-fd), the referee at a unix: address
+    (a Relay's socket in front of the server's TCP port); the tokens are on no command line."""
+    from referee.tournament.relay import Relay
+
+    async def main():
+        bots = []
+        async with RefereeServer(tokens={"carol": "c-secret", "dave": "d-secret"}) as server, \
+                Relay(server.address) as relay:
+            try:
+                for name in ("carol", "dave"):
+                    read_end, write_end = os.pipe()
+                    try:
+                        bots.append(start_bot(bot_dir, relay.address, name, "--token-fd", str(read_end),
+                                              "--seed", "3", pass_fds=(read_end,)))
+                    finally:
+                        os.close(read_end)
+                    with os.fdopen(write_end, "w") as pipe:
+                        pipe.write(f"{name[0]}-secret\n")
+                outcome = await asyncio.wait_for(server.arena.run_match("aegis", {}, ["carol", "dave"], seed=13), 60)
+                return outcome, [bot.args for bot in bots]
+            finally:
+                for bot in bots:
+                    bot.kill()
+                for bot in bots:
+                    bot.wait(timeout=10)
+
+    outcome, argvs = asyncio.run(main())
+    assert outcome.state.is_terminal() and outcome.faults == [], logs(bot_dir)
+    assert not any("secret" in word for argv in argvs for word in argv)

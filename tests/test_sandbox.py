@@ -129,7 +129,7 @@ def test_a_launched_command_carries_no_token_and_no_admin_token_is_inherited(tmp
     spec = BotSpec("a", ("python", "-m", "sample_bots.random"), str(tmp_path), {"MINE": "1"})
     for box in (sandbox.Sandbox("none", False), sandbox.Sandbox("bwrap", False)):
         launcher = Launcher([spec], "127.0.0.1:1", {"a": TOKEN}, {"a": 2}, None, box=box, socket_dir=tmp_path)
-        command = launcher.command(spec)
+        command = launcher.command(launcher.bots["a"])
         assert TOKEN not in " ".join(command)
         assert command[-8:] == ["--address", "127.0.0.1:1", "--name", "a", "--token-fd", "3", "--capacity", "2"]
         env = launcher.environment(spec)

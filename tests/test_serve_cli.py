@@ -10,9 +10,10 @@ import time
 
 import grpc
 import pytest
-from harness import PROTO_BOT
+from harness import PROTO_BOT, ROOT, run_cli, write_tournament
 
 from referee import records
+from referee.tournament.store import Store
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -50,3 +51,82 @@ def test_serve_logs_sessions_and_outcomes_and_runs_matches(tmp_path):
     text = (tmp_path / "serve.log").read_text()
     assert "bot 'a' connected" in text and "bot 'b' connected" in text
     assert re.search(r"game \S+ over: scores \[\d+, \d+\]", text), text
+
+
+def _serve(tmp_path, *args: str):
+    """``referee serve`` on a free port; returns the process, its address and its log's path."""
+    log_path = tmp_path / "serve.log"
+    server = subprocess.Popen([sys.executable, "-m", "referee", "serve", "--port", "0", *args],
+                              stderr=open(log_path, "w"), stdout=subprocess.DEVNULL)
+    for _ in range(400):
+        found = re.search(r"listening on (\S+)", log_path.read_text())
+        if found:
+            return server, found.group(1), log_path
+        time.sleep(0.05)
+    server.kill()
+    raise AssertionError(log_path.read_text())
+
+
+REMOTE_BOTS = """
+[clock]
+decision_ms = 2000
+bank_ms = 10000
+
+[[bots]]
+name = "a"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{root}"
+token = "one"
+
+[[bots]]
+name = "b"
+command = ["python", "-m", "sample_bots.heuristic"]
+cwd = "{root}"
+token = "two"
+"""
+
+
+def test_tournaments_one_after_another_and_at_once_share_one_server(tmp_path):
+    server, address, _ = _serve(tmp_path, "--token", "a=one", "--token", "b=two", "--admin-token", "adm")
+    try:
+        files = [write_tournament(tmp_path / f"t{i}.toml", REMOTE_BOTS.format(root=ROOT), game="aegis", deal_sets=2,
+                                  seed=5, concurrency=2, output=f"out{i}") for i in range(4)]
+        # one after another, then two at once
+        first = run_cli("tournament", files[0], "--server", address, "--admin-token", "adm", "--quiet")
+        second = run_cli("tournament", files[1], "--server", address, "--admin-token", "adm", "--quiet")
+        together = [subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(f), "--server", address,
+                                      "--admin-token", "adm", "--quiet"], cwd=ROOT, text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE) for f in files[2:]]
+        at_once = [p.communicate(timeout=300) + (p.returncode,) for p in together]
+    finally:
+        server.terminate()
+        server.wait(10)
+    for done in (first, second):
+        assert done.returncode == 0, done.stderr
+    for out, err, code in at_once:
+        assert code == 0, err
+    for i in range(4):
+        store = Store(tmp_path / f"out{i}", create=False)
+        try:
+            rows = list(store.matches())
+            assert len(rows) == 4  # 2 deal sets x 2 seatings
+            for row in rows:
+                assert records.replay(store.record(row.key)).results["scores"] == row.results["scores"]
+        finally:
+            store.close()
+
+
+def test_a_wrong_admin_token_or_no_server_is_one_line_and_exit_2(tmp_path):
+    server, address, _ = _serve(tmp_path, "--token", "a=one", "--token", "b=two", "--admin-token", "adm")
+    path = write_tournament(tmp_path / "t.toml", REMOTE_BOTS.format(root=ROOT), game="aegis", deal_sets=1, seed=5,
+                            concurrency=1)
+    try:
+        wrong = run_cli("tournament", path, "--server", address, "--admin-token", "nope", "--quiet")
+    finally:
+        server.terminate()
+        server.wait(10)
+    absent = run_cli("tournament", path, "--server", address, "--admin-token", "adm", "--quiet")
+    for done, words in ((wrong, "refused the admin token"), (absent, "cannot reach the referee at")):
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr and words in done.stderr, done.stderr
+        assert len([line for line in done.stderr.splitlines() if line.startswith("Error:")]) == 1, done.stderr

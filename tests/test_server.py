@@ -295,3 +295,22 @@ def test_a_claim_waits_without_polling_gone_and_stops_when_woken():
         return asked
 
     assert asyncio.run(go()) == ["b", "b"]
+
+
+def test_a_bot_admitted_for_one_match_is_refused_once_dismissed():
+    from referee.arena import Refused, RefusalReason
+
+    async def go():
+        arena = Arena(tokens={"a": "s3cret"})
+        hello = pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name="a#1", token="t1", capacity=1)
+        with pytest.raises(Refused) as before:
+            arena.open_session(hello)
+        arena.admit("a#1", "t1")
+        session = arena.open_session(hello)
+        arena.close_session(session)
+        arena.dismiss("a#1")
+        with pytest.raises(Refused) as after:
+            arena.open_session(hello)
+        return before.value.reason, session.bot_name, after.value.reason
+
+    assert asyncio.run(go()) == (RefusalReason.BAD_TOKEN, "a#1", RefusalReason.BAD_TOKEN)

@@ -11,6 +11,7 @@ from referee import records
 from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
+from referee.tournament.executors import RemoteRefereeError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
 
@@ -41,6 +42,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
+    (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
 )
 #: the exit code of each outcome of ``referee sprt``
 SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {

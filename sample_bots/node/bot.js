@@ -4,13 +4,18 @@
 // given, of Confirmation or Aegis, several games at once if --capacity allows.
 //
 //   npm ci
-//   node bot.js --address HOST:PORT --name NAME --token TOKEN [--capacity N] [--games N]
+//   node bot.js --address HOST:PORT --name NAME --token-fd FD [--capacity N] [--games N]
+//
+// --address is HOST:PORT or unix:PATH (a sandboxed bot reaches the referee only by a Unix
+// socket). The token comes as the launcher gives it, the first line of inherited descriptor
+// FD (--token-fd), or on the command line (--token TOKEN) for a bot started by hand.
 //
 // Exit codes: 0 done (--games games ended, or the referee closed the session
 // after them), 1 the stream broke or ended early, 2 bad usage, 3 refused by the
 // referee, 4 no referee at the address.
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
 const { parseArgs } = require("node:util");
 const grpc = require("@grpc/grpc-js");
@@ -123,9 +128,35 @@ function decide(request, game) {
 // ---------------------------------------------------------------- the session
 
 function usage(message) {
-  console.error(`${message}\nusage: node bot.js --address HOST:PORT --name NAME [--token TOKEN] ` +
+  console.error(`${message}\nusage: node bot.js --address HOST:PORT|unix:PATH --name NAME [--token-fd FD | --token TOKEN] ` +
     "[--capacity N] [--games N] [--by-index] [--proto PATH] [--connect-timeout SECONDS] [--quiet]");
   process.exit(2);
+}
+
+// The token the launcher wrote into descriptor fd: its first line, trimmed; the descriptor is closed.
+function tokenFromFd(fd) {
+  const chunks = [];
+  const buffer = Buffer.alloc(256);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  try {
+    for (;;) {
+      let n;
+      try {
+        n = fs.readSync(fd, buffer, 0, buffer.length, null);
+      } catch (err) {
+        if (err.code !== "EAGAIN") throw err;
+        Atomics.wait(pause, 0, 0, 10); // a non-blocking pipe not yet written: wait 10 ms, read again
+        continue;
+      }
+      if (n === 0) break;
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+      if (buffer.subarray(0, n).includes(10)) break; // the end of the first line
+    }
+    fs.closeSync(fd);
+  } catch (err) {
+    usage(`cannot read the token from --token-fd ${fd}: ${err.code || err.message}`);
+  }
+  return Buffer.concat(chunks).toString("utf8").split("\n")[0].trim();
 }
 
 function parseCommandLine() {
@@ -136,6 +167,7 @@ function parseCommandLine() {
         address: { type: "string", default: "127.0.0.1:50051" },
         name: { type: "string", default: "nodebot" },
         token: { type: "string", default: "" },
+        "token-fd": { type: "string" },
         capacity: { type: "string", default: "1" },
         games: { type: "string", default: "0" }, // 0 = play until the referee ends the session
         "by-index": { type: "boolean", default: false }, // answer with indices instead of names
@@ -154,6 +186,12 @@ function parseCommandLine() {
     if (!Number.isFinite(n) || n < 0) usage(`--${key} must be a number >= 0`);
     return n;
   };
+  if (values["token-fd"] !== undefined) {
+    if (values.token) usage("give --token or --token-fd, not both");
+    const fd = Number(values["token-fd"]);
+    if (!Number.isInteger(fd) || fd < 0) usage("--token-fd must be a descriptor number");
+    values.token = tokenFromFd(fd);
+  }
   return { ...values, capacity: Math.max(1, Math.floor(number("capacity"))), games: Math.floor(number("games")),
     connectTimeout: number("connect-timeout"), byIndex: values["by-index"] };
 }
@@ -260,4 +298,4 @@ function main() {
 
 if (require.main === module) main();
 
-module.exports = { decide, playConfirmation, playAegis };
+module.exports = { decide, playConfirmation, playAegis, tokenFromFd };

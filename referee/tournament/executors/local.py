@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+from collections.abc import Sequence
 from typing import Any
 
 from referee.tournament import sandbox
@@ -38,7 +39,15 @@ class LocalExecutor(Executor):
         except RuntimeError:  # the loop has closed: nobody is waiting
             pass
 
-    async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _admit(self, name: str, token: str) -> None:
+        self.referee.arena.admit(name, token)
+
+    def _dismiss(self, name: str) -> None:
+        self.referee.arena.dismiss(name)
+
+    async def _run(self, seating: Seating, match_id: str,
+                   sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         outcome = await self.referee.arena.run_match(self.game, self.options, seating.lineup, seed=seating.seed,
-                                                     clock=self.clock, game_id=match_id or None, gone=self.gone)
+                                                     clock=self.clock, game_id=match_id or None, gone=self.gone,
+                                                     sessions=sessions)
         return outcome.results, outcome.record

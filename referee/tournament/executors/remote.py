@@ -4,28 +4,55 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.runner import Clock
-from referee.tournament.config import BotSpec
+from referee.tournament import sandbox
+from referee.tournament.config import BotSpec, ConfigError
 from referee.tournament.executors.base import Executor
+from referee.tournament.relay import Relay
 from referee.tournament.schedule import Seating
+
+
+class RemoteRefereeError(RuntimeError):
+    """The remote referee cannot be reached, or refused a match (one line, for the user)."""
+
+
+#: what a failed RunMatch means, by its status code
+_FAILURES = {
+    "UNAVAILABLE": "cannot reach the referee at {server} ({details})",
+    "DEADLINE_EXCEEDED": "the referee at {server} did not answer ({details})",
+    "PERMISSION_DENIED": "the referee at {server} refused the admin token (give the one its `referee serve` "
+                         "was started with: --admin-token or $REFEREE_ADMIN_TOKEN)",
+    "INVALID_ARGUMENT": "the referee at {server} refused the match: {details}",
+}
 
 
 class RemoteExecutor(Executor):
     """Matches played by the referee at ``server`` (HOST:PORT), which needs its ``admin_token``.
 
     Launched bots connect to that server; external bots are expected to be connected already.
-    Sandboxed, they keep the network namespace for now (until they reach it through a local relay)."""
+    Sandboxed bots have no network: they reach it through a relay, a Unix socket in a directory
+    of its own (bound into their sandbox) whose connections are forwarded to the server. A
+    match's id there is the seating's key behind this run's own prefix, so that any number of
+    runs, one after another or at once, share one server."""
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), *, server: str, admin_token: str | None = None):
-        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide)
+                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament", *, server: str,
+                 admin_token: str | None = None):
+        if isolation == "match":
+            raise ConfigError('isolation = "match" needs the in-process referee: a remote one knows only the '
+                              "bots its tokens name (leave out --server, or use isolation = \"tournament\")")
+        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation)
         self.server = server
         self.admin_token = admin_token
+        self.run_id = secrets.token_hex(4)
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         import grpc
@@ -34,13 +61,27 @@ class RemoteExecutor(Executor):
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
         self.stub = pb_grpc.RefereeStub(channel)
-        return self.server
+        if self.sandbox is None or not self.sandbox.isolated:
+            return self.server
+        self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-relay-"))
+        self.socket_dir.chmod(0o755)
+        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the relay closes
+        await stack.enter_async_context(Relay(self.server, self.socket_dir / sandbox.SOCKET_NAME))
+        return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
-    async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _run(self, seating: Seating, match_id: str,
+                   sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         from referee import wire
         from referee.v1 import referee_pb2 as pb
 
-        response = await self.stub.RunMatch(pb.RunMatchRequest(
-            admin_token=self.admin_token or "", game=self.game, options=wire.options_text(self.options),
-            lineup=list(seating.lineup), seed=seating.seed, clock=wire.clock(self.clock), match_id=match_id))
+        import grpc
+
+        try:
+            response = await self.stub.RunMatch(pb.RunMatchRequest(
+                admin_token=self.admin_token or "", game=self.game, options=wire.options_text(self.options),
+                lineup=list(seating.lineup), seed=seating.seed, clock=wire.clock(self.clock),
+                match_id=f"{self.run_id}/{match_id}" if match_id else ""))
+        except grpc.aio.AioRpcError as err:
+            text = _FAILURES.get(err.code().name, "the referee at {server} failed: {details}")
+            raise RemoteRefereeError(text.format(server=self.server, details=err.details())) from None
         return json.loads(response.results_json), json.loads(response.record_json)
