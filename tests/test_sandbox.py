@@ -294,6 +294,19 @@ def test_nothing_a_bot_started_outlives_it(tmp_path, mode):
     assert _gone_soon(marker)
 
 
+@pytest.mark.e2e
+def test_without_cgroups_the_session_is_swept(tmp_path):
+    """No sandbox, no cgroup: a child that left the bot's process group (not its session) is
+    still found, by its session, and killed."""
+    marker = f"orphan-marker-{os.getpid()}-session"
+    spy = Spy(tmp_path, sandbox.Sandbox("none", cgroups=False), "--then", "group", "--marker", marker)
+    spy.wait()
+    assert orphans(marker), "the child should still run before the sweep"
+    status = spy.stop()
+    assert status["exits"] == ["exit code 5"], spy.log()
+    assert _gone_soon(marker)
+
+
 def _gone_soon(marker: str) -> bool:
     deadline = time.monotonic() + 2
     while orphans(marker) and time.monotonic() < deadline:

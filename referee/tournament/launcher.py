@@ -202,10 +202,12 @@ class Launcher:
         return describe_exit(sandbox.exit_status(process.returncode, self.box.isolated))
 
     def _clear(self, bot: Launched) -> None:
-        """Everything the bot's ended process left behind is killed: its process group, and
-        with cgroups every process of its tree (wherever it went); its output pump ends."""
+        """Everything the bot's ended process left behind is killed: its process group and
+        session, and with cgroups every process of its tree (wherever it went, a new session
+        included); its output pump ends."""
         if bot.process is not None:
             _signal_group(bot.process, signal.SIGKILL)
+            sandbox.kill_session(bot.process.pid)
         if bot.tree is not None:
             bot.tree.remove()
             bot.tree = None

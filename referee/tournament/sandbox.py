@@ -25,7 +25,8 @@ where this process may make cgroup v1 groups (as root): one ``pids`` and one
 before exec; otherwise only the per-process limits hold, plus RLIMIT_NPROC
 for a user other than root (it does not bind root). :class:`ProcessTree`
 also finds every process a bot left behind, wherever it went (``setsid`` and
-double forks included), to kill it.
+double forks included), to kill it; without one, :func:`kill_session` finds
+those still in the bot's session.
 """
 
 from __future__ import annotations
@@ -411,6 +412,18 @@ class ProcessTree:
             if counters.get("max"):
                 return f"reached its limit of {self.limits.processes} processes"
         return None
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` (a launched bot's: its pid), found in /proc: those
+    that left its process group but not its session."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:  # after the name: state, ppid, pgrp, session
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
 
 def _counters(path: Path) -> dict[str, int]:
