@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -70,3 +71,16 @@ def test_games_at_once_are_set_against_one_game_of_the_same_round():
     assert [(c["rounds"], c["vs_one"], c["vs_one_range"]) for c in table] == [(3, 1.0, [1.0, 1.0]),
                                                                               (3, 3.0, [2.5, 4.0])]
     assert table[1]["decisions_per_s"] == 500  # the median round
+
+
+@pytest.mark.e2e
+def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
+    from referee.bench import sandbox as bench_sandbox
+    from referee.tournament import sandbox
+
+    modes = ["none"] + (["bwrap"] if sandbox.probe() is None else [])
+    rows = asyncio.run(bench_sandbox.startups(modes, 2, tmp_path))
+    assert [r["sandbox"] for r in rows] == modes
+    assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
+    assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
+                                                     for p in tmp_path.rglob("*.log"))

@@ -8,19 +8,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
+import signal
 import socket
+import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+import grpc
 import pytest
-from harness import ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
+from harness import PROTO_BOT, ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
 
 from referee.tournament import config as tconfig
 from referee.tournament import sandbox
 from referee.tournament.config import BotSpec, ConfigError, Limits
 from referee.tournament.launcher import Launcher
 from referee.tournament.store import Store
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
 
 SPY = ROOT / "tests" / "bots" / "sandbox_spy.py"
 TOKEN = "tok-" + "5a" * 14
@@ -122,9 +129,9 @@ def test_a_launched_command_carries_no_token_and_no_admin_token_is_inherited(tmp
     spec = BotSpec("a", ("python", "-m", "sample_bots.random"), str(tmp_path), {"MINE": "1"})
     for box in (sandbox.Sandbox("none", False), sandbox.Sandbox("bwrap", False)):
         launcher = Launcher([spec], "127.0.0.1:1", {"a": TOKEN}, {"a": 2}, None, box=box, socket_dir=tmp_path)
-        command = launcher.command(spec, 7)
+        command = launcher.command(launcher.bots["a"])
         assert TOKEN not in " ".join(command)
-        assert command[-8:] == ["--address", "127.0.0.1:1", "--name", "a", "--token-fd", "7", "--capacity", "2"]
+        assert command[-8:] == ["--address", "127.0.0.1:1", "--name", "a", "--token-fd", "3", "--capacity", "2"]
         env = launcher.environment(spec)
         assert "REFEREE_ADMIN_TOKEN" not in env and TOKEN not in json.dumps(env)
         assert env.get("MINE") == ("1" if box.kind == "none" else None)  # in bwrap: --setenv
@@ -235,8 +242,8 @@ def test_what_a_bot_sees_in_the_sandbox(tmp_path, bwrap, monkeypatch):
     assert leaks == []
     seen = spy.seen()
     assert seen["token_length"] == len(TOKEN) and not seen["token_in_proc"]
-    token_fd = int(seen["argv"][seen["argv"].index("--token-fd") + 1])
-    assert len(set(seen["fds"]) - {0, 1, 2, token_fd}) <= 1  # and the one listing them
+    assert seen["argv"][seen["argv"].index("--token-fd") + 1] == "3"
+    assert len(set(seen["fds"]) - {0, 1, 2, 3}) <= 1  # and the one listing them
     assert seen["env"] == {"PATH": sandbox.PATH, "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                            "LC_ALL": "C.UTF-8", "BOT_SETTING": "on", "PWD": str(bots)}  # PWD: bwrap's --chdir
     assert seen["interfaces"] == ["lo"] and seen["tcp"] == "Connection refused"
@@ -284,6 +291,19 @@ def test_nothing_a_bot_started_outlives_it(tmp_path, mode):
     spy.wait()
     status = spy.stop()
     assert status["exits"] == ["exit code 5", "exit code 5"], spy.log()
+    assert _gone_soon(marker)
+
+
+@pytest.mark.e2e
+def test_without_cgroups_the_session_is_swept(tmp_path):
+    """No sandbox, no cgroup: a child that left the bot's process group (not its session) is
+    still found, by its session, and killed."""
+    marker = f"orphan-marker-{os.getpid()}-session"
+    spy = Spy(tmp_path, sandbox.Sandbox("none", cgroups=False), "--then", "group", "--marker", marker)
+    spy.wait()
+    assert orphans(marker), "the child should still run before the sweep"
+    status = spy.stop()
+    assert status["exits"] == ["exit code 5"], spy.log()
     assert _gone_soon(marker)
 
 
@@ -358,5 +378,38 @@ command = ["python", "-m", "sample_bots.random", "--seed", "2"]
     assert len(rows) == 4 and all(sum(f.values()) == 0 for r in rows for f in r.results["faults"])
     line = next(x for x in (tmp_path / "out" / "logs" / "spy.log").read_text().splitlines() if x.startswith("SPY {"))
     seen = json.loads(line[4:])
-    assert seen["look"] == {str(tmp_path / "out"): {"dir": []}, str(tmp_path / "t.toml"): {"error": "Permission denied"}}
+    assert seen["look"] == {str(tmp_path / "out"): {"dir": []},
+                            str(tmp_path / "t.toml"): {"error": "Permission denied"}}
     assert "admin-secret" not in line and TOKEN not in line
+
+
+@pytest.mark.e2e
+def test_referee_serve_also_listens_on_a_unix_socket(tmp_path):
+    """``referee serve --unix PATH``: bots play through the socket (mode 0666), removed at the end."""
+    path = tmp_path / "referee.sock"
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "referee", "serve", "--port", "0", "--unix", str(path),
+                                   "--token", "a=one", "--token", "b=two", "--admin-token", "adm"],
+                                  stdout=out, stderr=out)
+    bots = []
+    try:
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"listening on (\S+) and unix:", log.read_text())) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert found, log.read_text()
+        assert stat.S_ISSOCK(path.stat().st_mode) and stat.S_IMODE(path.stat().st_mode) == 0o666
+        bots = [subprocess.Popen([sys.executable, str(PROTO_BOT), "--address", f"unix:{path}", "--name", name,
+                                  "--token", token]) for name, token in (("a", "one"), ("b", "two"))]
+        with grpc.insecure_channel(found.group(1)) as channel:
+            response = pb_grpc.RefereeStub(channel).RunMatch(
+                pb.RunMatchRequest(admin_token="adm", game="aegis", lineup=["a", "b"], seed=9), timeout=60)
+        assert sorted(json.loads(response.results_json)["placing"]) == [1, 2]
+    finally:
+        for bot in bots:
+            bot.terminate()
+            bot.wait(10)
+        server.send_signal(signal.SIGINT)
+        server.wait(10)
+    assert not path.exists()

@@ -1,6 +1,6 @@
 """How fast the referee is, against what it cannot beat: ``python -m referee.bench``.
 
-Five sections, run in one process tree, printed as tables (and written as
+Six sections, run in one process tree, printed as tables (and written as
 JSON with ``--json FILE``):
 
 1. **engine**: random playouts in process (the rules alone);
@@ -14,7 +14,10 @@ JSON with ``--json FILE``):
    transport taken out (:mod:`referee.bench.inprocess`);
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
-   ``referee tournament``.
+   ``referee tournament``;
+6. **sandbox**: a bot's start-up with and without bubblewrap, and a demo
+   tournament with long-lived bots against a fresh process per match
+   (:mod:`referee.bench.sandbox`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`).
@@ -42,11 +45,12 @@ from tabulate import tabulate
 
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
+from referee.bench import sandbox as sandbox_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -148,6 +152,8 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
         results["concurrency"] = asyncio.run(concurrency(seconds * 2, max(1, (rounds + 1) // 2)))
     if "tournament" in sections:
         results["tournament"] = asyncio.run(tournaments())
+    if "sandbox" in sections:
+        results["sandbox"] = asyncio.run(sandbox_mod.measure())
     if "trace" in sections:
         results["trace"] = trace_mod.run(seconds * 2)
     results["machine"]["load_average_after"] = _load()
@@ -258,6 +264,15 @@ def report(results: dict) -> str:
              t["concurrency"], t["matches"], t["decisions"], t["seconds"], t["games_per_minute"]]
             for t in results["tournament"]],
               ["config", "bots", "at once", "matches", "decisions", "seconds", "games/minute"])
+    if "sandbox" in results:
+        box = results["sandbox"]
+        table("6a. A launched bot's start, to its session at the referee (sample_bots.random)" + (
+            f"; bubblewrap not measured: {box['bwrap_unavailable']}" if box["bwrap_unavailable"] else ""), [
+            [s["sandbox"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in box["startup"]],
+              ["sandbox", "starts", "median ms", "range ms"])
+        table("6b. examples/aegis.toml with long-lived bots and with a fresh process per match", [
+            [t["isolation"], t["matches"], t["seconds"], t["games_per_minute"]] for t in box["isolation"]],
+              ["isolation", "matches", "seconds", "games/minute"])
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])

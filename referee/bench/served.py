@@ -133,13 +133,15 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
     return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
-async def tournament(path: Path, workdir: Path) -> dict:
+async def tournament(path: Path, workdir: Path, change=None) -> dict:
     """A demo tournament, whole, through ``referee.tournament.run.run`` (what
     ``referee tournament`` does): launching and containing the bots included.
     Its bots are replaced by random ones where the sample bots they name are
-    not there."""
+    not there; ``change(config)`` may return the configuration changed."""
     cfg = tconfig.load(path)
     cfg = dataclasses.replace(cfg, output=workdir / path.stem)
+    if change is not None:
+        cfg = change(cfg)
     missing = [b.name for b in cfg.bots if not b.external and not _runnable(b.command)]
     if missing:
         cfg = dataclasses.replace(cfg, bots=tuple(

@@ -12,14 +12,16 @@ from referee.games import GAMES
 from referee.games.base import GameSpec
 from referee.tournament.config import BotSpec
 
-def announce_sandbox(mode: str) -> None:
+def announce_sandbox(mode: str, isolation: str = "tournament") -> None:
     """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
-    work: exit 2) and print the one line naming the risk when bots will run without one."""
+    work: exit 2) and print, in one line starting ``sandbox:``, what the bots will run in (the
+    risk, when that is nothing) and what they keep between matches."""
     from referee.tournament import sandbox
 
-    warning = sandbox.resolve(mode).warning
-    if warning:
-        click.echo(warning, err=True)
+    box = sandbox.resolve(mode)
+    kept = ("nothing: a fresh process and scratch for every match" if isolation == "match"
+            else "their processes and scratch for the whole run")
+    click.echo(f"{box.warning or box.describe()}; isolation: {isolation} (bots keep {kept})", err=True)
 
 
 # --- types ----------------------------------------------------------------------------

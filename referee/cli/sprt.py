@@ -119,7 +119,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         click.echo(f"sprt {setup.game}: {setup.candidate.name} against {setup.baseline.name}, seed {setup.seed}; "
                    f"H0 Elo {setup.elo0:g}, H1 Elo {setup.elo1:g}; LLR bounds {lower:.2f}, {upper:.2f}; "
                    f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
-    announce_sandbox(setup.sandbox)
+    announce_sandbox(setup.sandbox, setup.isolation)
     interrupt_on_sigterm()
     try:
         status = asyncio.run(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,

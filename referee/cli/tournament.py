@@ -129,7 +129,7 @@ def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, ad
 
     from referee.tournament import run as trun
 
-    announce_sandbox(cfg.sandbox)
+    announce_sandbox(cfg.sandbox, cfg.isolation)
     bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
     interrupt_on_sigterm()
     try:

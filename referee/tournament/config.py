@@ -117,6 +117,8 @@ class TournamentConfig:
     max_groups: int = 70
     source: Path | None = None
     sandbox: str = "auto"
+    #: "tournament": a bot's processes live through the run; "match": a fresh one for every match
+    isolation: str = "tournament"
 
     def fingerprint(self) -> str:
         """What must not change in an existing output directory: everything that
@@ -221,7 +223,9 @@ def read(path: str | Path) -> ConfigFile:
 # --- reading a tournament ------------------------------------------------------------
 
 _TOP = {"tournament", "clock", "limits", "bots"}
-_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups"}
+_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation"}
+#: what a bot keeps between matches: its processes and scratch through the run, or nothing
+ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
 _BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
@@ -256,6 +260,10 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     seed = loc.integer("tournament", "seed", t.get("seed", 1), 0)
     concurrency = loc.integer("tournament", "concurrency", t.get("concurrency", 2), 1)
     max_groups = loc.integer("tournament", "max_groups", t.get("max_groups", 70), 1)
+    isolation = t.get("isolation", "tournament")
+    if isolation not in ISOLATIONS:
+        raise loc.error(f"tournament.isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}",
+                        "tournament", "isolation")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -287,7 +295,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
-                            concurrency, (base / output).resolve(), max_groups, path, sandbox)
+                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation)
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

@@ -19,6 +19,7 @@ and its matches are skipped.
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import shutil
 import signal
@@ -42,6 +43,10 @@ SECRET_VARIABLES = ("REFEREE_ADMIN_TOKEN",)
 @dataclass
 class Launched:
     spec: BotSpec
+    #: the name it connects under, its token and its seats: the bot's own, or one match's
+    name: str = ""
+    token: str = ""
+    capacity: int = 1
     process: subprocess.Popen | None = None
     starts: int = 0
     exits: list[str] = field(default_factory=list)
@@ -50,7 +55,11 @@ class Launched:
     dropped_bytes: int = 0
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     ended: str | None = None         # how the current process ended, once known
+    retired: bool = False            # stopped by the launcher after its match (isolation = "match")
     _pump: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.spec.name
 
 
 def describe_exit(code: int | None, limit_hit: str | None = None) -> str:
@@ -81,24 +90,27 @@ class Launcher:
         ``socket_dir`` bound at /run/referee), and ``hide`` lists what bots must not see besides
         each other's directories (the output directory, the tournament file)."""
         self.address = address
-        self.tokens = tokens
-        self.capacity = capacity
         self.log_dir = log_dir
         self.on_exit = on_exit
         self.box = box
         self.socket_dir = socket_dir
         self.hide = tuple(hide)
-        self.bots = {b.name: Launched(b) for b in bots if not b.external}
+        self.bots = {b.name: Launched(b, token=tokens[b.name], capacity=capacity.get(b.name, 1))
+                     for b in bots if not b.external}
+        #: processes started for one match (isolation = "match"), by the name they connect under
+        self.for_match: dict[str, Launched] = {}
         self._lock = threading.Lock()
         self._stopping = False
+        self._trees = itertools.count(1)  # a unique name for each process tree's cgroups
 
-    def command(self, spec: BotSpec, token_fd: int) -> list[str]:
-        """The bot's command with the launcher's arguments (its token comes through descriptor ``token_fd``)."""
+    def command(self, bot: Launched) -> list[str]:
+        """The bot's command with the launcher's arguments (its token comes through descriptor 3)."""
+        spec = bot.spec
         program, *args = spec.command
         if program in ("python", "python3"):  # the referee's own interpreter, with its packages
             program = sys.executable
-        command = [program, *args, "--address", self.address, "--name", spec.name, "--token-fd", str(token_fd),
-                   "--capacity", str(self.capacity.get(spec.name, 1))]
+        command = [program, *args, "--address", self.address, "--name", bot.name, "--token-fd", str(sandbox.TOKEN_FD),
+                   "--capacity", str(bot.capacity)]
         if not self.box.isolated:
             return command
         cwd = Path(spec.cwd or os.getcwd())
@@ -129,15 +141,15 @@ class Launcher:
         bot.process_seen = False
         bot.ended = None
         limits = bot.spec.limits
-        bot.tree = ProcessTree.make(f"referee-{os.getpid()}-{bot.spec.name}-{bot.starts}", limits) \
+        bot.tree = ProcessTree.make(f"referee-{os.getpid()}-{next(self._trees)}-{bot.spec.name}", limits) \
             if self.box.cgroups else None
         token_fd, writer = os.pipe()  # the token, in a pipe only the bot inherits
         try:
-            os.write(writer, f"{self.tokens[bot.spec.name]}\n".encode())
+            os.write(writer, f"{bot.token}\n".encode())
             os.close(writer)
-            command = self.command(bot.spec, token_fd)
+            command = self.command(bot)
             _check_program(command[0], bot.spec.cwd)
-            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree), cwd=bot.spec.cwd,
+            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree, token_fd), cwd=bot.spec.cwd,
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))
@@ -154,7 +166,7 @@ class Launcher:
         bot._pump = threading.Thread(target=self._pump, args=(bot, bot.process, log), daemon=True)
         bot._pump.start()
         if self.on_exit is not None:
-            threading.Thread(target=self._watch, args=(bot.spec.name, bot.process), daemon=True).start()
+            threading.Thread(target=self._watch, args=(bot.name, bot.process), daemon=True).start()
 
     def _watch(self, name: str, process: subprocess.Popen) -> None:
         process.wait()
@@ -171,7 +183,7 @@ class Launcher:
                     log.flush()
                     bot.dropped_bytes += max(0, len(chunk) - room)
             process.wait()
-            note = f"--- ended: {self._ended(bot, process)}"
+            note = "--- stopped after its match" if bot.retired else f"--- ended: {self._ended(bot, process)}"
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
             log.write((note + "\n").encode())
@@ -183,16 +195,19 @@ class Launcher:
         with self._lock:
             if bot.process is process and bot.ended is None:
                 code = sandbox.exit_status(process.returncode, self.box.isolated)
-                bot.ended = describe_exit(code, bot.tree.limit_hit() if bot.tree is not None else None)
+                tree = bot.tree  # once: _clear may drop it meanwhile
+                bot.ended = describe_exit(code, tree.limit_hit() if tree is not None else None)
             if bot.process is process:
                 return bot.ended
         return describe_exit(sandbox.exit_status(process.returncode, self.box.isolated))
 
     def _clear(self, bot: Launched) -> None:
-        """Everything the bot's ended process left behind is killed: its process group, and
-        with cgroups every process of its tree (wherever it went); its output pump ends."""
+        """Everything the bot's ended process left behind is killed: its process group and
+        session, and with cgroups every process of its tree (wherever it went, a new session
+        included); its output pump ends."""
         if bot.process is not None:
             _signal_group(bot.process, signal.SIGKILL)
+            sandbox.kill_session(bot.process.pid)
         if bot.tree is not None:
             bot.tree.remove()
             bot.tree = None
@@ -225,9 +240,43 @@ class Launcher:
         return sorted(dead)
 
     def gone(self, name: str) -> bool:
-        """A launched bot whose process has ended (it will not connect until restarted)."""
-        bot = self.bots.get(name)
+        """A launched bot (or a process started for one match, by its name) whose process has
+        ended: it will not connect until started again."""
+        bot = self.bots.get(name) or self.for_match.get(name)
         return bot is not None and (bot.process is None or bot.process.poll() is not None)
+
+    # --- a fresh process for every match (isolation = "match") --------------------
+
+    def dead(self, names: Iterable[str]) -> list[str]:
+        """Those of these bots that died too often to be started again."""
+        return sorted(name for name in set(names) if name in self.bots and self.bots[name].dead is not None)
+
+    def start_for_match(self, bot: str, name: str, token: str, capacity: int) -> None:
+        """A new process of ``bot`` for one match, with a fresh scratch: it connects as ``name``
+        with ``token`` for ``capacity`` seats; :meth:`retire` ends it."""
+        owner = self.bots[bot]
+        one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts)
+        self.for_match[name] = one
+        self._start(one)
+        owner.starts = one.starts
+        owner.exits += one.exits  # a process that could not start
+
+    def retire(self, name: str) -> None:
+        """End the process started for one match and everything it left. If it had died during
+        the match, that death is the bot's (past ``max_restarts`` deaths it is started no more)."""
+        one = self.for_match.pop(name)
+        owner = self.bots[one.spec.name]
+        if one.process is not None:
+            if one.process.poll() is not None:
+                owner.exits.append(self._ended(one, one.process))
+            else:
+                one.retired = True
+                _signal_group(one.process, signal.SIGKILL)
+                one.process.wait()
+        self._clear(one)
+        limit = owner.spec.limits.max_restarts
+        if owner.dead is None and len(owner.exits) > limit:
+            owner.dead = f"died {len(owner.exits)} times (last: {owner.exits[-1]}); not started again"
 
     def restarts(self) -> dict[str, int]:
         return {name: max(0, bot.starts - 1) for name, bot in self.bots.items()}
@@ -247,6 +296,8 @@ class Launcher:
         """Stop every launched process (and its children): TERM, then KILL. A bot
         that had died on its own by then has that death recorded."""
         self._stopping = True
+        for name in list(self.for_match):  # a match cut short
+            self.retire(name)
         for b in self.bots.values():
             if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen:
                 b.exits.append(self._ended(b, b.process))

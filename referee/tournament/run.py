@@ -55,7 +55,8 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
-                            sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])])
+                            sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
+                            isolation=config.isolation)
 
     def save(played: Played) -> None:
         nonlocal finished
@@ -72,6 +73,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     try:
         async with executor:
             store.set_meta("sandbox", executor.sandbox.describe())
+            store.set_meta("isolation", config.isolation)
             await executor.play_all(todo, config.concurrency, save, skip)
     finally:
         if executor.launcher is not None:

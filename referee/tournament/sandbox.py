@@ -25,7 +25,8 @@ where this process may make cgroup v1 groups (as root): one ``pids`` and one
 before exec; otherwise only the per-process limits hold, plus RLIMIT_NPROC
 for a user other than root (it does not bind root). :class:`ProcessTree`
 also finds every process a bot left behind, wherever it went (``setsid`` and
-double forks included), to kill it.
+double forks included), to kill it; without one, :func:`kill_session` finds
+those still in the bot's session.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ from referee.tournament.config import ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"
+TOKEN_FD = 3  # the descriptor a launched bot reads its token from
 SCRATCH = "/tmp"  # the bot's writable scratch inside the sandbox: HOME and TMPDIR
 PATH = "/usr/local/bin:/usr/bin:/bin"
 NO_SANDBOX_RISK = ("bots run as this user with its files, processes and network: a hostile bot can read "
@@ -216,6 +219,18 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     return [*args, "--", *argv]
 
 
+def make_socket_dir() -> Path:
+    """A new directory for the referee's socket (mode 0755; its name says which runner made it), and
+    the ones left by runners that were killed before they could remove theirs, removed."""
+    for stale in Path(tempfile.gettempdir()).glob("referee-[0-9]*-*"):
+        pid = stale.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(stale, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"referee-{os.getpid()}-"))
+    folder.chmod(0o755)
+    return folder
+
+
 def exit_status(code: int | None, sandboxed: bool) -> int | None:
     """A launched process's return code as Popen's (negative: a signal); bubblewrap reports a
     bot killed by signal N as the exit code 128 + N."""
@@ -227,9 +242,10 @@ def exit_status(code: int | None, sandboxed: bool) -> int | None:
 # --- limits, set between fork and exec -------------------------------------------------
 
 
-def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None) -> list[str]:
-    """``argv`` started by a small wrapper that joins ``tree``'s cgroups and sets the limits, then
-    execs it: the bot (or bubblewrap) never runs unlimited. A wrapper rather than Popen's
+def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token_fd: int) -> list[str]:
+    """``argv`` started by a small wrapper that joins ``tree``'s cgroups, sets the limits, moves
+    the token's pipe from ``token_fd`` to :data:`TOKEN_FD`, then execs it: the bot (or bubblewrap)
+    never runs unlimited. A wrapper rather than Popen's
     ``preexec_fn``: that makes the runner fork() while gRPC's threads run, and gRPC's fork
     handlers can then leave the runner's own gRPC stuck; without it Popen uses vfork."""
     wanted = [(resource.RLIMIT_CORE, 0)]
@@ -245,16 +261,21 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None) -> li
         wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
     rlimits = [(which, _within_hard(which, value)) for which, value in wanted]
     join = [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else []
-    return [sys.executable, "-I", "-S", "-c", _WRAPPER.format(join=join, rlimits=rlimits), *argv]
+    code = _WRAPPER.format(join=join, rlimits=rlimits, token_fd=token_fd, to=TOKEN_FD)
+    return [sys.executable, "-I", "-S", "-c", code, *argv]
 
 
-# joins the cgroups, sets the limits, execs the rest of its arguments (python -I -S: about 10 ms)
+# joins the cgroups, sets the limits, puts the token's pipe on its descriptor, execs the rest of
+# its arguments (python -I -S: about 10 ms)
 _WRAPPER = """import os, resource, sys
 for path in {join!r}:
     with open(path, "w") as procs:
         procs.write(str(os.getpid()))
 for which, value in {rlimits!r}:
     resource.setrlimit(which, value)
+if {token_fd} != {to}:
+    os.dup2({token_fd}, {to})
+    os.close({token_fd})
 os.execvp(sys.argv[1], sys.argv[1:])"""
 
 
@@ -306,7 +327,18 @@ def cgroup_parents() -> dict[str, Path] | None:
             trial.rmdir()
     except OSError:
         return None
+    _sweep_stale(parents.values())
     return parents
+
+
+def _sweep_stale(parents: Iterable[Path]) -> None:
+    """Groups a runner left (it was killed before it could remove them): what runs in them is
+    killed, the groups removed. Their names say which runner made them (``referee-PID-...``)."""
+    for parent in parents:
+        for group in parent.glob("referee-*-*"):
+            pid = group.name.split("-")[1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                ProcessTree((group,), Limits()).remove(patience=0.5)
 
 
 @dataclass(frozen=True)
@@ -361,11 +393,11 @@ class ProcessTree:
                     pass
             time.sleep(0.01)
 
-    def remove(self) -> None:
+    def remove(self, patience: float = 2.0) -> None:
         """Kill what is left, then remove the groups."""
         self.kill()
         for group in self.dirs:
-            for _ in range(100):  # a group is busy until its last process has been reaped
+            for _ in range(int(patience / 0.02)):  # a group is busy until its last process has been reaped
                 try:
                     group.rmdir()
                     break
@@ -383,6 +415,18 @@ class ProcessTree:
             if counters.get("max"):
                 return f"reached its limit of {self.limits.processes} processes"
         return None
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` (a launched bot's: its pid), found in /proc: those
+    that left its process group but not its session."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:  # after the name: state, ppid, pgrp, session
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
 
 def _counters(path: Path) -> dict[str, int]:

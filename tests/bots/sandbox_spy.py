@@ -4,7 +4,7 @@
 tests/test_sandbox.py: what a launched bot sees, and what it may do.
 
     python tests/bots/sandbox_spy.py --look PATH [--look PATH...] [--tcp PORT]
-        [--then play|exit|orphan|fork|write|memory] [--count N] [--size-mb N]
+        [--then play|exit|orphan|group|fork|write|memory] [--count N] [--size-mb N]
         --address A --name N --token-fd FD --capacity C
 """
 
@@ -113,6 +113,12 @@ def main() -> None:
             if os.fork() == 0:
                 os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", args.marker])
             os._exit(0)
+        time.sleep(0.5)
+        sys.exit(5)
+    if args.then == "group":  # a child in its own process group (same session), then this process dies
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", args.marker],
+                                 process_group=0)
+        print(f"SPY group child {child.pid}", flush=True)
         time.sleep(0.5)
         sys.exit(5)
     if args.then == "fork":  # as many processes as it can, each waiting

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import secrets
 import time
 from abc import ABC, abstractmethod
@@ -65,8 +66,11 @@ class Executor(ABC):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = ()):
+                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament"):
         self.game, self.options, self.clock = game, dict(options), clock
+        #: "match": every launched bot plays each match in a fresh process of its own (see :meth:`play`)
+        self.isolation = isolation
+        self._instances = itertools.count(1)
         self.bots = list(bots)
         self.capacity = dict(capacity)
         self.log_dir = log_dir
@@ -88,8 +92,17 @@ class Executor(ABC):
         ``self.socket_dir``, seen by the bots at :data:`~referee.tournament.sandbox.SOCKET_DIR`."""
 
     @abstractmethod
-    async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Play one match on the referee; returns its results and record."""
+    async def _run(self, seating: Seating, match_id: str,
+                   sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Play one match on the referee; returns its results and record. ``sessions``: the
+        names the seats' bots connect under, where they differ from the line-up's."""
+
+    def _admit(self, name: str, token: str) -> None:
+        """Let a process started for one match connect as ``name`` with ``token``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot start a bot for one match")
+
+    def _dismiss(self, name: str) -> None:
+        """``name``'s match is over: it may not connect again."""
 
     def _bot_ended(self, name: str) -> None:
         """A launched bot's process ended (called from a launcher thread): nothing to do by default."""
@@ -106,7 +119,8 @@ class Executor(ABC):
             self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended,
                                      box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide)
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
-            self.launcher.start_all()
+            if self.isolation != "match":
+                self.launcher.start_all()
         except BaseException:
             await stack.aclose()
             raise
@@ -125,12 +139,29 @@ class Executor(ABC):
         ``""`` lets the referee choose one. Raises :class:`BotsDead` (without playing) if a bot
         of the line-up died more than its ``max_restarts`` times."""
         assert self.launcher is not None, "use the executor in 'async with'"
-        dead = self.launcher.ensure_running(seating.lineup)
+        fresh = self.isolation == "match"
+        dead = self.launcher.dead(seating.lineup) if fresh else self.launcher.ensure_running(seating.lineup)
         if dead:
             status = self.launcher.status()
             raise BotsDead({name: status[name]["dead"] for name in dead})
         started = time.monotonic()
-        results, record = await self._run(seating, seating.key if match_id is None else match_id)
+        match_id = seating.key if match_id is None else match_id
+        if not fresh:
+            results, record = await self._run(seating, match_id)
+            return Played(seating, results, record, time.monotonic() - started)
+        names = {bot: f"{bot}#{next(self._instances)}" for bot in dict.fromkeys(seating.lineup)
+                 if bot in self.launcher.bots}  # '#' is in no bot's name
+        try:
+            for bot, name in names.items():
+                token = secrets.token_hex(16)
+                self._admit(name, token)
+                self.launcher.start_for_match(bot, name, token, seating.lineup.count(bot))
+            results, record = await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
+        finally:
+            for name in names.values():
+                self._dismiss(name)
+                if name in self.launcher.for_match:
+                    self.launcher.retire(name)
         return Played(seating, results, record, time.monotonic() - started)
 
     async def play_all(self, seatings: Iterable[Seating], concurrency: int,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from referee.tournament import sandbox
@@ -23,8 +22,7 @@ class LocalExecutor(Executor):
 
         unix = None
         if self.sandbox is not None and self.sandbox.isolated:  # the bots' only way out: a socket
-            self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-"))
-            self.socket_dir.chmod(0o755)
+            self.socket_dir = sandbox.make_socket_dir()
             stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the server stops
             unix = str(self.socket_dir / sandbox.SOCKET_NAME)
         self.referee = await stack.enter_async_context(
@@ -41,7 +39,15 @@ class LocalExecutor(Executor):
         except RuntimeError:  # the loop has closed: nobody is waiting
             pass
 
-    async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _admit(self, name: str, token: str) -> None:
+        self.referee.arena.admit(name, token)
+
+    def _dismiss(self, name: str) -> None:
+        self.referee.arena.dismiss(name)
+
+    async def _run(self, seating: Seating, match_id: str,
+                   sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         outcome = await self.referee.arena.run_match(self.game, self.options, seating.lineup, seed=seating.seed,
-                                                     clock=self.clock, game_id=match_id or None, gone=self.gone)
+                                                     clock=self.clock, game_id=match_id or None, gone=self.gone,
+                                                     sessions=sessions)
         return outcome.results, outcome.record

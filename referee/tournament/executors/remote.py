@@ -13,7 +13,7 @@ from typing import Any
 
 from referee.runner import Clock
 from referee.tournament import sandbox
-from referee.tournament.config import BotSpec
+from referee.tournament.config import BotSpec, ConfigError
 from referee.tournament.executors.base import Executor
 from referee.tournament.relay import Relay
 from referee.tournament.schedule import Seating
@@ -44,8 +44,12 @@ class RemoteExecutor(Executor):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), *, server: str, admin_token: str | None = None):
-        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide)
+                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament", *, server: str,
+                 admin_token: str | None = None):
+        if isolation == "match":
+            raise ConfigError('isolation = "match" needs the in-process referee: a remote one knows only the '
+                              "bots its tokens name (leave out --server, or use isolation = \"tournament\")")
+        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation)
         self.server = server
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)
@@ -65,7 +69,8 @@ class RemoteExecutor(Executor):
         await stack.enter_async_context(Relay(self.server, self.socket_dir / sandbox.SOCKET_NAME))
         return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
-    async def _run(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _run(self, seating: Seating, match_id: str,
+                   sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         from referee import wire
         from referee.v1 import referee_pb2 as pb
 

@@ -94,7 +94,10 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     executor = executor_for(server, admin_token, game=setup.game, options=setup.options, clock=setup.clock,
                             bots=[setup.candidate, setup.baseline], capacity=capacity, log_dir=log_dir,
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
-                            hide=[p for p in (setup.output, setup.source) if p is not None])
+                            hide=[p for p in (setup.output, setup.source) if p is not None],
+                            isolation=setup.isolation)
     async with executor:
+        if store is not None:
+            store.set_meta("sandbox", executor.sandbox.describe())
         await executor.play_all(to_play(), setup.concurrency, played, dead)
     return tally.verdict or Verdict.INCONCLUSIVE
