@@ -74,6 +74,7 @@ class Run:
     victim: dict
     launcher: dict
     sandbox: str
+    isolation: str
     leftovers: list[str]
 
     @property
@@ -105,14 +106,15 @@ def marked(mark: str) -> list[int]:
 
 
 def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None,
-               during: Callable[[subprocess.Popen, Path], None] | None = None, victim_late: float = 0) -> Run:
+               during: Callable[[subprocess.Popen, Path], None] | None = None, victim_late: float = 0,
+               isolation: str = "tournament") -> Run:
     """``referee tournament`` of attacker (running ``attack``: its arguments), victim and third,
     run from the tournament's directory with only PATH, HOME, LANG and the admin token in its
     environment. The layout is the plainest one, and the worst for the wall: the attacker's
     code lies in the tournament's directory, its ``cwd`` by default, beside the tournament
     file and the output directory; the other bots' directories are under it. ``victim_late``:
     the victim starts that many seconds after the others, and gives up after 2 s without
-    the referee (the launcher restarts it)."""
+    the referee (the launcher restarts it). ``isolation``: the tournament's."""
     mark = uuid.uuid4().hex[:20]  # not 32 hex digits: it would look like a token
     tmp.mkdir(parents=True, exist_ok=True)
     for name in ("victim", "third", "home"):
@@ -152,7 +154,8 @@ name = "third"
 command = ["python", "-m", "sample_bots.random", "--seed", "2"]
 cwd = "third"
 """
-    write_tournament(path, tables, game="aegis", deal_sets=DEAL_SETS, seed=SEED, concurrency=2, output="out")
+    write_tournament(path, tables, game="aegis", deal_sets=DEAL_SETS, seed=SEED, concurrency=2, output="out",
+                     extra=f'isolation = "{isolation}"')
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "home"), "LANG": "C.UTF-8",
            "REFEREE_ADMIN_TOKEN": ADMIN_TOKEN}
     proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "20"],
@@ -176,7 +179,7 @@ cwd = "third"
             pass
     log_path = out / "logs" / "attacker.log"
     return Run(tmp, proc.returncode, stdout, stderr, log_path.read_text(errors="replace") if log_path.exists() else "",
-               victim_results(out), meta(out, "launcher", "{}"), meta(out, "sandbox", ""), leftovers)
+               victim_results(out), meta(out, "launcher", "{}"), meta(out, "sandbox", ""), isolation, leftovers)
 
 
 def victim_results(out: Path) -> dict:
@@ -225,13 +228,14 @@ def control(tmp_path_factory) -> Run:
 def assert_victim_unharmed(run: Run, control: Run) -> None:
     """The tournament finished, in the sandbox asked for, and the victim's results are exactly
     the control's: every match played, the same scores and placings, no fault; its process
-    never died."""
+    never died (with isolation = "match": one process per match, none died)."""
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.sandbox.startswith(f"sandbox: {SANDBOX}") and run.sandbox == control.sandbox, run.sandbox
     assert run.victim == control.victim, "the victim's results differ from the control run's"
     assert all(sum(faults.values()) == 0 for *_, faults in run.victim["matches"].values())
     victim = run.launcher.get("victim", {})
-    assert victim.get("starts") == 1 and not victim.get("exits") and not victim.get("dead"), victim
+    starts = 1 if run.isolation == "tournament" else VICTIM_MATCHES  # a new process per match
+    assert victim.get("starts") == starts and not victim.get("exits") and not victim.get("dead"), victim
 
 
 # --- secrets ----------------------------------------------------------------------------------
@@ -436,8 +440,11 @@ def test_memory_across_children_hits_the_whole_bot_limit(tmp_path, control):
 # --- no orphans -------------------------------------------------------------------------------
 
 
-def test_a_double_forked_setsid_child_is_gone_after_the_run(tmp_path, control):
-    run = tournament(tmp_path, ["--attack", "orphan"])
-    run.ran("orphan")
+@pytest.mark.parametrize("isolation", ["tournament", "match"])
+def test_a_double_forked_setsid_child_is_gone_after_the_run(tmp_path, control, isolation):
+    """With isolation = "match" the attacker is a new process in every match, and leaves a
+    child in every one: all are gone."""
+    run = tournament(tmp_path, ["--attack", "orphan"], isolation=isolation)
+    assert len(run.ran("orphan")) == (1 if isolation == "tournament" else 2 * DEAL_SETS * 2), run.of("orphan")
     assert run.leftovers == [], "processes the attacker left behind survived the tournament"
     assert_victim_unharmed(run, control)
