@@ -124,8 +124,9 @@ def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None
         shutil.copy(code, tmp)
     out = tmp / "out"
     path = tmp / "t.toml"
+    hints = [out, path, tmp / "victim" / BOOK, tmp / "victim"]  # where a reader of the docs would look
     command = ["python", "attacker.py", "--mark", mark, "--victim", "victim", "--victim", "third",
-               "--hint", str(out), "--hint", str(path), "--hint", str(tmp / "victim" / BOOK), "--hint", str(tmp / "victim"), *attack]
+               *(arg for hint in hints for arg in ("--hint", str(hint))), *attack]
     extra = "".join(f"{key} = {value}\n" for key, value in (attacker_limits or {}).items())
     victim = ["python", "-m", "sample_bots.random", "--seed", "1"]
     if victim_late:
@@ -179,7 +180,8 @@ cwd = "third"
             pass
     log_path = out / "logs" / "attacker.log"
     return Run(tmp, proc.returncode, stdout, stderr, log_path.read_text(errors="replace") if log_path.exists() else "",
-               victim_results(out), meta(out, "launcher", "{}"), meta(out, "sandbox", ""), isolation, leftovers)
+               victim_results(out), json.loads(meta(out, "launcher") or "{}"), meta(out, "sandbox") or "", isolation,
+               leftovers)
 
 
 def victim_results(out: Path) -> dict:
@@ -203,16 +205,15 @@ def victim_results(out: Path) -> dict:
     return {"matches": rows, "seats": sorted(seats)}
 
 
-def meta(out: Path, key: str, default: str):
-    """What the store says of the run (``launcher``: JSON of the bots' starts and deaths)."""
-    value = default
-    if (out / "results.sqlite").exists():
-        store = Store(out, create=False)
-        try:
-            value = store.meta(key) or default
-        finally:
-            store.close()
-    return json.loads(value) if key == "launcher" else value
+def meta(out: Path, key: str) -> str | None:
+    """What the store says of the run: ``launcher`` (JSON: the bots' starts and deaths), ``sandbox``."""
+    if not (out / "results.sqlite").exists():
+        return None
+    store = Store(out, create=False)
+    try:
+        return store.meta(key)
+    finally:
+        store.close()
 
 
 @pytest.fixture(scope="module")
@@ -265,7 +266,8 @@ def test_a_session_under_the_victims_name_is_refused(tmp_path, control):
 def test_the_store_the_tournament_file_and_other_bots_files_cannot_be_opened(tmp_path, control):
     run = tournament(tmp_path, ["--attack", "files"])
     reports = run.ran("files")
-    store, toml, book = str(tmp_path / "out" / "results.sqlite"), str(tmp_path / "t.toml"), str(tmp_path / "victim" / BOOK)
+    store, toml = str(tmp_path / "out" / "results.sqlite"), str(tmp_path / "t.toml")
+    book = str(tmp_path / "victim" / BOOK)
     for report in reports:
         assert store in report["stores"] and toml in report["files"] and book in report["foreign"] \
             and str(ROOT / "referee") in report["shared"], "the attacker did not try the real paths"
@@ -289,12 +291,6 @@ def test_killing_the_other_bots_fails(tmp_path, control):
 
 
 # --- the network ------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Canary:
@@ -375,32 +371,13 @@ def test_no_connection_out_and_no_listening_on_the_host(tmp_path, control):
 # --- resources: limits charged to the attacker ------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def control_late(tmp_path_factory) -> Run:
-    """The control for an attack on the victim's start: the victim starts late, the attacker plays honestly."""
-    run = tournament(tmp_path_factory.mktemp("control-late"), ["--honest"], victim_late=VICTIM_LATE)
-    assert run.returncode == 0, run.stderr
-    assert len(run.victim["matches"]) == VICTIM_MATCHES, run.stdout
-    return run
-
-
-@pytest.mark.xfail(strict=True, reason="open: every bot reaches the referee through one socket, and nothing "
-                                       "caps one bot's connections (docs/security.md, what remains open)")
-def test_a_connection_flood_does_not_lock_the_victim_out(tmp_path, control_late):
-    """40 processes open 1,000 silent connections each to the referee (more than the runner's
-    descriptors) before the victim starts: the victim must still get in and play."""
-    run = tournament(tmp_path, ["--attack", "connections", "--children", "40", "--forks", "40000"],
-                     victim_late=VICTIM_LATE)
-    run.ran("connections")
-    assert_victim_unharmed(run, control_late)
-
-
 def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
     require_cgroups()  # without, the limit holds per process only (RLIMIT_NPROC, which root ignores)
     run = tournament(tmp_path, ["--attack", "fork", "--forks", str(FORKS)], {"processes": PROCESSES})
     run.ran("fork-start")
     for bomb in run.ran("fork"):
         assert bomb["forked"] < PROCESSES and "EAGAIN" in (bomb["error"] or ""), bomb
+    assert f"reached its limit of {PROCESSES} processes" in run.log  # charged to it, in its log
     assert run.leftovers == []
     assert_victim_unharmed(run, control)
 
@@ -408,9 +385,11 @@ def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
 @pytest.mark.parametrize("signals", ["python", "native"])
 def test_writing_a_gigabyte_hits_the_file_size_limit(tmp_path, control, signals):
     """One file as large as it goes, then more files in every writable place: at most
-    file_mb in its scratch (/tmp) and as much in /dev/shm, nothing elsewhere. A Python bot ignores SIGXFSZ (Python does): its write fails with EFBIG.
-    A native program does not: SIGXFSZ kills it, its death charged to it under the standings."""
-    args = ["--attack", "write", "--write-dir", str(tmp_path / "home")] + (["--native-signals"] if signals == "native" else [])
+    file_mb in its scratch (/tmp) and as much in /dev/shm, nothing elsewhere. A Python bot
+    ignores SIGXFSZ (Python does): its write fails with EFBIG. A native program does not:
+    SIGXFSZ kills it, its death charged to it under the standings."""
+    args = ["--attack", "write", "--write-dir", str(tmp_path / "home")]
+    args += ["--native-signals"] if signals == "native" else []
     run = tournament(tmp_path, args, {"file_mb": FILE_MB})
     run.ran("write-start")
     for write in run.of("write"):  # stopped by a limit: file_mb in its scratch, as much in /dev/shm
@@ -433,8 +412,32 @@ def test_memory_across_children_hits_the_whole_bot_limit(tmp_path, control):
     for memory in run.of("memory"):
         assert memory["held_mb"] < MEMORY_MB, memory
     assert run.of("memory") or "killed by SIGKILL" in run.log, run.log[-2000:]
+    assert f"over its memory limit of {MEMORY_MB} MB" in run.log  # charged to it, in its log
     assert run.leftovers == []
     assert_victim_unharmed(run, control)
+
+
+# --- the referee's socket, shared by every bot -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def control_late(tmp_path_factory) -> Run:
+    """The control for an attack on the victim's start: the victim starts late, the attacker plays honestly."""
+    run = tournament(tmp_path_factory.mktemp("control-late"), ["--honest"], victim_late=VICTIM_LATE)
+    assert run.returncode == 0, run.stderr
+    assert len(run.victim["matches"]) == VICTIM_MATCHES, run.stdout
+    return run
+
+
+@pytest.mark.xfail(strict=True, reason="open: every bot reaches the referee through one socket, and nothing "
+                                       "caps one bot's connections (docs/security.md, what remains open)")
+def test_a_connection_flood_does_not_lock_the_victim_out(tmp_path, control_late):
+    """40 processes open 1,000 silent connections each to the referee (the runner may hold
+    20,000 descriptors here) before the victim starts: the victim must still get in and play."""
+    run = tournament(tmp_path, ["--attack", "connections", "--children", "40", "--forks", "40000"],
+                     victim_late=VICTIM_LATE)
+    run.ran("connections")
+    assert_victim_unharmed(run, control_late)
 
 
 # --- no orphans -------------------------------------------------------------------------------
