@@ -130,8 +130,8 @@ def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None
     extra = "".join(f"{key} = {value}\n" for key, value in (attacker_limits or {}).items())
     victim = ["python", "-m", "sample_bots.random", "--seed", "1"]
     if victim_late:
-        victim = ["sh", "-c", f'sleep {victim_late}; exec {sys.executable} -m sample_bots.random --seed 1 '
-                              f'--retry-for 2 "$@"', "victim"]
+        script = f'sleep {victim_late}; exec {sys.executable} -m sample_bots.random --seed 1 --retry-for 2 "$@"'
+        victim = ["sh", "-c", script, "victim"]
     tables = f"""
 [clock]
 decision_ms = 5000

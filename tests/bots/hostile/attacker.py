@@ -27,10 +27,9 @@ from pathlib import Path
 os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"  # its forks are its own business: no handlers, no log line each
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import attacks  # noqa: E402
+import attacks
 
-from referee.bot import run_bot  # noqa: E402
-
+from referee.bot import run_bot
 
 WAIT = 25.0
 attacked = threading.Event()

@@ -10,6 +10,7 @@ process tree (procfs.py says why).
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import re
@@ -78,7 +79,7 @@ def gather_secrets() -> tuple[list[dict], dict[str, str]]:
     tree = procfs.tournament_tree()
     for pid in tree:
         args = procfs.argv(pid)
-        for flag, value in zip(args, args[1:]):
+        for flag, value in itertools.pairwise(args):
             if flag == "--token":
                 found(value, f"/proc/{pid}/cmdline")
         for arg in args:

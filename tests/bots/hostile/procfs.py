@@ -9,6 +9,7 @@ would still show the attacker every other bot of its tournament.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,7 +69,7 @@ def tournament_root() -> int:
     ancestors, else its parent (in a pid namespace: the sandbox's init)."""
     for pid in ancestors(os.getpid()):
         args = argv(pid)
-        if any(a == "-m" and b == "referee" for a, b in zip(args, args[1:])):
+        if any(a == "-m" and b == "referee" for a, b in itertools.pairwise(args)):
             return pid
     return os.getppid()
 
