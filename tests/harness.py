@@ -117,8 +117,12 @@ def require_sandbox() -> None:
 
 
 def require_cgroups() -> None:
-    """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits)."""
+    """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits);
+    with REFEREE_REQUIRE_SANDBOX=1 (CI, which runs as root on a machine that has them) fail instead."""
     from referee.tournament import sandbox
 
     if sandbox.cgroup_parents() is None:
-        pytest.skip("no cgroup v1 pids and memory groups can be made here (root, a writable hierarchy)")
+        why = "no cgroup v1 pids and memory groups can be made here (root, a writable hierarchy)"
+        if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
+        pytest.skip(why)
