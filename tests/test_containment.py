@@ -72,11 +72,16 @@ def test_a_bot_that_keeps_dying_is_restarted_then_skipped_with_the_reason(tmp_pa
 
 def test_memory_cpu_and_output_limits(tmp_path):
     hog = bot_script(tmp_path, "hog", """
+        import os
         import sys
         from referee.bot import run_bot
         blocks = []
         def decide(obs, legal, game):
-            blocks.append(bytearray(256 * 1024 * 1024))  # 256 MB more at every decision
+            try:
+                blocks.append(bytearray(256 * 1024 * 1024))  # 256 MB more at every decision
+            except MemoryError:  # the limit held; die of it (the kit would answer for a bot that raises)
+                print("MemoryError", flush=True)
+                os._exit(3)
             return 0
         run_bot(decide)
     """)
@@ -160,3 +165,17 @@ def test_sigterm_stops_the_tournament_the_bots_and_the_rerun_resumes(tmp_path):
     again = run(path)
     assert again.returncode == 0, again.stderr
     assert f"played {80 - saved} match(es) now, 80 in all" in again.stderr
+
+
+def test_a_log_that_cannot_be_opened_is_a_start_that_failed_not_a_crash(tmp_path):
+    from referee.tournament.config import BotSpec
+    from referee.tournament.launcher import Launcher
+
+    blocked = tmp_path / "logs"
+    blocked.write_text("a file where the log directory should be")
+    launcher = Launcher([BotSpec("a", ("python", "-m", "sample_bots.random"))], "127.0.0.1:1", {"a": "t"},
+                        {"a": 1}, blocked)
+    launcher.start_all()
+    assert launcher.gone("a")
+    assert launcher.status()["a"]["exits"] == ["cannot start: cannot open its log (File exists)"]
+    launcher.stop_all()

@@ -133,7 +133,13 @@ class Launcher:
         return open(self.log_dir / f"{bot.spec.name}.log", "ab")
 
     def _start(self, bot: Launched) -> None:
-        log = self._log(bot)
+        try:
+            log = self._log(bot)
+        except OSError as err:  # e.g. no descriptor left: this start fails, the run goes on
+            bot.starts += 1
+            bot.process = None
+            bot.exits.append(f"cannot start: cannot open its log ({err.strerror or err})")
+            return
         log.write(f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
                   f"{' '.join(bot.spec.command)}\n".encode())
         log.flush()
