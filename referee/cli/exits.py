@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
+from collections.abc import Coroutine
 from enum import IntEnum
+from typing import Any, TypeVar
 
 import click
 
@@ -14,6 +17,8 @@ from referee.tournament.config import ConfigError
 from referee.tournament.executors import RemoteRefereeError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
+
+T = TypeVar("T")
 
 
 class ExitCode(IntEnum):
@@ -72,6 +77,28 @@ def error_text(error: BaseException) -> str:
 def interrupt_on_sigterm() -> None:
     """SIGTERM (a cancelled CI job) stops cleanly, like Ctrl-C: a KeyboardInterrupt, exit 130."""
     signal.signal(signal.SIGTERM, _interrupt)
+
+
+def run_interruptibly(work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(work)``, SIGTERM treated as Ctrl-C is: the running work is cancelled (its
+    cleanup runs: bots stopped, the referee closed), then KeyboardInterrupt is raised. Outside
+    the event loop, SIGTERM raises KeyboardInterrupt at once (:func:`interrupt_on_sigterm`)."""
+    async def main() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        terminated = []
+        loop.add_signal_handler(signal.SIGTERM, lambda: terminated.append(True) or task.cancel())
+        try:
+            return await work
+        except asyncio.CancelledError:
+            if terminated:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+            interrupt_on_sigterm()
+
+    interrupt_on_sigterm()
+    return asyncio.run(main())
 
 
 def _interrupt(signum, frame) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from referee.cli.exits import SPRT_EXIT_CODES, interrupt_on_sigterm
+from referee.cli.exits import SPRT_EXIT_CODES, run_interruptibly
 from referee.cli.options import (
     BotCommand,
     announce_sandbox,
@@ -86,8 +86,6 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     Exit codes: 0 H1 accepted (stronger / no regression), 1 H0 accepted
     (not stronger / a regression), 3 inconclusive at the cap, 2 bad usage or
     a bot that never came to play, 130 interrupted. See docs/regression.md."""
-    import asyncio
-
     ctx = click.get_current_context()
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
@@ -120,9 +118,8 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
                    f"H0 Elo {setup.elo0:g}, H1 Elo {setup.elo1:g}; LLR bounds {lower:.2f}, {upper:.2f}; "
                    f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
     announce_sandbox(setup.sandbox, setup.isolation)
-    interrupt_on_sigterm()
     try:
-        status = asyncio.run(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
+        status = run_interruptibly(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
                                           server=server, admin_token=admin_token))
     except KeyboardInterrupt:
         status = Verdict.INTERRUPTED

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import click
 
-from referee.cli.exits import ExitCode, interrupt_on_sigterm
+from referee.cli.exits import ExitCode, run_interruptibly
 from referee.cli.options import announce_sandbox, config_argument, quiet_option, remote_options, standings_options
 from referee.tournament.store import MatchRow
 
@@ -125,15 +125,12 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
 def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, admin_token: str | None) -> None:
     """Play what the store lacks of the schedule, with a live progress bar; Ctrl-C or
     SIGTERM stop cleanly (exit 130), what finished being saved."""
-    import asyncio
-
     from referee.tournament import run as trun
 
     announce_sandbox(cfg.sandbox, cfg.isolation)
     bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
-    interrupt_on_sigterm()
     try:
-        played = asyncio.run(trun.play_schedule(cfg, schedule, store, progress=bar.update if bar else None,
+        played = run_interruptibly(trun.play_schedule(cfg, schedule, store, progress=bar.update if bar else None,
                                                 server=server, admin_token=admin_token))
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
