@@ -115,6 +115,8 @@ def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None
     file and the output directory; the other bots' directories are under it. ``victim_late``:
     the victim starts that many seconds after the others, and gives up after 2 s without
     the referee (the launcher restarts it). ``isolation``: the tournament's."""
+    if SANDBOX != "none":  # here too: the controls are fixtures of a wider scope than sandbox_works
+        require_sandbox()
     mark = uuid.uuid4().hex[:20]  # not 32 hex digits: it would look like a token
     tmp.mkdir(parents=True, exist_ok=True)
     for name in ("victim", "third", "home"):
