@@ -32,6 +32,15 @@ from referee.v1 import referee_pb2 as pb
 
 log = logging.getLogger("referee")
 
+#: the longest bot name a Hello may give (the tournament's names are at most 40 characters)
+MAX_NAME = 64
+
+
+def shown(name: str) -> str:
+    """A name from a bot, as the log shows it: quoted and escaped, at most MAX_NAME characters."""
+    return repr(name[:MAX_NAME]) + ("..." if len(name) > MAX_NAME else "")
+
+
 class RefusalReason(Enum):
     """Why a hello is not accepted (the protocol's Refusal.Reason)."""
 
@@ -238,9 +247,13 @@ class Arena:
                           f"(this referee speaks {wire.PROTOCOL_VERSION})")
         if not hello.bot_name:
             raise Refused(RefusalReason.BAD_HELLO, "the Hello has no bot_name")
+        if len(hello.bot_name) > MAX_NAME:
+            raise Refused(RefusalReason.BAD_HELLO, f"the bot_name is {len(hello.bot_name)} characters long "
+                                                   f"(at most {MAX_NAME})")
         if self.tokens is not None:
             expected = self.tokens.get(hello.bot_name)
-            if expected is None or not secrets.compare_digest(expected, hello.token):
+            # as bytes: a token of any characters is compared (and refused), never an error
+            if expected is None or not secrets.compare_digest(expected.encode(), hello.token.encode()):
                 raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
         if len(self.sessions.get(hello.bot_name, [])) >= self.max_sessions_per_bot:
             raise Refused(RefusalReason.TOO_MANY_SESSIONS,

@@ -22,7 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, RefusalReason, Refused
+from referee.arena import Arena, RefusalReason, Refused, shown
 from referee.process import tune_gc
 from referee.runner import Clock, GameInfo, MatchOutcome
 from referee.v1 import referee_pb2 as pb
@@ -40,15 +40,35 @@ REFUSALS = {
 }
 
 
+#: how long a new stream may take to send its Hello, and how many may wait for theirs at once
+HELLO_TIMEOUT_S = 10.0
+MAX_WAITING_FOR_HELLO = 256
+
+
 class RefereeServicer(pb_grpc.RefereeServicer):
-    def __init__(self, arena: Arena):
+    def __init__(self, arena: Arena, hello_timeout: float = HELLO_TIMEOUT_S,
+                 max_waiting: int = MAX_WAITING_FOR_HELLO):
         self.arena = arena
+        self.hello_timeout = hello_timeout
+        self.max_waiting = max_waiting
+        self.waiting = 0  # streams open that have not sent their Hello yet
 
     async def Play(self, request_iterator: AsyncIterator[pb.BotMessage],
                    context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RefereeMessage]:
+        if self.waiting >= self.max_waiting:
+            yield wire.refusal(pb.Refusal.BAD_HELLO, f"{self.waiting} streams are already waiting to say Hello")
+            return
+        self.waiting += 1
         try:
-            first = await anext(aiter(request_iterator))
+            first = await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout)
+        except TimeoutError:
+            first = None
         except (StopAsyncIteration, grpc.RpcError, asyncio.CancelledError):
+            return
+        finally:
+            self.waiting -= 1
+        if first is None:
+            yield wire.refusal(pb.Refusal.BAD_HELLO, f"no Hello within {self.hello_timeout:g} s")
             return
         if first.WhichOneof("kind") != "hello":
             yield wire.refusal(pb.Refusal.BAD_HELLO, "the first message of a session must be a Hello")
@@ -56,7 +76,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         try:
             session = self.arena.open_session(first.hello)
         except Refused as refused:
-            log.info("refused bot %r: %s", first.hello.bot_name, refused)
+            log.info("refused bot %s: %s", shown(first.hello.bot_name), refused)
             yield wire.refusal(REFUSALS[refused.reason], str(refused))
             return
         reader = asyncio.create_task(self._read(request_iterator, session))
@@ -107,7 +127,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
 
     async def RunMatch(self, request: pb.RunMatchRequest, context) -> pb.RunMatchResponse:
         expected = self.arena.admin_token
-        if expected is None or not secrets.compare_digest(expected, request.admin_token):
+        if expected is None or not secrets.compare_digest(expected.encode(), request.admin_token.encode()):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "RunMatch needs the server's admin token")
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
         try:
@@ -128,8 +148,10 @@ class RefereeServer:
     so that a bot running as another user may connect; removed when the server stops)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tokens: Mapping[str, str] | None = None,
-                 admin_token: str | None = None, connect_timeout: float = 10.0, unix: str | None = None):
+                 admin_token: str | None = None, connect_timeout: float = 10.0, unix: str | None = None,
+                 hello_timeout: float = HELLO_TIMEOUT_S):
         self.host = host
+        self.hello_timeout = hello_timeout
         self.requested_port = port
         self.unix = unix
         self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout)
@@ -145,7 +167,7 @@ class RefereeServer:
         tune_gc()
         self.arena = Arena(**self.arena_args)
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-        pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena), server)
+        pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), server)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)

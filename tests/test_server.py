@@ -314,3 +314,67 @@ def test_a_bot_admitted_for_one_match_is_refused_once_dismissed():
         return before.value.reason, session.bot_name, after.value.reason
 
     assert asyncio.run(go()) == (RefusalReason.BAD_TOKEN, "a#1", RefusalReason.BAD_TOKEN)
+
+
+def _hello_answer(server, hello: pb.Hello | None) -> pb.RefereeMessage:
+    """The first message the referee sends on a new stream that sends ``hello`` (or nothing)."""
+    async def ask():
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            sent = asyncio.Event()
+
+            async def messages():
+                if hello is not None:
+                    yield pb.BotMessage(hello=hello)
+                await sent.wait()  # keep the stream open until the answer is in
+
+            call = pb_grpc.RefereeStub(channel).Play(messages())
+            try:
+                return await call.read()
+            finally:
+                sent.set()
+                call.cancel()
+    return ask()
+
+
+@pytest.mark.e2e
+def test_a_stream_that_never_says_hello_is_closed_at_the_deadline():
+    async def test(server, bots):
+        started = asyncio.get_running_loop().time()
+        answer = await _hello_answer(server, None)
+        return answer, asyncio.get_running_loop().time() - started
+
+    answer, waited = serve(test, hello_timeout=0.5)
+    assert answer.refusal.reason == pb.Refusal.BAD_HELLO and "no Hello within 0.5 s" in answer.refusal.message
+    assert 0.4 < waited < 5
+
+
+@pytest.mark.e2e
+def test_an_oversized_name_and_a_non_ascii_token_are_refused_and_logged_in_bounded_size(caplog):
+    huge = "m" * 4_000_000
+
+    async def test(server, bots):
+        long_name = await _hello_answer(server, pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=huge))
+        odd_token = await _hello_answer(server, pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name="alice",
+                                                         token="s3crét✓"))
+        return long_name, odd_token
+
+    with caplog.at_level("INFO", logger="referee"):
+        long_name, odd_token = serve(test, tokens={"alice": "s3cret"})
+    assert long_name.refusal.reason == pb.Refusal.BAD_HELLO and "4000000 characters" in long_name.refusal.message
+    assert len(long_name.refusal.message) < 200
+    assert odd_token.refusal.reason == pb.Refusal.BAD_TOKEN
+    assert max(len(r.getMessage()) for r in caplog.records) < 400
+
+
+@pytest.mark.e2e
+def test_many_streams_without_a_hello_are_all_answered_and_closed():
+    async def test(server, bots):
+        started = asyncio.get_running_loop().time()
+        answers = await asyncio.gather(*(_hello_answer(server, None) for _ in range(300)))
+        return answers, asyncio.get_running_loop().time() - started
+
+    answers, waited = serve(test, hello_timeout=1.0)
+    reasons = [a.refusal.reason for a in answers]
+    assert reasons == [pb.Refusal.BAD_HELLO] * 300
+    late = [a for a in answers if "already waiting" in a.refusal.message]
+    assert len(late) >= 300 - 256 and waited < 10  # past the cap, refused at once; the rest at the deadline
