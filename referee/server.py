@@ -158,6 +158,7 @@ class RefereeServer:
         self.arena: Arena | None = None
         self.port: int | None = None
         self._server: grpc.aio.Server | None = None
+        self._doors: list[tuple[grpc.aio.Server, str]] = []
 
     @property
     def address(self) -> str:
@@ -187,7 +188,25 @@ class RefereeServer:
         log.info("referee listening on %s%s", self.address, f" and unix:{self.unix}" if self.unix else "")
         return self.address
 
+    async def add_door(self, path: str, max_connections: int) -> None:
+        """Listen on the Unix socket ``path`` too (mode 0666), taking at most ``max_connections``
+        connections through it at once (grpc closes the others as they come): one bot's own way
+        in, so that however many connections it opens, it uses up only its own door."""
+        door = grpc.aio.server(options=[("grpc.so_reuseport", 0),
+                                        ("grpc.max_allowed_incoming_connections", max_connections)])
+        pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), door)
+        if not door.add_insecure_port(f"unix:{path}"):
+            raise OSError(f"cannot listen on unix:{path}")
+        await door.start()
+        os.chmod(path, 0o666)
+        self._doors.append((door, path))
+
     async def stop(self, grace: float | None = 1.0) -> None:
+        for door, path in self._doors:
+            await door.stop(grace)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        self._doors = []
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None

@@ -431,8 +431,6 @@ def control_late(tmp_path_factory) -> Run:
     return run
 
 
-@pytest.mark.xfail(strict=True, reason="open: every bot reaches the referee through one socket, and nothing "
-                                       "caps one bot's connections (docs/security.md, what remains open)")
 def test_a_connection_flood_does_not_lock_the_victim_out(tmp_path, control_late):
     """40 processes open 1,000 silent connections each to the referee (the runner may hold
     20,000 descriptors here) before the victim starts: the victim must still get in and play."""

@@ -119,3 +119,25 @@ def test_bots_on_the_relay_play_a_match_on_a_referee_listening_on_tcp():
     for out in matches:
         assert out.state.is_terminal() and out.faults == []
         assert out.seat_names == ("a", "b")
+
+
+def test_connections_past_the_cap_are_closed_as_they_come():
+    async def main():
+        server, target, _ = await echo_server()
+        async with server, Relay(target, max_connections=2) as relay:
+            kept = [await asyncio.open_unix_connection(relay.path) for _ in range(2)]
+            for reader, writer in kept:
+                writer.write(b"hi\n")
+                assert await reader.readline() == b"HI\n"  # both are forwarded
+            reader, writer = await asyncio.open_unix_connection(relay.path)
+            try:
+                third = await asyncio.wait_for(reader.read(), 5)  # closed at once: end of stream
+            except ConnectionResetError:
+                third = b""
+            kept[0][1].close()
+            await asyncio.sleep(0.2)
+            reader, writer = await asyncio.open_unix_connection(relay.path)  # room again
+            writer.write(b"again\n")
+            return third, await reader.readline()
+
+    assert asyncio.run(main()) == (b"", b"AGAIN\n")

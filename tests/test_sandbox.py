@@ -181,11 +181,11 @@ class Spy:
         (self.bots / "other").mkdir()
         (self.bots / "other" / "secret.py").write_text("x = 1")
         self.sockets = tmp / "sock"
-        self.sockets.mkdir()
+        (self.sockets / "spy").mkdir(parents=True)  # the spy's own door: sock/spy/referee.sock
         self.listener = socket.socket(socket.AF_UNIX)
-        self.listener.bind(str(self.sockets / sandbox.SOCKET_NAME))
+        self.listener.bind(str(self.sockets / "spy" / sandbox.SOCKET_NAME))
         self.listener.listen()
-        os.chmod(self.sockets / sandbox.SOCKET_NAME, 0o666)
+        os.chmod(self.sockets / "spy" / sandbox.SOCKET_NAME, 0o666)
         spec = BotSpec("spy", ("python", str(SPY), *args), str(self.bots), {"BOT_SETTING": "on"},
                        limits=dataclasses.replace(limits, max_restarts=max_restarts))
         address = f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"

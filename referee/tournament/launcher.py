@@ -86,8 +86,8 @@ class Launcher:
                  hide: Iterable[Path] = ()):
         """``log_dir`` None: the bots' output goes to this process's stderr. ``on_exit(name)`` is
         called (from a thread of the launcher's) each time a bot's process has ended. In a
-        bubblewrap ``box``, ``address`` is the one inside it (the referee's socket directory
-        ``socket_dir`` bound at /run/referee), and ``hide`` lists what bots must not see besides
+        bubblewrap ``box``, ``address`` is the one inside it: each bot's own door to the referee,
+        the directory ``socket_dir/NAME``, is bound at /run/referee; ``hide`` lists what bots must not see besides
         each other's directories (the output directory, the tournament file)."""
         self.address = address
         self.log_dir = log_dir
@@ -115,7 +115,8 @@ class Launcher:
             return command
         cwd = Path(spec.cwd or os.getcwd())
         others = {Path(b.spec.cwd).resolve() for b in self.bots.values() if b.spec.cwd} - {cwd.resolve()}
-        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=self.socket_dir, hide=[*self.hide, *others],
+        door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
+        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=[*self.hide, *others],
                                      env=spec.env, scratch_mb=spec.limits.file_mb)
 
     def environment(self, spec: BotSpec) -> dict[str, str]:

@@ -26,14 +26,16 @@ log = logging.getLogger("referee.relay")
 
 class Relay:
     """Listens on the Unix socket ``path`` (default: ``relay.sock`` in a fresh temporary
-    directory) and forwards each connection to ``target``, ``HOST:PORT``."""
+    directory) and forwards each connection to ``target``, ``HOST:PORT``; at most
+    ``max_connections`` at once (0: no cap), those past it closed as they come."""
 
-    def __init__(self, target: str, path: Path | str | None = None):
+    def __init__(self, target: str, path: Path | str | None = None, max_connections: int = 0):
         host, _, port = target.rpartition(":")
         if not host or not port.isdigit():
             raise ValueError(f"a relay's target is HOST:PORT, not {target!r}")
         self.target, self.host, self.port = target, host.strip("[]"), int(port)
         self.path = Path(path) if path is not None else None
+        self.max_connections = max_connections
         self._made_dir: Path | None = None
         self._server: asyncio.AbstractServer | None = None
         self._connections: set[asyncio.Task] = set()
@@ -63,6 +65,9 @@ class Relay:
             shutil.rmtree(self._made_dir, ignore_errors=True)
 
     async def _forward(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.max_connections and len(self._connections) >= self.max_connections:
+            writer.close()
+            return
         self._connections.add(asyncio.current_task())
         try:
             try:

@@ -104,6 +104,11 @@ class Executor(ABC):
     def _dismiss(self, name: str) -> None:
         """``name``'s match is over: it may not connect again."""
 
+    def max_connections(self) -> int:
+        """Connections one sandboxed bot may hold to the referee at once: the kit opens one per
+        process, and with isolation = "match" a bot has up to ``capacity`` processes at once."""
+        return 16 + max(self.capacity.values(), default=1)
+
     def _bot_ended(self, name: str) -> None:
         """A launched bot's process ended (called from a launcher thread): nothing to do by default."""
 

@@ -20,17 +20,20 @@ class LocalExecutor(Executor):
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         from referee.server import RefereeServer
 
-        unix = None
-        if self.sandbox is not None and self.sandbox.isolated:  # the bots' only way out: a socket
-            self.socket_dir = sandbox.make_socket_dir()
-            stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the server stops
-            unix = str(self.socket_dir / sandbox.SOCKET_NAME)
         self.referee = await stack.enter_async_context(
-            RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout, unix=unix))
+            RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout))
         self._loop = asyncio.get_running_loop()
-        if unix is not None:
-            return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
-        return self.referee.address
+        if self.sandbox is None or not self.sandbox.isolated:
+            return self.referee.address
+        # the bots' only way out: each its own socket, with a cap on its connections
+        self.socket_dir = sandbox.make_socket_dir()
+        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the server stops
+        for bot in self.bots:
+            if not bot.external:
+                door = self.socket_dir / bot.name
+                door.mkdir(mode=0o755)
+                await self.referee.add_door(str(door / sandbox.SOCKET_NAME), self.max_connections())
+        return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
     def _bot_ended(self, name: str) -> None:
         # a match waiting for this bot to connect stops waiting (the arena asks gone() again)

@@ -65,8 +65,13 @@ class RemoteExecutor(Executor):
             return self.server
         self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-relay-"))
         self.socket_dir.chmod(0o755)
-        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the relay closes
-        await stack.enter_async_context(Relay(self.server, self.socket_dir / sandbox.SOCKET_NAME))
+        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the relays close
+        for bot in self.bots:  # each bot its own relay, with a cap on its connections
+            if not bot.external:
+                door = self.socket_dir / bot.name
+                door.mkdir(mode=0o755)
+                await stack.enter_async_context(
+                    Relay(self.server, door / sandbox.SOCKET_NAME, self.max_connections()))
         return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
     async def _run(self, seating: Seating, match_id: str,
