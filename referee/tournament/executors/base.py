@@ -142,7 +142,8 @@ class Executor(ABC):
     async def play(self, seating: Seating, match_id: str | None = None) -> Played:
         """Play one match. ``match_id`` is its id at the referee: by default the seating's key;
         ``""`` lets the referee choose one. Raises :class:`BotsDead` (without playing) if a bot
-        of the line-up died more than its ``max_restarts`` times."""
+        of the line-up died more than its ``max_restarts`` times. With isolation = "match" the
+        launched bots play it in processes started for it alone (:meth:`_play_fresh`)."""
         assert self.launcher is not None, "use the executor in 'async with'"
         fresh = self.isolation == "match"
         dead = self.launcher.dead(seating.lineup) if fresh else self.launcher.ensure_running(seating.lineup)
@@ -151,9 +152,15 @@ class Executor(ABC):
             raise BotsDead({name: status[name]["dead"] for name in dead})
         started = time.monotonic()
         match_id = seating.key if match_id is None else match_id
-        if not fresh:
+        if fresh:
+            results, record = await self._play_fresh(seating, match_id)
+        else:
             results, record = await self._run(seating, match_id)
-            return Played(seating, results, record, time.monotonic() - started)
+        return Played(seating, results, record, time.monotonic() - started)
+
+    async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The match, each launched bot of it in a new process that connects as ``NAME#N`` with a
+        token of this match alone; those processes, and all they started, are gone after it."""
         names = {bot: f"{bot}#{next(self._instances)}" for bot in dict.fromkeys(seating.lineup)
                  if bot in self.launcher.bots}  # '#' is in no bot's name
         try:
@@ -161,13 +168,12 @@ class Executor(ABC):
                 token = secrets.token_hex(16)
                 self._admit(name, token)
                 self.launcher.start_for_match(bot, name, token, seating.lineup.count(bot))
-            results, record = await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
+            return await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
         finally:
             for name in names.values():
                 self._dismiss(name)
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
-        return Played(seating, results, record, time.monotonic() - started)
 
     async def play_all(self, seatings: Iterable[Seating], concurrency: int,
                        on_played: Callable[[Played], bool | None],
