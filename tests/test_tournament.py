@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -152,3 +153,31 @@ def test_match_command_plays_one_match(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "final scores" in out.stdout and "fault" not in out.stdout
     assert run_cli("replay", str(tmp_path / "m.json")).returncode == 0
+
+
+@pytest.mark.e2e
+def test_without_a_seed_the_deals_come_from_128_bits_of_entropy_kept_for_the_resume(tmp_path):
+    path = write_config(tmp_path, deal_sets=1)
+    path.write_text(path.read_text().replace("seed = 11\n", ""))
+    first = run_cli("tournament", path, "--quiet", "--bootstrap", "10")
+    assert first.returncode == 0, first.stderr
+    assert "seed drawn from the system's entropy (128 bits; printed at the end)" in first.stderr
+    seed = int(re.search(r"master seed: (\d+) \(seed = \1 in the file plays these deals again\)",
+                         first.stderr).group(1))
+    assert seed.bit_length() > 64  # 128 random bits: below 2**64 once in 2**64 runs
+    store = Store(tmp_path / "out", create=False)
+    try:
+        assert store.config()["seed"] == seed
+        assert all(row.deal_set == 0 for row in store.matches())
+    finally:
+        store.close()
+    again = run_cli("tournament", path, "--quiet", "--bootstrap", "10")  # a rerun resumes on the same deals
+    assert again.returncode == 0, again.stderr
+    assert "played 0 match(es) now" in again.stderr and f"master seed: {seed} " in again.stderr
+    other = tmp_path / "other"
+    other.mkdir()
+    second = write_config(other, deal_sets=1)
+    second.write_text(second.read_text().replace("seed = 11\n", ""))
+    elsewhere = run_cli("tournament", second, "--quiet", "--bootstrap", "10")
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert int(re.search(r"master seed: (\d+)", elsewhere.stderr).group(1)) != seed  # a new run, new deals

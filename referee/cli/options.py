@@ -92,7 +92,8 @@ def game_options(spec: GameSpec, pairs: Iterable[tuple[str, str]]) -> dict[str, 
 
 
 def fresh_seed() -> int:
-    return secrets.randbelow(2**32)
+    """A seed nobody can guess: 128 bits of the system's entropy."""
+    return secrets.randbits(128)
 
 
 # --- tournaments, gauntlets, SPRTs ------------------------------------------------------

@@ -3,6 +3,7 @@ tournament file, results in a store, standings from it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 
@@ -29,11 +30,11 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     from referee.tournament import config as tconfig
     from referee.tournament import run as trun
 
-    cfg = tconfig.load(config_file)
+    cfg = trun.with_stored_seed(tconfig.load(config_file))
     schedule = trun.schedule_of(cfg)
     store = trun.open_store(cfg)
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
-    click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), seed {cfg.seed}; "
+    click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
     play_with_progress(cfg, schedule, store, quiet, server, admin_token)
     print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
@@ -68,14 +69,16 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, anch
     are saved as they come; the same command resumes an interrupted run."""
 
     from referee.tournament import gauntlet as tgauntlet
+    from referee.tournament import run as trun
     from referee.tournament import standings
 
     cfg = tgauntlet.load(config_file)
+    cfg = dataclasses.replace(cfg, tournament=trun.with_stored_seed(cfg.tournament))
     schedule = tgauntlet.make_schedule(cfg)
     store = tgauntlet.open_store(cfg)
     note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
     click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
-               f"{cfg.tournament.deal_sets} deal set(s), seed {cfg.tournament.seed}; {note}; "
+               f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
                f"results in {cfg.tournament.output}", err=True)
     play_with_progress(cfg.tournament, schedule, store, quiet, server, admin_token)
     rows = list(store.matches())
@@ -140,6 +143,8 @@ def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, ad
         if bar:
             bar.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
+    if cfg.seed_drawn:
+        click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again)", err=True)
 
 
 class _LiveBar:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import secrets
 import shlex
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
@@ -119,6 +120,15 @@ class TournamentConfig:
     sandbox: str = "auto"
     #: "tournament": a bot's processes live through the run; "match": a fresh one for every match
     isolation: str = "tournament"
+    #: the file gave no seed: this one was drawn from the system's entropy (128 bits), and stays
+    #: secret until the run ends (the store keeps it, so that a rerun resumes with it)
+    seed_drawn: bool = False
+
+    def seed_text(self) -> str:
+        """The seed, as a run announces it before playing: a drawn one is not shown yet."""
+        if self.seed_drawn:
+            return "seed drawn from the system's entropy (128 bits; printed at the end)"
+        return f"seed {self.seed} (given: anyone who knows or guesses it can compute every deal)"
 
     def fingerprint(self) -> str:
         """What must not change in an existing output directory: everything that
@@ -257,7 +267,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         bad = next((k for k in raw_options if k not in spec.options), None) or next(iter(raw_options), None)
         raise loc.error(f"tournament.options: {err}", "tournament.options", bad) from None
     deal_sets = loc.integer("tournament", "deal_sets", t.get("deal_sets", 10), 1)
-    seed = loc.integer("tournament", "seed", t.get("seed", 1), 0)
+    seed_drawn = "seed" not in t
+    seed = secrets.randbits(128) if seed_drawn else loc.integer("tournament", "seed", t["seed"], 0)
     concurrency = loc.integer("tournament", "concurrency", t.get("concurrency", 2), 1)
     max_groups = loc.integer("tournament", "max_groups", t.get("max_groups", 70), 1)
     isolation = t.get("isolation", "tournament")
@@ -295,7 +306,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
-                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation)
+                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn)
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

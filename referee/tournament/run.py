@@ -8,6 +8,7 @@ interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
 from referee.tournament.schedule import Schedule, Seating, make_schedule
-from referee.tournament.store import Store
+from referee.tournament.store import DB_NAME, Store
 
 
 Progress = Callable[[int, int, Played | None], None]
@@ -31,6 +32,19 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     store = Store(config.output)
     store.claim(fingerprint, description, config.bots)
     return store
+
+
+def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
+    """A configuration whose seed was drawn takes the seed its output directory already holds,
+    if any: an interrupted run resumes on the same deals."""
+    if not config.seed_drawn or not (config.output / DB_NAME).exists():
+        return config
+    store = Store(config.output, create=False)
+    try:
+        stored = json.loads(store.meta("config") or "{}").get("seed")
+    finally:
+        store.close()
+    return dataclasses.replace(config, seed=stored) if isinstance(stored, int) else config
 
 
 def open_store(config: TournamentConfig) -> Store:
