@@ -319,8 +319,10 @@ class Launcher:
             except subprocess.TimeoutExpired:
                 _signal_group(p, signal.SIGKILL)
                 p.wait()
-        for b in self.bots.values():  # and whatever a bot left behind, in its group or its tree
-            self._clear(b)
+        for b in self.bots.values():
+            if b.process is not None and b.process.poll() is not None:
+                self._ended(b, b.process)  # for its log, while its cgroups still tell a limit it hit
+            self._clear(b)  # and whatever it left behind, in its group or its tree
 
 
 def _check_program(program: str, cwd: str | None) -> None:
