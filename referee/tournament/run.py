@@ -74,8 +74,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
 
     def save(played: Played) -> None:
         nonlocal finished
-        s = played.seating
-        store.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
+        store.save_played(played)
         finished += 1
         if progress:
             progress(finished, total, played)

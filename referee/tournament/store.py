@@ -22,6 +22,7 @@ from referee.runner import FaultKind
 
 if TYPE_CHECKING:
     from referee.tournament.config import BotSpec
+    from referee.tournament.executors import Played
 
 DB_NAME = "results.sqlite"
 
@@ -155,6 +156,11 @@ class Store:
                 [(key, seat, bot, results["scores"][seat], results["placing"][seat],
                   *(faults[seat].get(kind, 0) for kind in FaultKind))
                  for seat, bot in enumerate(lineup)])
+
+    def save_played(self, played: Played) -> None:
+        """A match as an executor hands it over (:class:`~referee.tournament.executors.Played`)."""
+        s = played.seating
+        self.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
 
     def matches(self) -> Iterator[MatchRow]:
         for key, deal_set, lineup, results, seconds in self.db.execute(

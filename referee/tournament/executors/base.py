@@ -6,16 +6,17 @@ import asyncio
 import contextlib
 import itertools
 import secrets
+import shutil
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from referee.runner import Clock
-from referee.tournament.config import BotSpec
 from referee.tournament import sandbox
+from referee.tournament.config import BotSpec
 from referee.tournament.launcher import Launcher
 from referee.tournament.sandbox import Sandbox
 from referee.tournament.schedule import Seating
@@ -103,6 +104,20 @@ class Executor(ABC):
 
     def _dismiss(self, name: str) -> None:
         """``name``'s match is over: it may not connect again."""
+
+    async def _open_doors(self, stack: contextlib.AsyncExitStack,
+                          open_door: Callable[[Path], Awaitable[None]]) -> str:
+        """Each launched bot's own way to the referee: ``open_door(path)`` listens on the Unix
+        socket ``path`` in ``socket_dir/NAME`` (bound into that bot's sandbox alone, at
+        :data:`~referee.tournament.sandbox.SOCKET_DIR`); returns the address the bots are given."""
+        self.socket_dir = sandbox.make_socket_dir()
+        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the doors close
+        for bot in self.bots:
+            if not bot.external:
+                door = self.socket_dir / bot.name
+                door.mkdir(mode=0o755)
+                await open_door(door / sandbox.SOCKET_NAME)
+        return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
     def max_connections(self) -> int:
         """Connections one sandboxed bot may hold to the referee at once: the kit opens one per

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from referee.tournament import sandbox
 from referee.tournament.executors.base import Executor
 from referee.tournament.schedule import Seating
 
@@ -26,14 +24,7 @@ class LocalExecutor(Executor):
         if self.sandbox is None or not self.sandbox.isolated:
             return self.referee.address
         # the bots' only way out: each its own socket, with a cap on its connections
-        self.socket_dir = sandbox.make_socket_dir()
-        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the server stops
-        for bot in self.bots:
-            if not bot.external:
-                door = self.socket_dir / bot.name
-                door.mkdir(mode=0o755)
-                await self.referee.add_door(str(door / sandbox.SOCKET_NAME), self.max_connections())
-        return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
+        return await self._open_doors(stack, lambda path: self.referee.add_door(str(path), self.max_connections()))
 
     def _bot_ended(self, name: str) -> None:
         # a match waiting for this bot to connect stops waiting (the arena asks gone() again)

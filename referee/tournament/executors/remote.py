@@ -5,14 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from referee.runner import Clock
-from referee.tournament import sandbox
 from referee.tournament.config import BotSpec, ConfigError
 from referee.tournament.executors.base import Executor
 from referee.tournament.relay import Relay
@@ -63,16 +60,9 @@ class RemoteExecutor(Executor):
         self.stub = pb_grpc.RefereeStub(channel)
         if self.sandbox is None or not self.sandbox.isolated:
             return self.server
-        self.socket_dir = Path(tempfile.mkdtemp(prefix="referee-relay-"))
-        self.socket_dir.chmod(0o755)
-        stack.callback(shutil.rmtree, self.socket_dir, ignore_errors=True)  # after the relays close
-        for bot in self.bots:  # each bot its own relay, with a cap on its connections
-            if not bot.external:
-                door = self.socket_dir / bot.name
-                door.mkdir(mode=0o755)
-                await stack.enter_async_context(
-                    Relay(self.server, door / sandbox.SOCKET_NAME, self.max_connections()))
-        return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
+        # each bot its own relay, with a cap on its connections
+        return await self._open_doors(
+            stack, lambda path: stack.enter_async_context(Relay(self.server, path, self.max_connections())))
 
     async def _run(self, seating: Seating, match_id: str,
                    sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:

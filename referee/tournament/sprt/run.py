@@ -80,10 +80,9 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
 
     def played(p: Played) -> bool:
         nonlocal over
-        s = p.seating
         if store is not None:
-            store.save(s.key, s.deal_set, s.seed, s.lineup, p.results, p.record, p.seconds)
-        over = over or record(s, p.results)
+            store.save_played(p)
+        over = over or record(p.seating, p.results)
         return over
 
     def dead(s: Seating, err: BotsDead) -> None:
@@ -99,5 +98,6 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     async with executor:
         if store is not None:
             store.set_meta("sandbox", executor.sandbox.describe())
+            store.set_meta("isolation", setup.isolation)
         await executor.play_all(to_play(), setup.concurrency, played, dead)
     return tally.verdict or Verdict.INCONCLUSIVE
