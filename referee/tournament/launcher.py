@@ -285,9 +285,6 @@ class Launcher:
         if owner.dead is None and len(owner.exits) > limit:
             owner.dead = f"died {len(owner.exits)} times (last: {owner.exits[-1]}); not started again"
 
-    def restarts(self) -> dict[str, int]:
-        return {name: max(0, bot.starts - 1) for name, bot in self.bots.items()}
-
     def status(self) -> dict[str, dict[str, object]]:
         """Per bot: starts, deaths (with the current process if it has ended), why it is dead, dropped output."""
         out = {}
