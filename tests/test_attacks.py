@@ -377,7 +377,9 @@ def test_a_fork_bomb_hits_the_process_limit(tmp_path, control):
     require_cgroups()  # without, the limit holds per process only (RLIMIT_NPROC, which root ignores)
     run = tournament(tmp_path, ["--attack", "fork", "--forks", str(FORKS)], {"processes": PROCESSES})
     run.ran("fork-start")
-    for bomb in run.ran("fork"):
+    # the attacker may die of the cap before it can report (its kit cannot start a thread): the
+    # charge below says the limit held either way; a report, if any, must show it held
+    for bomb in run.of("fork"):
         assert bomb["forked"] < PROCESSES and "EAGAIN" in (bomb["error"] or ""), bomb
     assert f"reached its limit of {PROCESSES} processes" in run.log  # charged to it, in its log
     assert run.leftovers == []
