@@ -176,5 +176,10 @@ class Store:
         SQLite's rowid, which counts the matches in the order the store saved them, 1 first."""
         return dict(self.db.execute("SELECT key, rowid FROM matches"))
 
+    def number(self, key: str) -> int | None:
+        """The number of one stored match (as :meth:`numbers`), None if it is not stored."""
+        row = self.db.execute("SELECT rowid FROM matches WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
