@@ -179,6 +179,11 @@ def test_export_of_a_tournament_a_gauntlet_and_an_sprt(tmp_path, invoke):
 
     sprt = run_cli("sprt", "--game", "aegis", "--candidate", "h=python -m sample_bots.heuristic",
                    "--baseline", "r=python -m sample_bots.random", "--seed", "5", "--max-units", "3",
-                   "--output", tmp_path / "sprt", "--quiet")
+                   "--output", tmp_path / "sprt", "--quiet", "--verbose")
     assert sprt.returncode in (0, 1, 3), sprt.stderr
-    check_export(tmp_path / "sprt", invoke)
+    table = check_export(tmp_path / "sprt", invoke)
+    # --verbose: a line per match, numbered as the store numbers them
+    finished = [line for line in sprt.stderr.splitlines() if line.startswith("Finished match ")]
+    assert sorted(finished) == sorted(
+        f"Finished match {line['match']} (aegis, deal set {line['deal_set']}): "
+        f"{line['seat0']} {line['score0']} – {line['seat1']} {line['score1']}" for line in table)
