@@ -15,7 +15,7 @@ def export(directory: str, to: str | None) -> None:
     `referee replay` checks, and one row per match in matches.csv: the match's
     number (its id for `referee replay DIRECTORY N`), key, deal set, the bot,
     score, place and fault count of each seat, its seconds and record file.
-    Files of the same name are replaced. See docs/records.md."""
+    Files of the same name are replaced. See docs/tournaments.md."""
     from referee.tournament import export as texport
 
     store = texport.open_results(directory)
