@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from harness import ROOT, run_cli, write_tournament
+from harness import run_cli, sample_bots, write_tournament
 
 from referee import games, records
 from referee.runner import FaultKind
@@ -142,36 +142,18 @@ def test_mistakes_get_one_line_and_exit_2(tmp_path, invoke, args, message):
 
 # --- what real runs stored ---------------------------------------------------------------
 
-BOTS = """
-[clock]
-decision_ms = 2000
-bank_ms = 10000
-
-[[bots]]
-name = "r1"
-command = "python -m sample_bots.random --seed 1"
-cwd = "{root}"
-
-[[bots]]
-name = "h"
-command = "python -m sample_bots.heuristic"
-cwd = "{root}"
-
-[[bots]]
-name = "r2"
-command = "python -m sample_bots.random --seed 2"
-cwd = "{root}"
-"""
+BOTS = sample_bots(r1="python -m sample_bots.random --seed 1", h="python -m sample_bots.heuristic",
+                   r2="python -m sample_bots.random --seed 2")
 
 
 @pytest.mark.e2e
 def test_export_of_a_tournament_a_gauntlet_and_an_sprt(tmp_path, invoke):
-    path = write_tournament(tmp_path / "t.toml", BOTS.format(root=ROOT), game="confirmation", deal_sets=1, seed=3,
+    path = write_tournament(tmp_path / "t.toml", BOTS, game="confirmation", deal_sets=1, seed=3,
                             concurrency=3, output="tour", options="rounds = 1")
     assert run_cli("tournament", path, "--quiet", "--bootstrap", "0").returncode == 0
     check_export(tmp_path / "tour", invoke)
 
-    gauntlet = write_tournament(tmp_path / "g.toml", BOTS.format(root=ROOT) + '\n[gauntlet]\ncandidate = "h"\n',
+    gauntlet = write_tournament(tmp_path / "g.toml", BOTS + '\n[gauntlet]\ncandidate = "h"\n',
                                 game="aegis", deal_sets=2, seed=3, concurrency=2, output="gaunt")
     done = run_cli("gauntlet", gauntlet, "--quiet", "--bootstrap", "0")
     assert done.returncode == 0, done.stderr

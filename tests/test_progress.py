@@ -8,7 +8,7 @@ import io
 import re
 
 import pytest
-from harness import ROOT, run_cli, write_tournament
+from harness import run_cli, sample_bots, write_tournament
 
 from referee.cli.progress import (
     Eta,
@@ -185,26 +185,12 @@ def test_quiet_prints_nothing_but_verbose_lines():
 
 # --- a real run, its output captured (not a terminal) -------------------------------------
 
-BOTS = """
-[clock]
-decision_ms = 2000
-bank_ms = 10000
-
-[[bots]]
-name = "r1"
-command = "python -m sample_bots.random --seed 1"
-cwd = "{root}"
-
-[[bots]]
-name = "h"
-command = "python -m sample_bots.heuristic"
-cwd = "{root}"
-"""
+BOTS = sample_bots(r1="python -m sample_bots.random --seed 1", h="python -m sample_bots.heuristic")
 
 
 @pytest.mark.e2e
 def test_a_captured_run_prints_progress_and_verbose_lines(tmp_path):
-    path = write_tournament(tmp_path / "t.toml", BOTS.format(root=ROOT), game="aegis", deal_sets=5, seed=7,
+    path = write_tournament(tmp_path / "t.toml", BOTS, game="aegis", deal_sets=5, seed=7,
                             concurrency=2, output="out")
     done = run_cli("tournament", path, "--verbose", "--score-every", "4", "--progress-every", "3",
                    "--bootstrap", "0")
