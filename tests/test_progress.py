@@ -21,7 +21,6 @@ from referee.cli.progress import (
     status_line,
 )
 from referee.runner import FaultKind
-from referee.stats.ratings import PairResult
 from referee.tournament.executors import Played
 from referee.tournament.schedule import Seating
 from referee.tournament.store import MatchRow
@@ -100,13 +99,37 @@ def test_match_lines_name_the_match_and_its_result():
 
 
 def test_score_lines_count_wins_losses_and_draws_from_the_first_bots_side():
-    outcomes = [PairResult(0, "a", "b", 1.0), PairResult(0, "b", "a", 1.0), PairResult(1, "b", "a", 0.5),
-                PairResult(1, "a", "b", 1.0), PairResult(1, "a", "c", 0.0)]
-    assert score_lines(outcomes, ["a", "b", "c"]) == [
-        "Score of a vs b: 2 - 1 - 1  [0.625] 4",
-        "Score of a vs c: 0 - 1 - 0  [0.000] 1",
+    live = LiveStandings("confirmation")
+    # a 10, b 20, a 10, c 0: a never meets a; both a lose to b and beat c; b beats c
+    live.add(MatchRow("0:a|b|a|c", 0, ("a", "b", "a", "c"), {"scores": [10, 20, 10, 0], "placing": [2, 1, 2, 4]}))
+    # b 5, a 5, b 0, c 9: a draws with the first b and beats the second; c beats all three
+    live.add(MatchRow("1:b|a", 1, ("b", "a", "b", "c"), {"scores": [5, 5, 0, 9], "placing": [2, 2, 4, 1]}))
+    assert live.tally == {("a", "b"): [1, 2, 1], ("a", "c"): [2, 1, 0], ("b", "c"): [1, 2, 0]}
+    assert score_lines(live.tally, ["a", "b", "c"]) == [
+        "Score of a vs b: 1 - 2 - 1  [0.375] 4",
+        "Score of a vs c: 2 - 1 - 0  [0.667] 3",
+        "Score of b vs c: 1 - 2 - 0  [0.333] 3",
     ]
-    assert score_lines(outcomes, ["b", "a", "c"])[0] == "Score of b vs a: 1 - 2 - 1  [0.375] 4"
+    assert score_lines(live.tally, ["c", "b", "a"]) == [
+        "Score of c vs b: 2 - 1 - 0  [0.667] 3",
+        "Score of c vs a: 1 - 2 - 0  [0.333] 3",
+        "Score of b vs a: 2 - 1 - 1  [0.625] 4",
+    ]
+
+
+def test_a_costly_fit_is_not_repeated_at_once_unless_fresh():
+    clock = Clock()
+    live = LiveStandings("aegis", [aegis_row(0, "a", "b", 0)], clock)
+    first = live.elos()
+    live._cost = 1.0  # as if that fit had taken a second
+    live.add(aegis_row(1, "a", "b", 1))
+    clock.now += 10.0
+    assert live.elos() == first  # not refitted for fifty seconds
+    clock.now += 40.0
+    assert live.elos() != first and dict(live.elos())["a"] == pytest.approx(1500)
+    live._cost = 1.0
+    live.add(aegis_row(2, "a", "b", 1))
+    assert dict(live.elos(fresh=True))["b"] > 1500
 
 
 def test_live_standings_include_the_stored_results():

@@ -85,17 +85,19 @@ def match_line(game: str, number: int | None, row: MatchRow) -> str:
     return f"Finished match {number if number is not None else '?'} ({game}, deal set {row.deal_set}): {result}"
 
 
-def score_lines(outcomes: Iterable[ratings.PairResult], names: Sequence[str]) -> list[str]:
-    """``Score of A vs B: W - L - D  [0.625] 16`` for each pair of bots that met, from A's side
-    (A: the one first in ``names``), counted in pairwise games as the ratings count them."""
+def score_lines(tally: dict[tuple[str, str], list[int]], names: Sequence[str]) -> list[str]:
+    """``Score of A vs B: W - L - D  [0.625] 16`` for each pair of bots that met, from A's side (A:
+    the one first in ``names``); ``tally``: each pair's [wins, losses, draws] of its first bot, in
+    pairwise games as the ratings count them (:meth:`LiveStandings.tally`)."""
     rank = {name: i for i, name in enumerate(names)}
-    tally: dict[tuple[str, str], list[int]] = {}
-    for o in outcomes:
-        a, b, score = (o.a, o.b, o.score) if rank.get(o.a, 1e9) <= rank.get(o.b, 1e9) else (o.b, o.a, 1 - o.score)
-        wld = tally.setdefault((a, b), [0, 0, 0])
-        wld[0 if score == 1 else 1 if score == 0 else 2] += 1
+    order = {}
+    for (a, b), (w, l, d) in tally.items():
+        if rank.get(b, math.inf) < rank.get(a, math.inf):
+            a, b, w, l = b, a, l, w
+        order[(rank.get(a, math.inf), rank.get(b, math.inf), a, b)] = (a, b, w, l, d)
     lines = []
-    for (a, b), (w, l, d) in sorted(tally.items(), key=lambda kv: (rank.get(kv[0][0], 1e9), rank.get(kv[0][1], 1e9))):
+    for key in sorted(order):
+        a, b, w, l, d = order[key]
         n = w + l + d
         lines.append(f"Score of {a} vs {b}: {w} - {l} - {d}  [{(w + d / 2) / n:.3f}] {n}")
     return lines
@@ -130,26 +132,43 @@ class Eta:
 
 
 class LiveStandings:
-    """Point estimates of every bot's Elo from all the results so far, stored ones included."""
+    """Point estimates of every bot's Elo from all the results so far, stored ones included, and
+    each pair's wins, losses and draws.
 
-    def __init__(self, game: str, rows: Iterable[MatchRow] = ()):
+    A fit over tens of thousands of pairwise results takes a fraction of a second, in the event loop
+    that runs the matches: the Elo is fitted again only when it has not been for fifty times as long
+    as the last fit took (at most 2% of the time), unless asked for ``fresh``."""
+
+    def __init__(self, game: str, rows: Iterable[MatchRow] = (), clock: Callable[[], float] = time.monotonic):
         self.game = game
+        self.clock = clock
         self.outcomes: list[ratings.PairResult] = []
-        self._elos: list[tuple[str, float]] | None = None
+        #: (a, b) -> [wins, losses, draws] of a against b, a < b
+        self.tally: dict[tuple[str, str], list[int]] = {}
+        self._elos: list[tuple[str, float]] = []
+        self._stale = False
+        self._fitted_at = -math.inf
+        self._cost = 0.0
         for row in rows:
             self.add(row)
 
     def add(self, row: MatchRow) -> None:
         from referee.tournament.standings import pair_results_of
 
-        self.outcomes += pair_results_of(self.game, [row])
-        self._elos = None
+        for o in pair_results_of(self.game, [row]):
+            self.outcomes.append(o)
+            a, b, score = (o.a, o.b, o.score) if o.a < o.b else (o.b, o.a, 1 - o.score)
+            self.tally.setdefault((a, b), [0, 0, 0])[0 if score == 1 else 1 if score == 0 else 2] += 1
+        self._stale = True
 
-    def elos(self) -> list[tuple[str, float]]:
+    def elos(self, fresh: bool = False) -> list[tuple[str, float]]:
         """(bot, Elo), best first."""
-        if self._elos is None:
+        now = self.clock()
+        if self._stale and (fresh or now - self._fitted_at >= 50 * self._cost):
+            started = time.perf_counter()
             fitted = ratings.fit(self.outcomes)
             self._elos = sorted(fitted.items(), key=lambda kv: (-kv[1], kv[0]))
+            self._cost, self._fitted_at, self._stale = time.perf_counter() - started, now, False
         return self._elos
 
 
@@ -164,7 +183,7 @@ class RunDisplay:
                  stream: TextIO, tty: bool | None = None, clock: Callable[[], float] = time.monotonic,
                  width: Callable[[], int] = lambda: shutil.get_terminal_size().columns):
         self.game, self.total, self.settings = game, total, settings
-        self.standings = LiveStandings(game, stored)
+        self.standings = LiveStandings(game, stored, clock)
         self.number_of, self.names = number_of, list(names)
         self.stream = stream
         self.tty = stream.isatty() if tty is None else tty
@@ -191,7 +210,7 @@ class RunDisplay:
             if self.settings.verbose:
                 self._print(match_line(self.game, self.number_of(s.key), row))
                 if self.played % self.settings.score_every == 0 or finished >= total:
-                    for line in score_lines(self.standings.outcomes, self.names):
+                    for line in score_lines(self.standings.tally, self.names):
                         self._print(line)
         if self.settings.quiet:
             return
@@ -212,7 +231,7 @@ class RunDisplay:
 
     def plain_line(self) -> str:
         assert self.eta is not None
-        elos = ", ".join(f"{name} {elo:.0f}" for name, elo in self.standings.elos())
+        elos = ", ".join(f"{name} {elo:.0f}" for name, elo in self.standings.elos(fresh=True))
         pct = 100 * self.done // self.total if self.total else 100
         return (f"progress: {self.done}/{self.total} matches ({pct}%), {self.played} in "
                 f"{duration(self.eta.elapsed())} this run, {self.eta.text(self.done, self.total)}"
@@ -232,8 +251,8 @@ class RunDisplay:
             return
         self.drawn_at = now
         assert self.eta is not None
-        line = status_line(self.done, self.total, self.eta.text(self.done, self.total), self.standings.elos(),
-                           self.width())
+        elos = self.standings.elos(fresh=self.done >= self.total)
+        line = status_line(self.done, self.total, self.eta.text(self.done, self.total), elos, self.width())
         self.stream.write("\r" + line.ljust(self.drawn if self.drawn <= self.width() - 1 else len(line)))
         self.stream.flush()
         self.drawn = len(line)
