@@ -119,6 +119,20 @@ def test_a_stored_record_that_does_not_match_its_result_fails_the_replay(tmp_pat
     assert failed.exit_code == 1 and "results.scores[0]" in failed.output
 
 
+def test_a_match_stored_without_a_record_is_in_the_csv_only(tmp_path, invoke):
+    store = fill_store(tmp_path / "out", "aegis", [("a", "b")], deal_sets=1)
+    store.save("1:a|b", 1, 7, ("a", "b"), {"scores": [10, 0], "placing": [1, 2]}, {}, 0.0)
+    store.close()
+    done = invoke("export", str(tmp_path / "out"))
+    assert done.exit_code == 0, done.output
+    assert "1 match record(s) and matches.csv" in done.output
+    assert "1 match(es) stored without a game record (e.g. 1:a|b): in matches.csv only" in done.output
+    with open(tmp_path / "out" / "export" / "matches.csv", newline="") as f:
+        assert [(line["key"], line["record"]) for line in csv.DictReader(f)] == \
+            [("0:a|b", "match-0001.json"), ("1:a|b", "")]
+    assert sorted(p.name for p in (tmp_path / "out" / "export").iterdir()) == ["match-0001.json", "matches.csv"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["export", "{tmp}/nothing"], "{tmp}/nothing: not a results directory (not found)"),
     (["export", "{tmp}/file.txt"], "{tmp}/file.txt: not a results directory (a file)"),

@@ -21,7 +21,10 @@ def export(directory: str, to: str | None) -> None:
     store = texport.open_results(directory)
     try:
         out = texport.output_directory(store.directory, to)
-        matches = texport.export(store, out)
+        matches, missing = texport.export(store, out)
     finally:
         store.close()
-    click.echo(f"{len(matches)} match record(s) and {texport.CSV_NAME} written to {out}")
+    click.echo(f"{len(matches) - len(missing)} match record(s) and {texport.CSV_NAME} written to {out}")
+    if missing:
+        click.echo(f"{len(missing)} match(es) stored without a game record (e.g. {missing[0].row.key}): "
+                   f"in {texport.CSV_NAME} only", err=True)

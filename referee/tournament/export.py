@@ -86,18 +86,25 @@ def output_directory(results: Path, to: str | Path | None) -> Path:
     return out
 
 
-def export(store: Store, out: Path) -> list[StoredMatch]:
-    """Write every stored match's record and ``matches.csv`` into ``out``; returns the matches."""
+def export(store: Store, out: Path) -> tuple[list[StoredMatch], list[StoredMatch]]:
+    """Write every stored match's record and ``matches.csv`` into ``out``; returns the matches, and
+    those stored without a game record (none is written for them)."""
     matches = stored_matches(store)
+    missing = []
     for m in matches:
-        records.write(out / m.file_name, record_of(store, m))
-    _write(out / CSV_NAME, matches_csv(matches))
-    return matches
+        record = record_of(store, m)
+        if record.get("format") == records.FORMAT:
+            records.write(out / m.file_name, record)
+        else:
+            missing.append(m)
+    _write(out / CSV_NAME, matches_csv(matches, {m.number for m in missing}))
+    return matches, missing
 
 
-def matches_csv(matches: list[StoredMatch]) -> str:
+def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
-    its faults (all kinds together; the record's ``meta.faults`` has each), the seconds, the record file."""
+    its faults (all kinds together; the record's ``meta.faults`` has each), the seconds, the record file
+    (empty for the matches ``without_record``)."""
     seats = max((len(m.row.lineup) for m in matches), default=0)
     header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
               + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
@@ -105,15 +112,16 @@ def matches_csv(matches: list[StoredMatch]) -> str:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(_csv_rows(matches))
+    writer.writerows(_csv_rows(matches, without_record))
     return text.getvalue()
 
 
-def _csv_rows(matches: list[StoredMatch]) -> Iterator[list[Any]]:
+def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[list[Any]]:
     for m in matches:
         r = m.row
         yield [m.number, r.key, r.deal_set, *r.lineup, *r.scores, *r.placing,
-               *(sum(f.values()) for f in r.faults), f"{r.seconds:.3f}", m.file_name]
+               *(sum(f.values()) for f in r.faults), f"{r.seconds:.3f}",
+               "" if m.number in without_record else m.file_name]
 
 
 def _write(path: Path, text: str) -> None:
