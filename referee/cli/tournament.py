@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Sequence
 
 import click
@@ -137,7 +138,7 @@ def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server:
     names = [b.name for b in cfg.bots]
     display = RunDisplay(cfg.game, len(schedule.seatings), progress, stored=store.matches(),
                          number_of=store.number, names=sorted(names, key=lambda n: n != first),
-                         stream=click.get_text_stream("stderr"))
+                         stream=sys.stderr)
     try:
         played = run_interruptibly(trun.play_schedule(cfg, schedule, store, progress=display.update,
                                                       server=server, admin_token=admin_token))
