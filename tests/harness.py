@@ -57,6 +57,14 @@ def write_tournament(path: Path, tables: str, *, game: str, deal_sets: int, seed
     return path
 
 
+def sample_bots(**commands: str) -> str:
+    """A [clock] (2 s a decision) and a [[bots]] table per ``name="command"``, run from the root."""
+    tables = "\n[clock]\ndecision_ms = 2000\nbank_ms = 10000\n"
+    for name, command in commands.items():
+        tables += f'\n[[bots]]\nname = "{name}"\ncommand = "{command}"\ncwd = "{ROOT}"\n'
+    return tables
+
+
 class Bots:
     """Bot processes launched against the referee at ``address``; ``close`` kills
     those still running. Their output goes to ``output`` (pipes unless told; None:

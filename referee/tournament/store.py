@@ -179,5 +179,15 @@ class Store:
         row = self.db.execute("SELECT record FROM matches WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    def numbers(self) -> dict[str, int]:
+        """Each stored match's number (its id for ``referee replay DIR N`` and ``referee export``):
+        SQLite's rowid, which counts the matches in the order the store saved them, 1 first."""
+        return dict(self.db.execute("SELECT key, rowid FROM matches"))
+
+    def number(self, key: str) -> int | None:
+        """The number of one stored match (as :meth:`numbers`), None if it is not stored."""
+        row = self.db.execute("SELECT rowid FROM matches WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
