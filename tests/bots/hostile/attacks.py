@@ -625,9 +625,73 @@ def attack_orphan(ctx: Context) -> None:
     os.waitpid(pid, 0)
 
 
+# --- spectating: the records of its own matches, the cards of their twins -------------
+
+
+def watch(stub: pb_grpc.RefereeStub, game_id: str, token: str, timeout: float) -> tuple[list[str], str | None]:
+    """What Spectate of ``game_id`` gives within ``timeout`` seconds: the messages' kinds, and the
+    record if it came (or the refusal's status instead of the kinds)."""
+    kinds, record = [], None
+    try:
+        for message in stub.Spectate(pb.SpectateRequest(game_id=game_id, token=token), timeout=timeout):
+            kinds.append(message.WhichOneof("kind"))
+            if kinds[-1] == "record_json":
+                record = message.record_json
+    except grpc.RpcError as err:
+        if err.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+            return [err.code().name], None
+    return kinds, record
+
+
+def attack_spectate(ctx: Context, period: float = 0.3) -> None:
+    """List the referee's games and watch each, again and again while the tournament runs,
+    with no token and with guessed ones (and guessed game ids when listing is refused): its
+    own finished matches' records would give the cards of their seat-swapped twins. Reports
+    each refusal, each game listed, and each record got, with the listing taken the moment
+    it came (which matches had finished then)."""
+    guesses = ["", "spectator", "watch", "admin", "secret", "token", "s3cret", *ctx.victims]
+    ids = [f"{k}:{a}|{b}" for k in range(4) for v in ctx.victims for a, b in (("attacker", v), (v, "attacker"))]
+    records: dict[str, dict] = {}
+    told: set[str] = set()
+    rounds = 0
+    with grpc.insecure_channel(ctx.address) as channel:
+        stub = pb_grpc.RefereeStub(channel)
+        while True:
+            refused, listed, token = {}, [], None
+            for guess in guesses:
+                try:
+                    listed = [(g.game_id, g.finished) for g in stub.ListGames(pb.ListGamesRequest(token=guess),
+                                                                              timeout=5).games]
+                    token = guess
+                    break
+                except grpc.RpcError as err:
+                    refused[f"list {guess!r}"] = err.code().name
+            if token is None:  # no listing: watch the ids a reader of the docs would guess
+                for game_id in ids[:4]:
+                    refused[f"spectate {game_id!r}"] = watch(stub, game_id, "", 0.5)[0][0]
+            for game_id, finished in listed:
+                if game_id in records or not finished:
+                    continue
+                kinds, record = watch(stub, game_id, token, 0.5)
+                if record is not None:
+                    now = [(g.game_id, g.finished) for g in stub.ListGames(pb.ListGamesRequest(token=token),
+                                                                           timeout=5).games]
+                    records[game_id] = {"kinds": kinds, "at": time.time(), "listing": now,
+                                        "seed": json.loads(record).get("seed")}
+                elif "record_held" not in told:
+                    told.add("record_held")
+                    report("spectate-held", game_id=game_id, kinds=kinds)
+            news = {f"listed {g}" for g, _ in listed} | {f"record {g}" for g in records}
+            if rounds == 0 or news - told:
+                report("spectate", round=rounds, refused=refused, listed=listed, records=records)
+                told |= news
+            rounds += 1
+            time.sleep(period)
+
+
 ATTACKS: dict[str, Callable[[Context], None]] = {
     "tokens": attack_tokens, "steal": attack_steal, "files": attack_files, "kill": attack_kill,
     "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
-    "orphan": attack_orphan, "connections": attack_connections,
+    "orphan": attack_orphan, "connections": attack_connections, "spectate": attack_spectate,
 }
-REPEATED = {"files", "kill"}  # again and again while the tournament runs
+REPEATED = {"files", "kill", "spectate"}  # again and again while the tournament runs
