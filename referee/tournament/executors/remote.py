@@ -89,7 +89,7 @@ class RemoteExecutor(Executor):
         from referee.v1 import referee_pb2 as pb
 
         request = pb.ReleaseRecordsRequest(admin_token=self.admin_token or "", match_ids=list(game_ids))
-        task = asyncio.get_running_loop().create_task(self.stub.ReleaseRecords(request))
+        task = asyncio.ensure_future(self.stub.ReleaseRecords(request))  # a call: awaitable, not a coroutine
         self._releasing.add(task)
         task.add_done_callback(self._release_done)
 
