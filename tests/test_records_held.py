@@ -217,3 +217,18 @@ def test_a_resumed_run_releases_what_it_played_of_a_deal_set_an_earlier_run_bega
     assert releases.stored(s[2]) == []
     with pytest.raises(ValueError, match="release must be one of deal-set, end"):
         Releases(s, mode="never")
+
+
+def test_the_release_key_of_a_tournament_file_is_checked(tmp_path):
+    from harness import write_tournament
+
+    from referee.tournament.config import ConfigError, load
+
+    bots = '[[bots]]\nname = "a"\ncommand = ["true"]\n\n[[bots]]\nname = "b"\ncommand = ["true"]\n'
+    files = {value: write_tournament(tmp_path / f"{i}.toml", bots, game="aegis", deal_sets=1, seed=1, concurrency=1,
+                                     extra=f'release = "{value}"' if value else "")
+             for i, value in enumerate(["", "end", "never"])}
+    assert load(files[""]).release == "deal-set" and load(files["end"]).release == "end"
+    with pytest.raises(ConfigError, match=r"2\.toml:\d+: tournament\.release must be one of deal-set, end, "
+                                          r"got 'never'"):
+        load(files["never"])
