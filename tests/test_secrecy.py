@@ -150,23 +150,23 @@ def tournament(tmp: Path, attack: list[str], serve_args: list[str], release: str
     tmp.mkdir(parents=True, exist_ok=True)
     command = ["python", str(HOSTILE / "attacker.py"), "--victim", "victim", *attack]
     tables = f"""
-[clock]
-decision_ms = 5000
-bank_ms = 30000
-
 [limits]
 sandbox = "none"
 
 [[bots]]
 name = "attacker"
-command = {json.dumps(command)}
 token = "{TOKENS['attacker']}"
+command = {json.dumps(command)}
 
 [[bots]]
 name = "victim"
 command = ["python", "-m", "sample_bots.heuristic"]  # no randomness: the ids at the server differ by run
 cwd = "{ROOT}"
 token = "{TOKENS['victim']}"
+
+[clock]
+decision_ms = 5000
+bank_ms = 30000
 """
     path = write_tournament(tmp / "t.toml", tables, game="aegis", deal_sets=DEAL_SETS, seed=SEED, concurrency=1,
                             output="out", extra=f'release = "{release}"')
