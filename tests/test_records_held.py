@@ -142,6 +142,44 @@ def test_release_records_needs_the_admin_token():
     assert codes == [(grpc.StatusCode.PERMISSION_DENIED, "ReleaseRecords needs the server's admin token")] * 2
 
 
+@pytest.mark.parametrize("game", ["aegis", "confirmation"])
+def test_no_message_to_a_bot_carries_the_seed_or_a_deck(game):
+    """Every message the arena queues for the seats' sessions, GameStart to GameEnd (hidden cards:
+    tests/test_protocol_leaks.py)."""
+    from referee import games
+    from referee.arena import Arena
+
+    names = "abcd"[: games.get(game).num_seats]
+
+    async def main():
+        arena = Arena(connect_timeout=5)
+        got: dict[str, list] = {name: [] for name in names}
+
+        async def play(name: str) -> None:
+            session = arena.open_session(pb.Hello(protocol_version=1, bot_name=name))
+            while (message := await session.next_message()) is not None:
+                got[name].append(message)
+                if message.WhichOneof("kind") == "request":
+                    r = message.request
+                    session.on_reply(pb.ActionReply(request_id=r.request_id, game_id=r.game_id, seat=r.seat, index=0))
+                elif message.WhichOneof("kind") == "game_end":
+                    return
+
+        players = [asyncio.create_task(play(name)) for name in names]
+        outcome = await arena.run_match(game, {"rounds": 2} if game == "confirmation" else {}, list(names),
+                                        seed=SEED, game_id="g", hold=True)
+        await asyncio.wait_for(asyncio.gather(*players), 10)
+        return outcome, got
+
+    outcome, got = asyncio.run(main())
+    assert outcome.faults == [] and outcome.record["seed"] == SEED
+    for name, messages in got.items():
+        kinds = [m.WhichOneof("kind") for m in messages]
+        assert kinds[0] == "game_start" and kinds[-1] == "game_end" and "request" in kinds, kinds
+        sent = b"".join(m.SerializeToString() for m in messages)
+        assert str(SEED).encode() not in sent and b"decks" not in sent and b"seed" not in sent, name
+
+
 # --- who may spectate ----------------------------------------------------------------------
 
 
