@@ -148,8 +148,9 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         await self._admin(request.admin_token, "RunMatch", context)
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
         try:
+            options = games.get(request.game).parse_options(dict(request.options))
             outcome = await self.arena.run_match(
-                request.game, dict(request.options), list(request.lineup), seed=seed,
+                request.game, options, list(request.lineup), seed=seed,
                 clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None,
                 hold=not request.release_at_end)
         except (games.GameError, ValueError) as err:
