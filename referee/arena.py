@@ -208,6 +208,13 @@ class SessionSeat(SeatLink):
 
 
 @dataclass(frozen=True)
+class Ended:
+    """A match's end, as spectators see it: its results (which hold only what was public)."""
+
+    results: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class RecordHeld:
     """Told a spectator after a match's end when its record is held back (it follows once released)."""
 
@@ -219,9 +226,9 @@ class Released:
     record: dict[str, Any]
 
 
-#: what a spectator is told: the start, each public event as (index, event), the end (the
-#: outcome, of which only the results are for spectators), then RecordHeld and/or Released
-Spectated = GameInfo | tuple[int, Event] | MatchOutcome | RecordHeld | Released
+#: what a spectator is told: the start, each public event as (index, event), the end, then
+#: RecordHeld and/or the Released record (never the outcome itself: it holds the record)
+Spectated = GameInfo | tuple[int, Event] | Ended | RecordHeld | Released
 
 
 @dataclass
@@ -445,7 +452,7 @@ class Arena:
 
     async def spectate(self, game_id: str) -> AsyncIterator[Spectated]:
         """The match's GameInfo, its public events as (index, event) (those so far, then
-        live) and, once it is over, its MatchOutcome; then, if its record is held,
+        live) and, once it is over, its results (Ended); then, if its record is held,
         RecordHeld, and its Released record once released (nothing more if the arena
         forgets the match first). KeyError for no such match."""
         hosted = self.matches.get(game_id)
@@ -463,7 +470,7 @@ class Arena:
             while running and (item := await queue.get())[0] != "end":
                 if item[0] == "event":  # not a release of the running match
                     yield item[1], item[2]
-            yield hosted.outcome
+            yield Ended(hosted.outcome.results)
             if hosted.held:
                 yield RecordHeld()
                 while hosted.held and not hosted.dropped:  # each change puts an item in the queue

@@ -22,9 +22,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, RecordHeld, Refused, RefusalReason, Released, SpectatorRefused, shown
+from referee.arena import Arena, Ended, RecordHeld, Refused, RefusalReason, Released, SpectatorRefused, shown
 from referee.process import tune_gc
-from referee.runner import Clock, GameInfo, MatchOutcome
+from referee.runner import Clock, GameInfo
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -126,7 +126,7 @@ class RefereeServicer(pb_grpc.RefereeServicer):
                 match item:
                     case GameInfo():
                         yield wire.spectator_start(item)
-                    case MatchOutcome():
+                    case Ended():
                         yield wire.spectator_end(game_id, item.results)
                     case RecordHeld():
                         yield wire.spectator_record_held()
