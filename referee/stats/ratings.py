@@ -216,6 +216,14 @@ def team_results(deal_set: int, names_by_seat: Sequence[str], scores_by_seat: Se
     return out
 
 
+def as_teams(outcomes: Iterable[Outcome]) -> list[PairResult]:
+    """The outcomes with every team as one player named by its members (``"a+c"``; a bot
+    partnered with its own copy is ``"a+a"``): the partnerships' own table."""
+    def name(side: str | tuple[str, ...]) -> str:
+        return "+".join(side) if isinstance(side, tuple) else f"{side}+{side}"
+    return [PairResult(o.deal_set, name(o.a), name(o.b), o.score) for o in outcomes]
+
+
 # --- tallies ----------------------------------------------------------------
 
 
