@@ -216,12 +216,14 @@ def team_results(deal_set: int, names_by_seat: Sequence[str], scores_by_seat: Se
     return out
 
 
+def _team_name(side: str | tuple[str, ...]) -> str:
+    return "+".join(side) if isinstance(side, tuple) else f"{side}+{side}"
+
+
 def as_teams(outcomes: Iterable[Outcome]) -> list[PairResult]:
     """The outcomes with every team as one player named by its members (``"a+c"``; a bot
-    partnered with its own copy is ``"a+a"``): the partnerships' own table."""
-    def name(side: str | tuple[str, ...]) -> str:
-        return "+".join(side) if isinstance(side, tuple) else f"{side}+{side}"
-    return [PairResult(o.deal_set, name(o.a), name(o.b), o.score) for o in outcomes]
+    partnered with its own copy is ``"a+a"``)."""
+    return [PairResult(o.deal_set, _team_name(o.a), _team_name(o.b), o.score) for o in outcomes]
 
 
 # --- tallies ----------------------------------------------------------------
@@ -724,5 +726,43 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     result = Ratings(out, h2h, bootstrap, confidence, samples, n_deals, identifiable,
                      not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap))
     for upper, lower in pairwise(out):
+        upper.los_next = result.los(upper.name, lower.name)
+    return result
+
+
+def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None = 0) -> Ratings:
+    """The partnerships' table (team games): each team's record, team against team, and its Elo.
+
+    Where the players' ratings are identified (``players``: :func:`rate` of the same outcomes) a
+    team's Elo is the average of its members' (the model's team strength) and its interval is
+    the bootstrap's for that average, widened by the average of the members' widenings (the
+    standard deviation of an average is at most the average of the standard deviations). Where
+    they are not, the teams are rated as players (:func:`rate` of :func:`as_teams`), which
+    measures the teams that met (and says when even they cannot be compared)."""
+    outcomes = _check(outcomes)
+    if not players.identifiable:
+        return rate(as_teams(outcomes), bootstrap=players.bootstrap, seed=seed, confidence=players.confidence)
+    members = {_team_name(side): side if isinstance(side, tuple) else (side, side)
+               for o in outcomes for side in (o.a, o.b)}
+    records = rate(as_teams(outcomes), bootstrap=0)
+    q_lo, q_hi = (1.0 - players.confidence) / 2.0, (1.0 + players.confidence) / 2.0
+    samples: dict[str, list[float]] = {}
+    rows = []
+    for r in records.rows:
+        team = [players[m] for m in members[r.name]]
+        elo = sum(m.elo for m in team) / len(team)
+        lo = hi = pm = None
+        if players.samples:
+            means = [sum(xs) / len(xs) for xs in zip(*(players.samples[m.name] for m in team))]
+            samples[r.name] = means
+            ordered = sorted(means)
+            lo = min(_percentile(ordered, q_lo), elo - sum(m.elo - m.lo for m in team) / len(team))
+            hi = max(_percentile(ordered, q_hi), elo + sum(m.hi - m.elo for m in team) / len(team))
+            pm = (hi - lo) / 2.0
+        rows.append(PlayerRating(r.name, elo, lo, hi, pm, r.games, r.wins, r.draws, r.losses, r.score_pct))
+    rows.sort(key=lambda r: (-r.elo, r.name))
+    result = Ratings(rows, records.head_to_head, players.bootstrap, players.confidence, samples,
+                     players.deal_sets, True, players.intervals_trusted, [])
+    for upper, lower in pairwise(rows):
         upper.los_next = result.los(upper.name, lower.name)
     return result

@@ -77,7 +77,7 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
     fit = ratings.rate(outcomes, anchor=anchor, bootstrap=bootstrap, seed=seed)
     teams = None
     if any(isinstance(o, ratings.TeamResult) for o in outcomes):
-        teams = ratings.rate(ratings.as_teams(outcomes), bootstrap=bootstrap, seed=seed)
+        teams = ratings.rate_teams(outcomes, fit, seed=seed)
     matches: dict[str, int] = defaultdict(int)
     points: dict[str, list[int]] = defaultdict(list)
     faults: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -132,11 +132,20 @@ def table(st: Standings) -> str:
 
 
 def team_table(teams: ratings.Ratings) -> str:
-    """The partnerships rated as players (a team plays at its members' average in the bots' table)."""
-    rows = [[rank, r.name, *_elo(r), r.games, _f(r.score_pct, 1), f"{r.wins}-{r.draws}-{r.losses}"]
-            for rank, r in enumerate(teams.rows, 1)]
+    """The partnerships (``ratings.rate_teams``); no Elo where even the teams cannot be compared."""
+    rows = [[rank, r.name, *(_elo(r) if teams.identifiable else ("-", "-")), r.games, _f(r.score_pct, 1),
+             f"{r.wins}-{r.draws}-{r.losses}"] for rank, r in enumerate(teams.rows, 1)]
     return tabulate(rows, headers=["rank", "team", "Elo", "±", "games", "score %", "W-D-L"], tablefmt="simple",
                     disable_numparse=True, colalign=("right", "left", "right", "right", "right", "right", "right"))
+
+
+def _teams_part(st: Standings) -> list[str]:
+    if st.teams is None:
+        return []
+    how = ("the average of its members'" if any(b.elo is not None for b in st.lines)
+           else "each team rated as one player" if st.teams.identifiable
+           else "none, the teams that met never link up")
+    return ["", f"Partnerships (team against team; a team's Elo: {how}):", team_table(st.teams)]
 
 
 def cross_table(st: Standings) -> str:
@@ -165,8 +174,7 @@ def report(st: Standings) -> str:
         *st.notes,
         "",
         table(st),
-        *(["", "Partnerships (each team rated as one player, team against team):", team_table(st.teams)]
-          if st.teams else []),
+        *_teams_part(st),
         "",
         "Head to head (row's score against column, pairwise games):",
         cross_table(st),
