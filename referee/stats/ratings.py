@@ -1,4 +1,4 @@
-"""Elo ratings from pairwise results: a joint maximum-likelihood fit with bootstrap intervals.
+"""Elo ratings from pairwise and team results: a joint maximum-likelihood fit with intervals over deal sets.
 
 Pure computation, no I/O.  Typical use::
 
@@ -7,7 +7,10 @@ Pure computation, no I/O.  Typical use::
         outcomes += pairwise_from_game(game.deal_set, game.seats, game.results["scores"])
     for match in matches:                    # 2-player Aegis: one outcome per match
         outcomes += pairwise_from_placing(match.deal_set, match.seats, match.results["placing"])
+    for game in pairs_games:                 # partners (Confirmation's pairs): one team result per game
+        outcomes += team_results(game.deal_set, game.seats, game.results["scores"], game.results["teams"])
     table = rate(outcomes, bootstrap=1000, seed=0)
+    table.warnings                           # sentences to print with the table (few deal sets, ...)
     for row in table.rows:                   # best first
         print(row.name, round(row.elo), f"±{row.plus_minus:.0f}", f"{row.score_pct:.1f}%")
 

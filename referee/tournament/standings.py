@@ -57,6 +57,8 @@ class Standings:
     notes: list[str] = field(default_factory=list)
     #: the partnerships rated as players (team games only: Confirmation's pairs), else None
     teams: ratings.Ratings | None = None
+    identifiable: bool = True  # False: the bots' ratings cannot be told apart (ratings.Ratings)
+    intervals_trusted: bool = True  # False: no interval can be trusted (one deal set)
 
 
 def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
@@ -106,7 +108,7 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
              "first_place_pct": 100 * sum(1 for _, place in v if place == 1) / len(v) if v else None}
             for s, v in enumerate(by_seat)]
     return Standings(game, lines, fit.head_to_head, bias, len(rows), len({r.deal_set for r in rows}), bootstrap,
-                     [f"warning: {w}" for w in fit.warnings], teams)
+                     [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted)
 
 
 def _f(value: float | None, digits: int = 0) -> str:
@@ -188,7 +190,7 @@ def report(st: Standings) -> str:
 def to_json(st: Standings) -> dict[str, Any]:
     return {
         "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
-        "notes": st.notes,
+        "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
         "standings": [{"rank": i, **b.__dict__} for i, b in enumerate(st.lines, 1)],
         "head_to_head": {a: {b: rec.__dict__ for b, rec in row.items()} for a, row in st.head_to_head.items()},
         "seat_bias": st.seat_bias,
