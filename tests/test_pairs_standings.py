@@ -58,9 +58,11 @@ def test_fixed_partners_print_no_individual_ratings():
 
 
 def test_a_bot_that_lost_everything_is_shown_as_a_bound():
+    def matches(d):  # x loses everything; y and z share their games
+        return [(("x", "y"), [0, 1]), (("y", "x"), [1, 0]), (("x", "z"), [0, 1]), (("y", "z"), [d % 2, 1 - d % 2])]
+
     rows = [MatchRow(f"{d}:{k}", d, lineup, {"scores": s, "placing": [1 if x == max(s) else 2 for x in s]})
-            for d in range(12) for k, (lineup, s) in enumerate([(("x", "y"), [0, 1]), (("y", "x"), [1, 0]),
-                                                                 (("x", "z"), [0, 1]), (("y", "z"), [d % 2, 1 - d % 2])])]
+            for d in range(12) for k, (lineup, s) in enumerate(matches(d))]
     st = standings.compute("aegis", rows, bootstrap=100)
     x = next(b for b in st.lines if b.name == "x")
     assert x.bound == "upper" and (x.wins, x.draws) == (0, 0)

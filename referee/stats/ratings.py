@@ -598,7 +598,8 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (pos - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
-def _tallies(outcomes: Sequence[Outcome], names: Sequence[str]) -> tuple[dict[str, Record], dict[str, dict[str, Record]]]:
+def _tallies(outcomes: Sequence[Outcome],
+             names: Sequence[str]) -> tuple[dict[str, Record], dict[str, dict[str, Record]]]:
     """Each player's record, and each against each: a team result counts once for every member
     (not one who is on both teams), and once against every opponent; never between partners."""
     totals = {name: Record() for name in names}

@@ -14,10 +14,11 @@ bot's form on a deal set ``~ Normal(0, luck)`` Elo, shared by all its games on i
 100: strong). Those effects shrink the Elo differences that games show (the average of
 ``σ(Δ + noise)`` is nearer 1/2 than ``σ(Δ)``), so the *true* rating of a case, the one every
 rating system estimates, is what the fit converges to with unlimited deal sets of the same
-world: measured once per case on ``--limit`` deal sets (printed). For each case the tool rates ``--tournaments`` tournaments with
-:func:`referee.stats.ratings.rate` and prints how often an interval held the truth (a bound,
-"< hi" or "> lo", holds it when it lies on the stated side), the mean half-width, and how many
-intervals were flagged as untrustworthy (``Ratings.intervals_trusted``).
+world: measured once per case on ``--limit`` deal sets (printed). For each case the tool rates
+``--tournaments`` tournaments with :func:`referee.stats.ratings.rate` and prints how often an
+interval held the truth (a bound, "< hi" or "> lo", holds it when it lies on the stated side),
+the mean half-width, and how many intervals were flagged as untrustworthy
+(``Ratings.intervals_trusted``).
 """
 
 from __future__ import annotations
