@@ -22,6 +22,7 @@ The package, one job per module:
 from __future__ import annotations
 
 from referee.games.aegis import lineups, text
+from referee.games.aegis.view import AegisView
 from referee.games.aegis.determinization import determinize
 from referee.games.aegis.match import CALLED_LEAD, WINNING_SCORE, AegisMatch
 from referee.games.aegis.notation import (
@@ -75,6 +76,7 @@ SPEC = GameSpec(
     seat_order="by seat index",
     render_log=text.render_log,
     render_results=text.render_results,
+    table_view=AegisView,
     summary="2 players: exchange up to 4 times, declare tricks, play 5 tricks with trumps, "
             "killers and a non-transitive ace; first to 25 or 10 ahead wins",
 )
