@@ -27,12 +27,15 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, anchor: 
     bias, points per bot, every match with its replay). Every page is one self-contained
     file that loads nothing from the network. Prints the path of the page."""
     from referee import records
+    from referee.view import report
     from referee.view.page import replay_page
     from referee.view.steps import ViewerError
 
     source = Path(path)
     if source.is_dir():
-        raise click.BadParameter("a results directory: not yet", param_hint="PATH")
+        if seat is not None:
+            raise click.BadParameter("--seat applies to a record, not to a results directory", param_hint="--seat")
+        target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap)
     else:
         try:
             text = replay_page(records.read(source), viewer=seat)
