@@ -110,6 +110,15 @@ admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 
 
+def live_options(command: Callable) -> Callable:
+    """``--http PORT`` and ``--http-host``: serve the live page (``referee.view.live``)."""
+    command = click.option("--http-host", default="127.0.0.1", show_default=True,
+                           help="Address of the live page (0.0.0.0: every interface).")(command)
+    return click.option("--http", "http_port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+                        help="Serve a live page on this port (0 picks a free one): the games in progress, public "
+                             "information only, the standings, the progress.")(command)
+
+
 def remote_options(command: Callable) -> Callable:
     """``--server`` and ``--admin-token``: play on a remote referee."""
     return server_option(admin_token_option(command))

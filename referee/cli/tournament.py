@@ -10,7 +10,14 @@ from collections.abc import Sequence
 import click
 
 from referee.cli.exits import ExitCode, run_interruptibly
-from referee.cli.options import announce_sandbox, config_argument, quiet_option, remote_options, standings_options
+from referee.cli.options import (
+    announce_sandbox,
+    config_argument,
+    live_options,
+    quiet_option,
+    remote_options,
+    standings_options,
+)
 from referee.tournament.store import MatchRow
 
 
@@ -19,8 +26,9 @@ from referee.tournament.store import MatchRow
 @remote_options
 @standings_options
 @quiet_option
+@live_options
 def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-               bootstrap: int, quiet: bool) -> None:
+               bootstrap: int, quiet: bool, http_port: int | None, http_host: str) -> None:
     """Run the round-robin tournament described by the TOML file CONFIG.
 
     Duplicate play: every deal set is played from every seat. Results go to
@@ -36,7 +44,12 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
-    play_with_progress(cfg, schedule, store, quiet, server, admin_token)
+    live = None
+    if http_port is not None:
+        from referee.view.live import LivePage, standings_source
+
+        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, cfg.game, bootstrap))
+    play_with_progress(cfg, schedule, store, quiet, server, admin_token, live=live, http=(http_host, http_port))
     print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
 
 
@@ -125,16 +138,25 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
         click.echo(standings.report(st))
 
 
-def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, admin_token: str | None) -> None:
-    """Play what the store lacks of the schedule, with a live progress bar; Ctrl-C or
-    SIGTERM stop cleanly (exit 130), what finished being saved."""
+def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, admin_token: str | None,
+                       live=None, http: tuple[str, int | None] = ("127.0.0.1", None)) -> None:
+    """Play what the store lacks of the schedule, with a live progress bar (and, given ``live``, a
+    live page served at ``http``: host, port); Ctrl-C or SIGTERM stop cleanly (exit 130), what
+    finished being saved."""
     from referee.tournament import run as trun
 
     announce_sandbox(cfg.sandbox, cfg.isolation)
     bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
+    listeners = [f for f in (bar and bar.update, live and live.progress) if f]
+
+    def progress(finished: int, total: int, played) -> None:
+        for listener in listeners:
+            listener(finished, total, played)
+
+    work = trun.play_schedule(cfg, schedule, store, progress=progress, server=server, admin_token=admin_token,
+                              watch=live.watch if live else None)
     try:
-        played = run_interruptibly(trun.play_schedule(cfg, schedule, store, progress=bar.update if bar else None,
-                                                server=server, admin_token=admin_token))
+        played = run_interruptibly(with_live_page(live, http, work) if live else work)
     except KeyboardInterrupt:
         click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
                    f"run the same command to resume", err=True)
@@ -145,6 +167,14 @@ def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, ad
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
     if cfg.seed_drawn:
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again)", err=True)
+
+
+async def with_live_page(live, http: tuple[str, int | None], work):
+    """Run ``work`` while serving the live page at ``http`` (host, port); prints its address."""
+    host, port = http
+    async with live.serving(port or 0, host) as url:
+        click.echo(f"live page: {url}", err=True)
+        return await work
 
 
 class _LiveBar:

@@ -48,7 +48,7 @@ REPLAY_BODY = """<div id="controls">
 </div>
 <div id="info"></div>
 <div id="layout">
-<div><div id="table"></div><div id="faults"></div>
+<div><div id="table" class="table"></div><div id="faults"></div>
 <div id="scores"><h2 id="scores-title"></h2><table class="grid"><thead id="scores-head"></thead>
 <tbody id="scores-body"></tbody></table><p id="final"></p></div></div>
 <div id="side"><div id="log"></div>
@@ -67,5 +67,5 @@ def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link:
     if back_link:
         subtitle += f' &middot; <a href="{html.escape(back_link)}" style="color:#9cc8ff">tournament report</a>'
     return page(f"{data['title']}: {' v '.join(seats)}", subtitle, REPLAY_BODY,
-                styles=("common.css", "replay.css"), scripts=("cards.js", "replay.js"), data=data,
+                styles=("common.css", "table.css", "replay.css"), scripts=("cards.js", "table.js", "replay.js"), data=data,
                 data_id="replay-data")

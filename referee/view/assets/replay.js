@@ -3,71 +3,17 @@
 "use strict";
 const DATA = JSON.parse(document.getElementById("replay-data").textContent);
 const STEPS = DATA.steps;
-const N = DATA.seats.length;
 let current = 0;
 let timer = null;
 
 function $(id) { return document.getElementById(id); }
 
-function seatBox(i, seat, actor) {
-  const cls = "seat" + (i === actor ? " acting" : "") + (i === DATA.viewer ? " viewer" : "");
-  const box = el("div", { class: cls, "data-seat": i, style: "grid-area: " + seatArea(i) });
-  const name = el("div", {}, el("span", { class: "name" }, DATA.seats[i]), " ", el("span", { class: "muted" }, "seat " + i));
-  for (const tag of seat.tags) name.append(el("span", { class: "tag" }, tag));
-  box.append(name);
-  const stats = el("div", { class: "stats" });
-  for (const [label, text] of seat.stats) stats.append(el("span", {}, label + " ", el("b", {}, text)));
-  box.append(stats);
-  const hand = el("div", { class: "hand" });
-  if (seat.hand === null) {
-    hand.classList.add("hidden");
-    for (let k = 0; k < seat.count; k++) hand.append(el("span", { class: "back" }));
-    hand.append(el("span", { class: "muted" }, " " + seat.count + " hidden"));
-  } else {
-    for (const c of seat.hand) hand.append(cardEl(c));
-  }
-  box.append(hand);
-  return box;
-}
-
-function seatArea(i) {
-  if (N === 2) return i === 0 ? "s" : "n";
-  return ["s", "w", "n", "e"][i % 4];
-}
-
-function trickEl(trick, id) {
-  const box = el("div", { id: id, "data-winner": trick && trick.winner !== null ? String(trick.winner) : "" });
-  if (!trick) return box;
-  box.append(el("div", { class: "label" }, trick.label));
-  const plays = el("div", {});
-  for (const [seat, card] of trick.cards) {
-    const play = el("span", { class: "play" + (seat === trick.winner ? " won" : "") }, cardEl(card),
-                    el("span", { class: "who" }, DATA.seats[seat]));
-    plays.append(play);
-  }
-  box.append(plays);
-  if (trick.winner !== null) box.append(el("div", { class: "winner" }, DATA.seats[trick.winner] + " wins"));
-  return box;
-}
-
 function render() {
   const step = STEPS[current];
   const frame = step.frame;
   $("position").textContent = "step " + current + " / " + (STEPS.length - 1);
-  const info = $("info");
-  info.replaceChildren();
-  for (const [label, parts] of frame.info) {
-    const item = el("span", { class: "item" }, el("span", { class: "label" }, label));
-    for (const p of parts) item.append(partEl(p));
-    info.append(item);
-  }
-  const table = $("table");
-  table.replaceChildren();
-  frame.seats.forEach((seat, i) => table.append(seatBox(i, seat, step.actor)));
-  const center = el("div", { id: "center" }, trickEl(frame.on_table, "on-table"), trickEl(frame.last_trick, "last-trick"));
-  const lt = center.querySelector("#last-trick");
-  if (frame.last_trick) lt.prepend(el("div", { class: "muted" }, "last trick won"));
-  table.append(center);
+  $("info").replaceChildren(infoEl(frame));
+  renderTable($("table"), frame, DATA.seats, step.actor, DATA.viewer);
   const faults = $("faults");
   faults.replaceChildren();
   for (const f of step.faults) {
@@ -198,6 +144,5 @@ document.addEventListener("keydown", e => {
   else return;
   e.preventDefault();
 });
-if (N === 2) $("table").classList.add("two");
 buildLog();
 go(fromHash());
