@@ -5,6 +5,8 @@ const DATA = JSON.parse(document.getElementById("replay-data").textContent);
 const STEPS = DATA.steps;
 let current = 0;
 let timer = null;
+const LOG = [];  // the log's entries, one per step
+let logAt = STEPS.length - 1;  // the step the log shows
 
 function $(id) { return document.getElementById(id); }
 
@@ -21,13 +23,13 @@ function render() {
                      "\u26a0 fault: " + DATA.seats[f.seat] + " " + f.kind + (f.detail ? ": " + f.detail : "")));
   }
   renderScores(frame.rows);
-  for (const entry of document.querySelectorAll("#log .entry")) {
-    const k = Number(entry.dataset.step);
-    entry.classList.toggle("future", k > current);
-    entry.classList.toggle("current", k === current);
+  // the log up to this step: only the entries between the last position and this one change
+  for (let k = Math.min(logAt, current); k <= Math.max(logAt, current); k++) {
+    LOG[k].classList.toggle("future", k > current);
+    LOG[k].classList.toggle("current", k === current);
   }
-  const cur = document.querySelector("#log .entry.current");
-  if (cur) cur.scrollIntoView({ block: "nearest" });
+  logAt = current;
+  LOG[current].scrollIntoView({ block: "nearest" });
   $("final").textContent = current === STEPS.length - 1 && DATA.results
     ? "final scores: " + DATA.seats.map((s, i) => s + " " + DATA.results.scores[i]).join(", ") : "";
   $("play").textContent = timer ? "pause" : "play";
@@ -61,6 +63,7 @@ function buildLog() {
     entry.append(lines.join(" \u2022 "));
     entry.addEventListener("click", () => go(k));
     log.append(entry);
+    LOG.push(entry);
   });
   const head = $("scores-head");
   const tr = el("tr", {});
