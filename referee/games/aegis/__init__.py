@@ -14,6 +14,7 @@ The package, one job per module:
 - ``determinization``: for search bots, :func:`determinize` turns one seat's
   observation into a full game (or match) state consistent with it;
 - ``text``: a match's log and results as text;
+- ``view``: the table as one viewer sees it, event by event (the HTML pages);
 - ``lineups``: which bots sit down together in duplicate play.
 
 ``SPEC`` is the registry entry: how to start a match, and the game's traits.

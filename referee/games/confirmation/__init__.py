@@ -11,6 +11,7 @@ The package, one job per module:
 - ``determinization``: for search bots, :func:`determinize` turns one seat's
   observation into a full state consistent with it (the hidden hands sampled);
 - ``text``: a game's log and results as text;
+- ``view``: the table as one viewer sees it, event by event (the HTML pages);
 - ``lineups``: which bots sit down together in duplicate play.
 
 ``SPEC`` is the registry entry: how to start a game, and the game's traits.
