@@ -139,7 +139,7 @@ def require_browser() -> None:
         why = f"no {CHROMIUM} (Debian's chromium package; .ci/run installs it)"
     else:
         try:
-            import playwright.sync_api  # noqa: F401
+            import playwright.sync_api  # noqa: F401  (only whether it imports)
         except ImportError:
             why = "Playwright for Python is not installed (pip install -e '.[dev]')"
     if why is None:

@@ -181,3 +181,53 @@ def test_view_command_writes_a_replay_and_a_report(tmp_path, invoke):
     (tmp_path / "empty").mkdir()
     result = invoke("view", tmp_path / "empty")
     assert result.exit_code == 2 and "no tournament results here" in result.output
+
+
+def test_the_live_page_shows_a_game_from_its_public_events_only():
+    from referee.arena import HostedMatch
+    from referee.runner import Clock, GameInfo
+
+    state = GAMES["aegis"].new({}, seed=4)
+    play_out(state, random_legal(random.Random(4)), limit=40)
+    hosted = HostedMatch(GameInfo("g1", "aegis", state.options, 0, ("alice", "bob"), Clock()))
+    for index, event in enumerate(state.events):
+        if event.to == -1:
+            hosted.publish(index, event)
+
+    class FakeArena:
+        matches = {"g1": hosted}
+
+    page = live.LivePage("live")
+    page.watch(FakeArena())
+    shown = json.dumps(page.state())
+    public = set(CARD.findall(json.dumps([list(e) for e in state.public_events()])))
+    hidden = set(CARD.findall(json.dumps([list(e) for e in state.events]))) - public
+    assert hidden, "the game so far has hidden cards (the hands)"
+    assert set(CARD.findall(shown)) <= public
+    assert [g["id"] for g in page.state()["games"]] == ["g1"]
+
+
+@pytest.mark.e2e
+def test_serve_http_serves_the_live_page():
+    import subprocess
+    import sys
+    import urllib.request
+
+    from harness import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-m", "referee", "serve", "--port", "0", "--http", "0"], cwd=ROOT,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for _ in range(50):
+            line = proc.stderr.readline()
+            if match := re.search(r"live page: (http://127\.0\.0\.1:\d+/)", line):
+                url = match.group(1)
+                break
+        assert url, "no live page address in the log"
+        assert "<title>referee: live</title>" in urllib.request.urlopen(url, timeout=10).read().decode()
+        state = json.loads(urllib.request.urlopen(url + "state", timeout=10).read())
+        assert state["games"] == [] and state["finished"] == 0 and state["standings"] is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -20,7 +20,6 @@ from harness import CHROMIUM, ROOT, require_browser, write_tournament
 from test_view import CARD, played_record, seen_by, small_results
 
 from referee import records
-from referee.view import report
 from referee.view.page import replay_page
 
 pytestmark = pytest.mark.e2e

@@ -81,15 +81,16 @@ class LivePage:
 
     def html(self) -> str:
         return page(self.title, "live: games in progress show public information only; updated every second",
-                    LIVE_BODY, styles=("common.css", "table.css", "live.css"), scripts=("cards.js", "table.js", "live.js"))
+                    LIVE_BODY, styles=("common.css", "table.css", "live.css"),
+                    scripts=("cards.js", "table.js", "live.js"))
 
     # --- serving --------------------------------------------------------------
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             request = await asyncio.wait_for(reader.readline(), 10)
-            while (line := await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
-                pass
+            while await asyncio.wait_for(reader.readline(), 10) not in (b"\r\n", b"\n", b""):
+                pass  # the headers: nothing in them matters here
             method, path, *_ = request.decode("latin-1").split() + ["", ""]
             path = path.split("?")[0]
             if method != "GET":

@@ -25,7 +25,8 @@ def page(title: str, subtitle: str, body: str, styles: tuple[str, ...] = ("commo
     """A whole HTML document: the named assets inline, ``data`` as JSON in a script element."""
     css = "\n".join(asset(name) for name in styles)
     js = "\n".join(asset(name) for name in scripts)
-    data_tag = f'<script type="application/json" id="{data_id}">{embed_json(data)}</script>\n' if data is not None else ""
+    data_tag = ("" if data is None
+                else f'<script type="application/json" id="{data_id}">{embed_json(data)}</script>\n')
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
             f"<title>{html.escape(title)}</title>\n<style>\n{css}\n</style>\n</head>\n<body>\n"
@@ -52,7 +53,8 @@ REPLAY_BODY = """<div id="controls">
 <div id="scores"><h2 id="scores-title"></h2><table class="grid"><thead id="scores-head"></thead>
 <tbody id="scores-body"></tbody></table><p id="final"></p></div></div>
 <div id="side"><div id="log"></div>
-<div class="muted">&#x2190; &#x2192; step, &#x2191; &#x2193; round or game, space play/pause, Home/End; the address keeps the step.</div>
+<div class="muted">&#x2190; &#x2192; step, &#x2191; &#x2193; round or game, space play/pause, Home/End;
+the address keeps the step.</div>
 </div>
 </div>"""
 
@@ -61,11 +63,12 @@ def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link:
     """The HTML replay of a record: every hand (``viewer`` None) or one seat's view."""
     data = replay_data(record, viewer)
     seats = data["seats"]
-    who = "every hand shown" if viewer is None else f"as seen by {seats[viewer]} (seat {viewer}): others' hidden cards are not in this page"
+    who = ("every hand shown" if viewer is None
+           else f"as seen by {seats[viewer]} (seat {viewer}): others' hidden cards are not in this page")
     options = ", ".join(f"{k}={json.dumps(v)}" for k, v in data["options"].items())
     subtitle = html.escape(f"{' v '.join(seats)}; {who}; options: {options}")
     if back_link:
         subtitle += f' &middot; <a href="{html.escape(back_link)}" style="color:#9cc8ff">tournament report</a>'
     return page(f"{data['title']}: {' v '.join(seats)}", subtitle, REPLAY_BODY,
-                styles=("common.css", "table.css", "replay.css"), scripts=("cards.js", "table.js", "replay.js"), data=data,
-                data_id="replay-data")
+                styles=("common.css", "table.css", "replay.css"), scripts=("cards.js", "table.js", "replay.js"),
+                data=data, data_id="replay-data")

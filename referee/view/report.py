@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from referee import games
@@ -82,7 +82,8 @@ def standings_table(st: tstandings.Standings) -> str:
     body = []
     for rank, b in enumerate(st.lines, 1):
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
-                    f"<td class=\"elo\">{_f(b.elo)}</td><td class=\"lo\">{_f(b.lo)}</td><td class=\"hi\">{_f(b.hi)}</td>"
+                    f"<td class=\"elo\">{_f(b.elo)}</td><td class=\"lo\">{_f(b.lo)}</td>"
+                    f"<td class=\"hi\">{_f(b.hi)}</td>"
                     f"<td>{_f(b.plus_minus)}</td><td>{b.matches}</td><td>{_f(b.score_pct, 1)}</td>"
                     f"<td>{b.wins}-{b.draws}-{b.losses}</td><td>{_f(b.mean_points, 2)}</td>"
                     f"<td>{b.timeouts}/{b.illegal}/{b.disconnects}</td></tr>")
@@ -103,21 +104,14 @@ def elo_bars(st: tstandings.Standings) -> str:
     def x(v: float) -> float:
         return left + (v - low) / (high - low) * (width - left - right)
 
-    parts = [f"<svg id=\"elo-bars\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" "
-             f"role=\"img\" aria-label=\"Elo with 95% intervals\">"]
-    step = _nice_step(high - low)
-    tick = (int(low // step) + 1) * step
-    while tick < high:
-        parts.append(f"<line x1=\"{x(tick):.1f}\" y1=\"10\" x2=\"{x(tick):.1f}\" y2=\"{height - 22}\" class=\"gridline\"/>"
-                     f"<text x=\"{x(tick):.1f}\" y=\"{height - 6}\" class=\"tick\">{tick:.0f}</text>")
-        tick += step
+    parts = [_svg_start("elo-bars", width, height, "Elo with 95% intervals"),
+             *_axis(low, high, _nice_step(high - low), x, height)]
     for i, b in enumerate(st.lines):
         y = 24 + i * row
         parts.append(f"<text x=\"{left - 8}\" y=\"{y + 5}\" class=\"name\">{html.escape(b.name)}</text>")
         if b.lo is not None and b.hi is not None:
-            parts.append(f"<line x1=\"{x(b.lo):.1f}\" y1=\"{y}\" x2=\"{x(b.hi):.1f}\" y2=\"{y}\" class=\"bar\"/>"
-                         f"<line x1=\"{x(b.lo):.1f}\" y1=\"{y - 6}\" x2=\"{x(b.lo):.1f}\" y2=\"{y + 6}\" class=\"bar\"/>"
-                         f"<line x1=\"{x(b.hi):.1f}\" y1=\"{y - 6}\" x2=\"{x(b.hi):.1f}\" y2=\"{y + 6}\" class=\"bar\"/>")
+            parts += [_line(x(b.lo), y, x(b.hi), y, "bar"), _line(x(b.lo), y - 6, x(b.lo), y + 6, "bar"),
+                      _line(x(b.hi), y - 6, x(b.hi), y + 6, "bar")]
         parts.append(f"<circle cx=\"{x(b.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\"><title>{html.escape(b.name)}: "
                      f"{_f(b.elo)} [{_f(b.lo)}, {_f(b.hi)}]</title></circle>")
     parts.append("</svg>")
@@ -125,10 +119,31 @@ def elo_bars(st: tstandings.Standings) -> str:
 
 
 def _nice_step(span: float) -> float:
-    for step in (10, 25, 50, 100, 200, 250, 500, 1000, 2000):
-        if span / step <= 8:
+    """A round step between the ticks of an axis ``span`` long: about 4 to 10 ticks."""
+    for step in (1, 2, 5, 10, 25, 50, 100, 200, 250, 500, 1000, 2000):
+        if span / step <= 10:
             return step
     return 5000
+
+
+def _svg_start(name: str, width: int, height: int, label: str) -> str:
+    return (f"<svg id=\"{name}\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" "
+            f"role=\"img\" aria-label=\"{html.escape(label)}\">")
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
+    return f"<line x1=\"{x1:.1f}\" y1=\"{y1:.1f}\" x2=\"{x2:.1f}\" y2=\"{y2:.1f}\" class=\"{cls}\"/>"
+
+
+def _axis(low: float, high: float, step: float, x: Callable[[float], float], height: int) -> list[str]:
+    """Vertical grid lines at every multiple of ``step`` between ``low`` and ``high``, labelled below."""
+    out = []
+    tick = (int(low // step) + 1) * step
+    while tick < high:
+        out.append(_line(x(tick), 10, x(tick), height - 22, "gridline")
+                   + f"<text x=\"{x(tick):.1f}\" y=\"{height - 6}\" class=\"tick\">{tick:g}</text>")
+        tick += step
+    return out
 
 
 def heatmap(st: tstandings.Standings) -> str:
@@ -188,14 +203,8 @@ def points_plot(st: tstandings.Standings, rows: Sequence[MatchRow]) -> str:
     def x(v: float) -> float:
         return left + (v - low) / (high - low) * (width - left - right)
 
-    parts = [f"<svg id=\"points\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" "
-             f"role=\"img\" aria-label=\"points per match\">"]
-    step = _nice_step(high - low) if high - low > 80 else next(s for s in (1, 2, 5, 10, 20, 50) if (high - low) / s <= 10)
-    tick = (int(low // step) + 1) * step
-    while tick < high:
-        parts.append(f"<line x1=\"{x(tick):.1f}\" y1=\"10\" x2=\"{x(tick):.1f}\" y2=\"{height - 22}\" class=\"gridline\"/>"
-                     f"<text x=\"{x(tick):.1f}\" y=\"{height - 6}\" class=\"tick\">{tick:g}</text>")
-        tick += step
+    parts = [_svg_start("points", width, height, "points per match"),
+             *_axis(low, high, _nice_step(high - low), x, height)]
     for i, name in enumerate(names):
         v = sorted(points[name])
         q1, med, q3 = _quantile(v, 0.25), _quantile(v, 0.5), _quantile(v, 0.75)
