@@ -60,7 +60,6 @@ def replay_data(record: Mapping[str, Any], viewer: int | None = None) -> dict[st
         steps.append(entry)
 
     rep = records.replay(record, allow_unfinished=True, on_step=step)
-    results = rep.results if viewer is None or rep.finished else None
     return {"game": spec.name, "title": spec.title, "seats": seats, "viewer": viewer,
             "options": parsed.options, "steps": steps, "scores": view.score_table(),
-            "results": results, "finished": rep.finished}
+            "results": rep.results, "finished": rep.finished}
