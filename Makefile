@@ -26,10 +26,14 @@ test-fast: install
 
 # A real tournament of the sample bots (random, heuristic, search) in each game,
 # through the gRPC referee with launched bot processes: about two minutes.
-# Results land in out/; running it again prints the stored tables.
+# Results land in out/; running it again prints the stored tables. Then the HTML reports
+# (standings, every match's replay): the last lines printed are their paths.
 demo: install
 	$(BIN)/referee tournament examples/aegis.toml
 	$(BIN)/referee tournament examples/confirmation.toml
+	@echo "reports (open in a browser):"
+	@$(BIN)/referee view out/aegis
+	@$(BIN)/referee view out/confirmation
 
 proto: install
 	$(BIN)/python tools/gen_proto.py

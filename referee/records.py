@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -390,14 +390,16 @@ class Replay:
         return _normalise(self.state.results()) if self.finished else None
 
 
-def replay(record: Mapping[str, Any], *, allow_unfinished: bool = False) -> Replay:
+def replay(record: Mapping[str, Any], *, allow_unfinished: bool = False,
+           on_step: Callable[[GameState], None] | None = None) -> Replay:
     """Replay a record through the engine and check it; raises RecordError if it does not check out.
 
     The game is rebuilt from the record's ``decks`` and ``suits`` (or, without
     decks, drawn from its ``seed``); every action must be legal; the record
     must end exactly when the game does (unless ``allow_unfinished``) having
     used every deck and suit it lists; and every key of a stated ``results``
-    must equal the computed value.
+    must equal the computed value. ``on_step(state)``, if given, is called when the game is
+    dealt and after each action (the HTML viewer takes its steps so).
     """
     parsed = parse(record)
     spec = parsed.spec
@@ -409,6 +411,8 @@ def replay(record: Mapping[str, Any], *, allow_unfinished: bool = False) -> Repl
     except GameError as e:  # too few decks (or suits) for the first deal
         raise RecordError(f"{'suits' if 'suit' in str(e) else 'decks'}: {e}") from None
 
+    if on_step:
+        on_step(state)
     for i, (seat, code, text) in enumerate(parsed.actions):
         if state.is_terminal():
             raise RecordError(f"actions: the game is over after action #{i - 1}, "
@@ -419,6 +423,8 @@ def replay(record: Mapping[str, Any], *, allow_unfinished: bool = False) -> Repl
             raise IllegalRecordActionError(i, seat, text, e) from None
         except GameError as e:  # the shoe ran out of recorded decks or suits
             raise RecordError(f'action #{i} (seat {seat}, "{text}"): {e}') from None
+        if on_step:
+            on_step(state)
 
     result = Replay(record, parsed, state)
     if not state.is_terminal():

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -254,11 +254,14 @@ class RefereeServer:
 
 async def serve_forever(host: str, port: int, tokens: Mapping[str, str] | None, admin_token: str | None,
                         unix: str | None = None, spectator_token: str | None = None,
-                        public_spectators: bool = False) -> None:
+                        public_spectators: bool = False,
+                        around: Callable[[Arena], contextlib.AbstractAsyncContextManager] | None = None) -> None:
+    """Serve until cancelled; ``around(arena)`` (the live page) is entered once the server is up."""
     server = RefereeServer(host, port, tokens, admin_token, unix=unix, spectator_token=spectator_token,
                            public_spectators=public_spectators)
     await server.start()
     try:
-        await server.wait()
+        async with around(server.arena) if around else contextlib.nullcontext():
+            await server.wait()
     finally:
         await server.stop()

@@ -135,3 +135,24 @@ def require_cgroups() -> None:
         if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
             pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
         pytest.skip(why)
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's chromium package; Playwright cannot download browsers here
+
+
+def require_browser() -> None:
+    """Skip the test, with the one-line reason, without Debian's chromium or Playwright for Python;
+    with REFEREE_REQUIRE_BROWSER=1 (set by .ci/run, which installs chromium) fail instead."""
+    why = None
+    if not os.path.exists(CHROMIUM):
+        why = f"no {CHROMIUM} (Debian's chromium package; .ci/run installs it)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401  (only whether it imports)
+        except ImportError:
+            why = "Playwright for Python is not installed (pip install -e '.[dev]')"
+    if why is None:
+        return
+    if os.environ.get("REFEREE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"REFEREE_REQUIRE_BROWSER=1 but {why}", pytrace=False)
+    pytest.skip(why)

@@ -2,7 +2,7 @@
 
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
-:mod:`.sprt` and :mod:`.export`. Their options are defined once, in :mod:`.options`; exit codes are decided
+:mod:`.sprt`, :mod:`.export` and :mod:`.view`. Their options are defined once, in :mod:`.options`; exit codes are decided
 in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
 """
 
@@ -20,6 +20,7 @@ from referee.cli.records import play, replay
 from referee.cli.serve import serve
 from referee.cli.sprt import sprt
 from referee.cli.tournament import gauntlet, ratings, tournament
+from referee.cli.view import view
 
 
 class _Group(click.Group):
@@ -33,7 +34,7 @@ class _Group(click.Group):
             ctx.exit(exit_code_for(error))
 
 
-@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export],
+@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:

@@ -140,6 +140,13 @@ def progress_options(command: Callable) -> Callable:
     for option in reversed(options):
         with_settings = option(with_settings)
     return with_settings
+def live_options(command: Callable) -> Callable:
+    """``--http PORT`` and ``--http-host``: serve the live page (``referee.view.live``)."""
+    command = click.option("--http-host", default="127.0.0.1", show_default=True,
+                           help="Address of the live page (0.0.0.0: every interface).")(command)
+    return click.option("--http", "http_port", type=click.IntRange(0, 65535), default=None, metavar="PORT",
+                        help="Serve a live page on this port (0 picks a free one): the games in progress, public "
+                             "information only, the standings, the progress.")(command)
 
 
 def remote_options(command: Callable) -> Callable:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import click
 
-from referee.cli.options import KeyValue
+from referee.cli.options import KeyValue, live_options
 
 
 @click.command()
@@ -30,8 +30,10 @@ from referee.cli.options import KeyValue
               help="Let anyone watch and list games, without a token. Records of matches on deals still "
                    "being played are held back either way.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every session and match (default: info).")
+@live_options
 def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, str]], tokens_file: str | None,
-          admin_token: str | None, spectator_token: str | None, public_spectators: bool, verbose: bool) -> None:
+          admin_token: str | None, spectator_token: str | None, public_spectators: bool, verbose: bool,
+          http_port: int | None, http_host: str) -> None:
     """Run the referee server standalone, for bots that run elsewhere.
 
     It logs who connects and the outcome of each match. Stop it with Ctrl-C."""
@@ -54,9 +56,22 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
         log.info("no --spectator-token: watching and listing games need the admin token")
     try:
         asyncio.run(serve_forever(host, port, allowed or None, admin_token, unix, spectator_token or None,
-                                  public_spectators))
+                                  public_spectators,
+                                  around=None if http_port is None else live_page(http_host, http_port)))
     except KeyboardInterrupt:
         pass
+
+
+def live_page(host: str, port: int):
+    """The live page of a standalone referee: its games, and a tally of its finished matches."""
+    from referee.view.live import LivePage, arena_tally
+
+    def around(arena):
+        live = LivePage("referee: live", arena_tally(arena))
+        live.watch(arena)
+        return live.serving(port, host)
+
+    return around
 
 
 def read_tokens(path: str) -> dict[str, str]:

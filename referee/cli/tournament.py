@@ -11,7 +11,14 @@ from collections.abc import Sequence
 import click
 
 from referee.cli.exits import ExitCode, run_interruptibly
-from referee.cli.options import announce_sandbox, config_argument, progress_options, remote_options, standings_options
+from referee.cli.options import (
+    announce_sandbox,
+    config_argument,
+    live_options,
+    progress_options,
+    remote_options,
+    standings_options,
+)
 from referee.cli.progress import ProgressSettings, RunDisplay
 from referee.tournament.store import MatchRow
 
@@ -21,8 +28,9 @@ from referee.tournament.store import MatchRow
 @remote_options
 @standings_options
 @progress_options
+@live_options
 def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-               bootstrap: int, progress: ProgressSettings) -> None:
+               bootstrap: int, progress: ProgressSettings, http_port: int | None, http_host: str) -> None:
     """Run the round-robin tournament described by the TOML file CONFIG.
 
     Duplicate play: every deal set is played from every seat. Results go to
@@ -38,7 +46,12 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
-    play_with_progress(cfg, schedule, store, progress, server, admin_token)
+    live = None
+    if http_port is not None:
+        from referee.view.live import LivePage, standings_source
+
+        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, cfg.game, bootstrap))
+    play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live, http=(http_host, http_port))
     print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
 
 
@@ -128,10 +141,11 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
 
 
 def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server: str | None,
-                       admin_token: str | None, first: str | None = None) -> None:
+                       admin_token: str | None, first: str | None = None, live=None,
+                       http: tuple[str, int | None] = ("127.0.0.1", None)) -> None:
     """Play what the store lacks of the schedule, showing the progress (:mod:`referee.cli.progress`;
-    ``first``: the bot the "Score of" lines put first); Ctrl-C or SIGTERM stop cleanly (exit 130),
-    what finished being saved."""
+    ``first``: the bot the "Score of" lines put first) and, given ``live``, a live page served at
+    ``http`` (host, port); Ctrl-C or SIGTERM stop cleanly (exit 130), what finished being saved."""
     from referee.tournament import run as trun
 
     announce_sandbox(cfg.sandbox, cfg.isolation)
@@ -139,9 +153,16 @@ def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server:
     display = RunDisplay(cfg.game, len(schedule.seatings), progress, stored=store.matches(),
                          number_of=store.number, names=sorted(names, key=lambda n: n != first),
                          stream=sys.stderr)
+    listeners = [f for f in (display.update, live and live.progress) if f]
+
+    def on_progress(finished: int, total: int, played) -> None:
+        for listener in listeners:
+            listener(finished, total, played)
+
+    work = trun.play_schedule(cfg, schedule, store, progress=on_progress, server=server, admin_token=admin_token,
+                              watch=live.watch if live else None)
     try:
-        played = run_interruptibly(trun.play_schedule(cfg, schedule, store, progress=display.update,
-                                                      server=server, admin_token=admin_token))
+        played = run_interruptibly(with_live_page(live, http, work) if live else work)
     except KeyboardInterrupt:
         display.close()
         click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
@@ -152,3 +173,12 @@ def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server:
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
     if cfg.seed_drawn:
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again)", err=True)
+
+
+async def with_live_page(live, http: tuple[str, int | None], work):
+    """Run ``work`` while serving the live page at ``http`` (host, port); prints its address."""
+    host, port = http
+    async with live.serving(port or 0, host) as url:
+        click.echo(f"live page: {url}", err=True)
+        return await work
+

@@ -350,6 +350,13 @@ def events_text(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
         yield f"{e.kind}{who}{to}: {json.dumps(e.data)}"
 
 
+def generic_table_view(seats: Sequence[str], options: Mapping[str, Any]) -> Any:
+    """The table view of a game without one of its own (:class:`referee.games.view.TableView`)."""
+    from referee.games.view import TableView
+
+    return TableView(seats, options)
+
+
 @dataclass(frozen=True)
 class GameSpec:
     """What the registry knows of a game: how to start one, its options, and its traits:
@@ -383,6 +390,9 @@ class GameSpec:
     render_log: Callable[[Sequence[Event], Sequence[str]], Iterator[str]] = events_text
     #: ... and the game's detail of a finished match's results (the final scores follow it)
     render_results: Callable[[Mapping[str, Any], Sequence[str]], list[str]] = no_results_detail
+    #: HTML: ``table_view(seats, options)`` follows a match event by event as one viewer sees it and
+    #: says what the table shows (a :class:`referee.games.view.TableView`; ``referee/view`` renders it)
+    table_view: Callable[[Sequence[str], Mapping[str, Any]], Any] = generic_table_view
     summary: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -55,10 +55,11 @@ def open_store(config: TournamentConfig) -> Store:
 
 async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Store, progress: Progress | None = None,
                         server: str | None = None, admin_token: str | None = None,
-                        connect_timeout: float = 30.0) -> int:
+                        connect_timeout: float = 30.0, watch: Callable[[Any], None] | None = None) -> int:
     """Play every seating of the schedule not yet in the store, ``concurrency`` at a
     time, saving each the moment it ends; returns how many were played. A bot
-    that keeps dying has its matches skipped (a later run tries them again)."""
+    that keeps dying has its matches skipped (a later run tries them again).
+    ``watch(arena)`` is told the executor's arena once it is open (the live page)."""
     done = store.done()
     todo = [s for s in schedule.seatings if s.key not in done]
     total = len(schedule.seatings)
@@ -91,6 +92,8 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
         async with executor:
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", config.isolation)
+            if watch:
+                watch(executor.arena)
             await executor.play_all(todo, config.concurrency, save, skip)
     finally:
         if executor.launcher is not None:

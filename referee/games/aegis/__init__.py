@@ -14,6 +14,7 @@ The package, one job per module:
 - ``determinization``: for search bots, :func:`determinize` turns one seat's
   observation into a full game (or match) state consistent with it;
 - ``text``: a match's log and results as text;
+- ``view``: the table as one viewer sees it, event by event (the HTML pages);
 - ``lineups``: which bots sit down together in duplicate play.
 
 ``SPEC`` is the registry entry: how to start a match, and the game's traits.
@@ -22,6 +23,7 @@ The package, one job per module:
 from __future__ import annotations
 
 from referee.games.aegis import lineups, text
+from referee.games.aegis.view import AegisView
 from referee.games.aegis.determinization import determinize
 from referee.games.aegis.match import CALLED_LEAD, WINNING_SCORE, AegisMatch
 from referee.games.aegis.notation import (
@@ -75,6 +77,7 @@ SPEC = GameSpec(
     seat_order="by seat index",
     render_log=text.render_log,
     render_results=text.render_results,
+    table_view=AegisView,
     summary="2 players: exchange up to 4 times, declare tricks, play 5 tricks with trumps, "
             "killers and a non-transitive ace; first to 25 or 10 ahead wins",
 )

@@ -11,6 +11,7 @@ The package, one job per module:
 - ``determinization``: for search bots, :func:`determinize` turns one seat's
   observation into a full state consistent with it (the hidden hands sampled);
 - ``text``: a game's log and results as text;
+- ``view``: the table as one viewer sees it, event by event (the HTML pages);
 - ``lineups``: which bots sit down together in duplicate play.
 
 ``SPEC`` is the registry entry: how to start a game, and the game's traits.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from referee.games.base import GameError, GameSpec, RatedBy
 from referee.games.confirmation import lineups, text
+from referee.games.confirmation.view import ConfirmationView
 from referee.games.confirmation.determinization import determinize
 from referee.games.confirmation.notation import BID, CONFIRM, MAX_BID, REVISE, action_name, choice_name, parse_action
 from referee.games.confirmation.rules import (
@@ -51,6 +53,7 @@ SPEC = GameSpec(
     seat_order="seat 0 deals first",
     render_log=text.render_log,
     render_results=text.render_results,
+    table_view=ConfirmationView,
     summary="4 players: bid your tricks, then confirm or revise mid-round (RULES.md §1)",
 )
 

@@ -136,6 +136,12 @@ class Executor(ABC):
     def _bot_ended(self, name: str) -> None:
         """A launched bot's process ended (called from a launcher thread): nothing to do by default."""
 
+    @property
+    def arena(self) -> Any:
+        """The :class:`~referee.arena.Arena` the matches are played in, when it is in this process
+        (the live page shows its games), else None."""
+        return None
+
     # --- the shared part ------------------------------------------------------------
 
     async def __aenter__(self) -> Self:

@@ -33,6 +33,10 @@ class LocalExecutor(Executor):
         except RuntimeError:  # the loop has closed: nobody is waiting
             pass
 
+    @property
+    def arena(self) -> Any:
+        return self.referee.arena
+
     def _admit(self, name: str, token: str) -> None:
         self.referee.arena.admit(name, token)
 

@@ -1,0 +1,51 @@
+"""``referee view``: a match record, or a tournament's results, as HTML to open in a browser."""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+
+import click
+
+from referee.cli.options import standings_options
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--out", "out", type=click.Path(), default=None,
+              help="Where to write: the HTML file (a record; default: RECORD.html beside it) or the report's "
+                   "directory (results; default: RESULTS_DIR/report).")
+@click.option("--seat", type=int, default=None,
+              help="A record: show what this seat saw (the others' hidden cards are left out of the page); "
+                   "default: every hand.")
+@click.option("--open", "open_page", is_flag=True, help="Open the page in the default browser.")
+@standings_options
+def view(path: str, out: str | None, seat: int | None, open_page: bool, anchor: tuple[str, float] | None,
+         bootstrap: int) -> None:
+    """Write an HTML page to look at PATH: a game record (RECORD.json) as a replay to step
+    through, or a tournament's results directory as a report (standings, head to head, seat
+    bias, points per bot, every match with its replay). Every page is one self-contained
+    file that loads nothing from the network. Prints the path of the page."""
+    from referee import records
+    from referee.view import report
+    from referee.view.page import replay_page
+    from referee.view.steps import ViewerError
+
+    source = Path(path)
+    if source.is_dir():
+        if seat is not None:
+            raise click.BadParameter("--seat applies to a record, not to a results directory", param_hint="--seat")
+        target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap)
+    else:
+        try:
+            text = replay_page(records.read(source), viewer=seat)
+        except ViewerError as err:
+            raise click.BadParameter(str(err).removeprefix(f"--seat {seat}: "), param_hint="--seat") from None
+        target = Path(out) if out is not None else source.with_suffix(".html")
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as err:
+            raise click.FileError(str(target), err.strerror or str(err)) from None
+    click.echo(str(target))
+    if open_page:
+        webbrowser.open(target.resolve().as_uri())

@@ -1,0 +1,169 @@
+"""The live page (``--http PORT`` of ``referee serve`` and ``referee tournament``): the games in
+progress as a spectator sees them, the standings as matches finish, the progress.
+
+A small HTTP server on the referee's own event loop (asyncio streams, no dependency) serves
+two things: ``/`` the page (self-contained, like every page here) and ``/state`` its data as
+JSON, which the page asks for every second. A game in progress is shown from the public
+events the arena hands its spectators, fed to the game's table view: the same path as a
+spectator's, so no hand, exchange or blind choice reaches the browser (a finished match's
+record is never read here). It listens on 127.0.0.1 unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from referee import games
+from referee.view.page import page
+
+log = logging.getLogger("referee.live")
+
+#: the lines of each game's story the page shows
+LINES = 10
+
+LIVE_BODY = """<p id="progress" class="muted"></p>
+<div id="live-layout">
+<div><h2>Games in progress</h2><div id="games"><p class="muted">none yet</p></div></div>
+<div><h2>Standings</h2><div id="standings"><p class="muted">no finished match yet</p></div></div>
+</div>"""
+
+
+class LivePage:
+    """What the live page shows, read from an arena (:meth:`watch`), the progress of a run
+    (:meth:`progress`) and, if given, ``standings()``: ``{"headers": [...], "rows": [[...]]}``
+    or None (computed only when ``finished`` changes)."""
+
+    def __init__(self, title: str, standings: Callable[[], dict[str, Any] | None] | None = None):
+        self.title = title
+        self.arena: Any = None
+        self.finished = 0
+        self.total: int | None = None
+        self._standings = standings
+        self._cached: tuple[int, dict[str, Any] | None] | None = None
+
+    def watch(self, arena: Any) -> None:
+        """Show the games of this arena (:class:`referee.arena.Arena`)."""
+        self.arena = arena
+
+    def progress(self, finished: int, total: int, played: Any = None) -> None:
+        """The run's progress (the signature of a tournament's progress callback)."""
+        self.finished, self.total = finished, total
+
+    def games(self) -> list[dict[str, Any]]:
+        """The games in progress, each from its public events only."""
+        out = []
+        for game_id, hosted in list(self.arena.matches.items()) if self.arena is not None else []:
+            if hosted.outcome is not None:
+                continue
+            info = hosted.info
+            view = games.get(info.game).table_view(list(info.seat_names), info.options)
+            lines = []
+            for _, event in list(hosted.public):
+                view.feed(event)
+                if line := view.describe(event):
+                    lines.append(line)
+            out.append({"id": game_id, "title": games.get(info.game).title, "seats": list(info.seat_names),
+                        "frame": view.frame(), "lines": lines[-LINES:]})
+        return out
+
+    def state(self) -> dict[str, Any]:
+        finished_here = sum(1 for m in self.arena.matches.values() if m.outcome is not None) if self.arena else 0
+        key = self.finished if self.total is not None else finished_here
+        if self._standings is not None and (self._cached is None or self._cached[0] != key):
+            self._cached = (key, self._standings())
+        return {"title": self.title, "games": self.games(), "finished": key, "total": self.total,
+                "standings": self._cached[1] if self._cached else None}
+
+    def html(self) -> str:
+        return page(self.title, "live: games in progress show public information only; updated every second",
+                    LIVE_BODY, styles=("common.css", "table.css", "live.css"),
+                    scripts=("cards.js", "table.js", "live.js"))
+
+    # --- serving --------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await asyncio.wait_for(reader.readline(), 10)
+            while await asyncio.wait_for(reader.readline(), 10) not in (b"\r\n", b"\n", b""):
+                pass  # the headers: nothing in them matters here
+            method, path, *_ = request.decode("latin-1").split() + ["", ""]
+            path = path.split("?")[0]
+            if method != "GET":
+                status, kind, body = "405 Method Not Allowed", "text/plain", b"GET only\n"
+            elif path == "/":
+                status, kind, body = "200 OK", "text/html; charset=utf-8", self.html().encode()
+            elif path == "/state":
+                status, kind, body = "200 OK", "application/json", json.dumps(self.state()).encode()
+            else:
+                status, kind, body = "404 Not Found", "text/plain", b"not found\n"
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
+                         f"Cache-Control: no-store\r\nConnection: close\r\n\r\n".encode() + body)
+            await writer.drain()
+        except (TimeoutError, ConnectionError, UnicodeDecodeError):
+            pass
+        finally:
+            writer.close()
+
+    @contextlib.asynccontextmanager
+    async def serving(self, port: int, host: str = "127.0.0.1") -> AsyncIterator[str]:
+        """Serve the page while the block runs; yields its address (http://HOST:PORT/)."""
+        server = await asyncio.start_server(self._handle, host, port)
+        bound = server.sockets[0].getsockname()[1]
+        url = f"http://{host}:{bound}/"
+        log.info("live page: %s", url)
+        try:
+            yield url
+        finally:
+            server.close()
+            await server.wait_closed()
+
+
+def standings_source(store: Any, game: str, bootstrap: int) -> Callable[[], dict[str, Any] | None]:
+    """The live standings of a tournament's store: the table of ``referee ratings`` (the same
+    :func:`referee.tournament.standings.compute`), as headers and rows."""
+    from referee.tournament import standings
+
+    def table() -> dict[str, Any] | None:
+        rows = list(store.matches())
+        if not rows:
+            return None
+        st = standings.compute(game, rows, bootstrap=bootstrap)
+
+        def f(v: float | None) -> str:
+            return "-" if v is None else f"{v:.0f}"
+
+        return {"headers": ["rank", "bot", "Elo", "low", "high", "games", "score %", "W-D-L"],
+                "rows": [[i, b.name, f(b.elo), f(b.lo), f(b.hi), b.matches,
+                          "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}"]
+                         for i, b in enumerate(st.lines, 1)]}
+
+    return table
+
+
+def arena_tally(arena: Any) -> Callable[[], dict[str, Any] | None]:
+    """Standings of a standalone referee: per bot, its finished matches the arena still keeps
+    (first places and mean points, from each match's results)."""
+
+    def table() -> dict[str, Any] | None:
+        tally: dict[str, list[int]] = {}
+        for hosted in list(arena.matches.values()):
+            if hosted.outcome is None:
+                continue
+            results = hosted.outcome.results
+            for seat, bot in enumerate(hosted.info.seat_names):
+                entry = tally.setdefault(bot, [0, 0, 0])
+                entry[0] += 1
+                entry[1] += results["placing"][seat] == 1
+                entry[2] += results["scores"][seat]
+        if not tally:
+            return None
+        order = sorted(tally.items(), key=lambda kv: (-kv[1][1] / kv[1][0], kv[0]))
+        return {"headers": ["rank", "bot", "matches", "first places", "mean points"],
+                "rows": [[i, bot, n, wins, f"{points / n:.2f}"] for i, (bot, (n, wins, points)) in enumerate(order, 1)]}
+
+    return table

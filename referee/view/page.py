@@ -1,0 +1,74 @@
+"""HTML pages: one self-contained file each, its styles, scripts and data inline."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+from referee.view.steps import replay_data
+
+
+def asset(name: str) -> str:
+    return resources.files("referee.view").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe inside a <script> element (no "</" to end it early)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def page(title: str, subtitle: str, body: str, styles: tuple[str, ...] = ("common.css",),
+         scripts: tuple[str, ...] = (), data: Any = None, data_id: str = "page-data") -> str:
+    """A whole HTML document: the named assets inline, ``data`` as JSON in a script element."""
+    css = "\n".join(asset(name) for name in styles)
+    js = "\n".join(asset(name) for name in scripts)
+    data_tag = ("" if data is None
+                else f'<script type="application/json" id="{data_id}">{embed_json(data)}</script>\n')
+    return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n<style>\n{css}\n</style>\n</head>\n<body>\n"
+            f"<header><h1>{html.escape(title)}</h1><div class=\"sub\">{subtitle}</div></header>\n"
+            f"<main>\n{body}\n</main>\n{data_tag}"
+            + (f"<script>\n{js}\n</script>\n" if js else "") + "</body>\n</html>\n")
+
+
+REPLAY_BODY = """<div id="controls">
+<button id="first" title="first step (Home)">|&#x25c0;</button>
+<button id="back" title="step back (&#x2190;)">&#x25c0;</button>
+<button id="play" title="play / pause (space)">play</button>
+<button id="forward" title="step forward (&#x2192;)">&#x25b6;</button>
+<button id="last" title="last step (End)">&#x25b6;|</button>
+<select id="speed" title="speed"><option value="1000">1 step/s</option><option value="400" selected>2.5 steps/s</option>
+<option value="150">7 steps/s</option></select>
+<select id="chapter" title="jump to (&#x2191; &#x2193;)"></select>
+<select id="trick" title="jump to a trick"></select>
+<span id="position"></span>
+</div>
+<div id="info"></div>
+<div id="layout">
+<div><div id="table" class="table"></div><div id="faults"></div>
+<div id="scores"><h2 id="scores-title"></h2><table class="grid"><thead id="scores-head"></thead>
+<tbody id="scores-body"></tbody></table><p id="final"></p></div></div>
+<div id="side"><div id="log"></div>
+<div class="muted">&#x2190; &#x2192; step, &#x2191; &#x2193; round or game, space play/pause, Home/End;
+the address keeps the step.</div>
+</div>
+</div>"""
+
+
+def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link: str | None = None) -> str:
+    """The HTML replay of a record: every hand (``viewer`` None) or one seat's view."""
+    data = replay_data(record, viewer)
+    seats = data["seats"]
+    who = ("every hand shown" if viewer is None
+           else f"as seen by {seats[viewer]} (seat {viewer}): others' hidden cards are not in this page")
+    options = ", ".join(f"{k}={json.dumps(v)}" for k, v in data["options"].items())
+    subtitle = html.escape(f"{' v '.join(seats)}; {who}; options: {options}")
+    if back_link:
+        subtitle += f' &middot; <a href="{html.escape(back_link)}" style="color:#9cc8ff">tournament report</a>'
+    return page(f"{data['title']}: {' v '.join(seats)}", subtitle, REPLAY_BODY,
+                styles=("common.css", "table.css", "replay.css"), scripts=("cards.js", "table.js", "replay.js"),
+                data=data, data_id="replay-data")

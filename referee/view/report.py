@@ -1,0 +1,236 @@
+"""The tournament report: standings with Elo intervals, head to head, seat bias, points per bot,
+and every match with its replay. One ``index.html`` and a ``replays/`` folder, all self-contained.
+
+The standings are those of ``referee ratings`` (the same :func:`referee.tournament.standings.compute`
+on the same stored matches, the same ``--anchor`` and ``--bootstrap``); the numbers are read from
+its values, never from printed text."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from referee import games
+from referee.tournament import standings as tstandings
+from referee.tournament.store import MatchRow, Store, StoreError
+from referee.view.page import page, replay_page
+
+REPLAYS = "replays"
+
+
+def replay_file(key: str) -> str:
+    """The file name of a match's replay in ``replays/`` (the match key, made safe for a path)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".html"
+
+
+def _f(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def write_report(directory: str | Path, out: str | Path | None = None, anchor: tuple[str, float] | None = None,
+                 bootstrap: int = 1000) -> Path:
+    """Write the report of the results in ``directory`` (to ``out``, by default ``directory/report``);
+    returns the path of its ``index.html``. Raises StoreError for a directory without results."""
+    store = Store(directory, create=False)
+    try:
+        game = store.config()["game"]
+        rows = list(store.matches())
+        if not rows:
+            raise StoreError(f"{directory}: no finished matches yet")
+        st = tstandings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
+        st.notes.extend(store.bot_notes())
+        out = Path(out) if out is not None else Path(directory) / "report"
+        (out / REPLAYS).mkdir(parents=True, exist_ok=True)
+        for row in rows:
+            record = store.record(row.key)
+            if record is not None:
+                (out / REPLAYS / replay_file(row.key)).write_text(
+                    replay_page(record, back_link="../index.html"), encoding="utf-8")
+    finally:
+        store.close()
+    index = out / "index.html"
+    index.write_text(report_page(st, rows, Path(directory).name), encoding="utf-8")
+    return index
+
+
+def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], name: str) -> str:
+    spec = games.get(st.game)
+    interval = (f"95% interval from {st.bootstrap} bootstrap resamples of deal sets" if st.bootstrap
+                else "no interval (--bootstrap 0)")
+    subtitle = html.escape(f"{st.matches} match(es) on {st.deal_sets} deal set(s); Elo by Bradley-Terry maximum "
+                           f"likelihood, average 1500; {interval}")
+    notes = "".join(f"<p class=\"muted\">{html.escape(n)}</p>" for n in st.notes)
+    body = "\n".join([
+        notes,
+        "<h2>Standings</h2>", standings_table(st), elo_bars(st),
+        "<h2>Head to head</h2><p class=\"muted\">the row's score against the column, pairwise games "
+        "(in brackets)</p>", heatmap(st),
+        f"<h2>Seat bias</h2><p class=\"muted\">{html.escape(spec.seat_order)}</p>", bias_table(st),
+        "<h2>Points per match</h2><p class=\"muted\">each bot's points per match: the box holds the middle half, "
+        "the line the median, the whiskers the lowest and highest, the dot the mean</p>", points_plot(st, rows),
+        "<h2>Matches</h2>", match_list(rows),
+    ])
+    return page(f"{spec.title} tournament: {name}", subtitle, body, styles=("common.css", "report.css"))
+
+
+def standings_table(st: tstandings.Standings) -> str:
+    head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>low</th><th>high</th><th>±</th>"
+            "<th>games</th><th>score %</th><th>W-D-L</th><th>pts/game</th><th>faults t/i/d</th></tr>")
+    body = []
+    for rank, b in enumerate(st.lines, 1):
+        body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
+                    f"<td class=\"elo\">{_f(b.elo)}</td><td class=\"lo\">{_f(b.lo)}</td>"
+                    f"<td class=\"hi\">{_f(b.hi)}</td>"
+                    f"<td>{_f(b.plus_minus)}</td><td>{b.matches}</td><td>{_f(b.score_pct, 1)}</td>"
+                    f"<td>{b.wins}-{b.draws}-{b.losses}</td><td>{_f(b.mean_points, 2)}</td>"
+                    f"<td>{b.timeouts}/{b.illegal}/{b.disconnects}</td></tr>")
+    return f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def elo_bars(st: tstandings.Standings) -> str:
+    """The Elo of each bot with its interval as an error bar (SVG)."""
+    values = [v for b in st.lines for v in (b.elo, b.lo, b.hi) if v is not None]
+    if not values:
+        return ""
+    low, high = min(values), max(values)
+    pad = max(25.0, (high - low) * 0.08)
+    low, high = low - pad, high + pad
+    width, left, right, row = 720, 120, 20, 30
+    height = row * len(st.lines) + 40
+
+    def x(v: float) -> float:
+        return left + (v - low) / (high - low) * (width - left - right)
+
+    parts = [_svg_start("elo-bars", width, height, "Elo with 95% intervals"),
+             *_axis(low, high, _nice_step(high - low), x, height)]
+    for i, b in enumerate(st.lines):
+        y = 24 + i * row
+        parts.append(f"<text x=\"{left - 8}\" y=\"{y + 5}\" class=\"name\">{html.escape(b.name)}</text>")
+        if b.lo is not None and b.hi is not None:
+            parts += [_line(x(b.lo), y, x(b.hi), y, "bar"), _line(x(b.lo), y - 6, x(b.lo), y + 6, "bar"),
+                      _line(x(b.hi), y - 6, x(b.hi), y + 6, "bar")]
+        parts.append(f"<circle cx=\"{x(b.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\"><title>{html.escape(b.name)}: "
+                     f"{_f(b.elo)} [{_f(b.lo)}, {_f(b.hi)}]</title></circle>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _nice_step(span: float) -> float:
+    """A round step between the ticks of an axis ``span`` long: about 4 to 10 ticks."""
+    for step in (1, 2, 5, 10, 25, 50, 100, 200, 250, 500, 1000, 2000):
+        if span / step <= 10:
+            return step
+    return 5000
+
+
+def _svg_start(name: str, width: int, height: int, label: str) -> str:
+    return (f"<svg id=\"{name}\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" "
+            f"role=\"img\" aria-label=\"{html.escape(label)}\">")
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
+    return f"<line x1=\"{x1:.1f}\" y1=\"{y1:.1f}\" x2=\"{x2:.1f}\" y2=\"{y2:.1f}\" class=\"{cls}\"/>"
+
+
+def _axis(low: float, high: float, step: float, x: Callable[[float], float], height: int) -> list[str]:
+    """Vertical grid lines at every multiple of ``step`` between ``low`` and ``high``, labelled below."""
+    out = []
+    tick = (int(low // step) + 1) * step
+    while tick < high:
+        out.append(_line(x(tick), 10, x(tick), height - 22, "gridline")
+                   + f"<text x=\"{x(tick):.1f}\" y=\"{height - 6}\" class=\"tick\">{tick:g}</text>")
+        tick += step
+    return out
+
+
+def heatmap(st: tstandings.Standings) -> str:
+    names = [b.name for b in st.lines]
+    head = "<tr><th class=\"l\">vs &#x2192;</th>" + "".join(f"<th>{html.escape(n)}</th>" for n in names) + "</tr>"
+    body = []
+    for a in names:
+        cells = [f"<th class=\"l\">{html.escape(a)}</th>"]
+        for b in names:
+            rec = st.head_to_head.get(a, {}).get(b)
+            if a == b or rec is None or not rec.games or rec.score_pct is None:
+                cells.append("<td class=\"empty\"></td>")
+                continue
+            pct = rec.score_pct
+            # red (0%) through white (50%) to green (100%)
+            t = (pct - 50) / 50
+            color = (f"rgb(255,{255 - int(-t * 150)},{255 - int(-t * 150)})" if t < 0
+                     else f"rgb({255 - int(t * 150)},255,{255 - int(t * 150)})")
+            cells.append(f"<td style=\"background:{color}\" data-pct=\"{pct:.1f}\">{pct:.0f}% ({rec.games})</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table class=\"grid heat\" id=\"head-to-head\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def bias_table(st: tstandings.Standings) -> str:
+    label = games.get(st.game).first_place_label
+    rows = "".join(f"<tr><td>{s['seat']}</td><td>{s['games']}</td><td>{_f(s['mean_points'], 2)}</td>"
+                   f"<td>{_f(s['first_place_pct'], 1)}</td></tr>" for s in st.seat_bias)
+    return (f"<table class=\"grid\" id=\"seat-bias\"><thead><tr><th>seat</th><th>games</th><th>mean points</th>"
+            f"<th>{html.escape(label)}</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    pos = q * (len(values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+
+
+def points_plot(st: tstandings.Standings, rows: Sequence[MatchRow]) -> str:
+    """A box plot of each bot's points per match (SVG)."""
+    points: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        for seat, bot in enumerate(row.lineup):
+            points[bot].append(row.scores[seat])
+    names = [b.name for b in st.lines if points.get(b.name)]
+    if not names:
+        return ""
+    low = min(min(points[n]) for n in names)
+    high = max(max(points[n]) for n in names)
+    if high == low:
+        high = low + 1
+    pad = (high - low) * 0.05
+    low, high = low - pad, high + pad
+    width, left, right, row = 720, 120, 20, 34
+    height = row * len(names) + 40
+
+    def x(v: float) -> float:
+        return left + (v - low) / (high - low) * (width - left - right)
+
+    parts = [_svg_start("points", width, height, "points per match"),
+             *_axis(low, high, _nice_step(high - low), x, height)]
+    for i, name in enumerate(names):
+        v = sorted(points[name])
+        q1, med, q3 = _quantile(v, 0.25), _quantile(v, 0.5), _quantile(v, 0.75)
+        mean = sum(v) / len(v)
+        y = 24 + i * row
+        parts.append(f"<text x=\"{left - 8}\" y=\"{y + 5}\" class=\"name\">{html.escape(name)}</text>"
+                     f"<line x1=\"{x(v[0]):.1f}\" y1=\"{y}\" x2=\"{x(v[-1]):.1f}\" y2=\"{y}\" class=\"whisker\"/>"
+                     f"<rect x=\"{x(q1):.1f}\" y=\"{y - 9}\" width=\"{max(1.0, x(q3) - x(q1)):.1f}\" height=\"18\" "
+                     f"class=\"box\"/><line x1=\"{x(med):.1f}\" y1=\"{y - 9}\" x2=\"{x(med):.1f}\" y2=\"{y + 9}\" "
+                     f"class=\"median\"/><circle cx=\"{x(mean):.1f}\" cy=\"{y}\" r=\"3.5\" class=\"dot\">"
+                     f"<title>{html.escape(name)}: {len(v)} seat(s), mean {mean:.2f}, median {med:g}, "
+                     f"range {v[0]}..{v[-1]}</title></circle>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def match_list(rows: Sequence[MatchRow]) -> str:
+    body = []
+    for row in rows:
+        seats = ", ".join(f"{html.escape(bot)} {row.scores[s]}" + (" &#x2605;" if row.placing[s] == 1 else "")
+                          for s, bot in enumerate(row.lineup))
+        faults = sum(n for seat in row.faults for n in seat.values())
+        href = f"{REPLAYS}/{replay_file(row.key)}"
+        body.append(f"<tr><td>{row.deal_set}</td><td class=\"l\"><a href=\"{html.escape(href)}\">"
+                    f"{html.escape(row.key)}</a></td><td class=\"l\">{seats}</td>"
+                    f"<td>{faults or ''}</td></tr>")
+    return ("<table class=\"grid\" id=\"matches\"><thead><tr><th>deal set</th><th class=\"l\">match (its replay)</th>"
+            "<th class=\"l\">seats: points (&#x2605; first)</th><th>faults</th></tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
