@@ -120,7 +120,8 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     announce_sandbox(setup.sandbox, setup.isolation)
     try:
         status = run_interruptibly(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
-                                          server=server, admin_token=admin_token))
+                                          server=server, admin_token=admin_token,
+                                          announce=lambda line: click.echo(line, err=True)))
     except KeyboardInterrupt:
         status = Verdict.INTERRUPTED
         click.echo(f"\ninterrupted after {tally.sprt.n} unit(s); the report covers them"

@@ -7,6 +7,7 @@
     concurrency = 4             # matches played at once
     output = "out/aegis"        # results directory, relative to this file
     max_groups = 70             # Confirmation with > 4 bots: most groups of four to play
+    startup_s = 30              # every bot running and connected by then, or no match is played
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -123,6 +124,8 @@ class TournamentConfig:
     #: the file gave no seed: this one was drawn from the system's entropy (128 bits), and stays
     #: secret until the run ends (the store keeps it, so that a rerun resumes with it)
     seed_drawn: bool = False
+    #: seconds every bot has to be running and connected, before the first match and after a restart
+    startup_s: float = 30.0
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -233,7 +236,8 @@ def read(path: str | Path) -> ConfigFile:
 # --- reading a tournament ------------------------------------------------------------
 
 _TOP = {"tournament", "clock", "limits", "bots"}
-_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation"}
+_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
+               "startup_s"}
 #: what a bot keeps between matches: its processes and scratch through the run, or nothing
 ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
@@ -275,6 +279,10 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if isolation not in ISOLATIONS:
         raise loc.error(f"tournament.isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}",
                         "tournament", "isolation")
+    startup_s = t.get("startup_s", 30)
+    if isinstance(startup_s, bool) or not isinstance(startup_s, (int, float)) or not 0 < startup_s <= 86400:
+        raise loc.error(f"tournament.startup_s must be a number of seconds above 0 (at most 86400), "
+                        f"got {startup_s!r}", "tournament", "startup_s")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -306,7 +314,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
-                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn)
+                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
+                            float(startup_s))
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

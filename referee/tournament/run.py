@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from referee.tournament.config import TournamentConfig
@@ -27,10 +27,20 @@ def schedule_of(config: TournamentConfig) -> Schedule:
                          config.seed, config.max_groups)
 
 
-def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any]) -> Store:
-    """The output directory's store, bound to this configuration (refuses another one's)."""
+def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
+                announce: Callable[[str], None] | None = None) -> Store:
+    """The output directory's store, bound to this configuration (refuses another one's, or a
+    bot changed since its matches were stored unless it is in ``rerun``: those bots' stored
+    matches are dropped, and ``announce`` is told how many)."""
     store = Store(config.output)
-    store.claim(fingerprint, description, config.bots)
+    try:
+        dropped = store.claim(fingerprint, description, config.bots, rerun)
+    except BaseException:
+        store.close()
+        raise
+    for name, n in dropped.items():
+        if announce is not None:
+            announce(f"--rerun {name}: its {n} stored match(es) are dropped, to be played again")
     return store
 
 
@@ -47,16 +57,20 @@ def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
     return dataclasses.replace(config, seed=stored) if isinstance(stored, int) else config
 
 
-def open_store(config: TournamentConfig) -> Store:
-    return claim_store(config, config.fingerprint(), config.describe())
+def open_store(config: TournamentConfig, rerun: Sequence[str] = (),
+               announce: Callable[[str], None] | None = None) -> Store:
+    return claim_store(config, config.fingerprint(), config.describe(), rerun, announce)
 
 
 async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Store, progress: Progress | None = None,
                         server: str | None = None, admin_token: str | None = None,
-                        connect_timeout: float = 30.0) -> int:
+                        connect_timeout: float = 30.0, announce: Callable[[str], None] | None = None) -> int:
     """Play every seating of the schedule not yet in the store, ``concurrency`` at a
-    time, saving each the moment it ends; returns how many were played. A bot
-    that keeps dying has its matches skipped (a later run tries them again)."""
+    time, saving each the moment it ends; returns how many were played. Before the
+    first match every bot must be running and connected within ``startup_s``
+    (:class:`~referee.tournament.executors.BotsNotReady` otherwise: nothing is played).
+    A bot that dies for good mid-run has its remaining matches skipped: the store
+    notes it as incomplete (:meth:`Store.incomplete`), and a later run tries them again."""
     done = store.done()
     todo = [s for s in schedule.seatings if s.key not in done]
     total = len(schedule.seatings)
@@ -64,34 +78,43 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     if progress:
         progress(finished, total, None)
     if not todo:
+        store.set_incomplete({})
         return 0
-    skipped = 0
+    dead: dict[str, str] = {}  # bots dead for good in this run: why
+    played = 0
     executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
                             sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
-                            isolation=config.isolation)
+                            isolation=config.isolation, startup_s=config.startup_s, announce=announce)
 
-    def save(played: Played) -> None:
-        nonlocal finished
-        store.save_played(played)
+    def save(p: Played) -> None:
+        nonlocal finished, played
+        store.save_played(p)
         finished += 1
+        played += 1
         if progress:
-            progress(finished, total, played)
+            progress(finished, total, p)
 
-    def skip(seating: Seating, dead: BotsDead) -> None:
-        nonlocal skipped
-        skipped += 1
+    def skip(seating: Seating, err: BotsDead) -> None:
+        dead.update(err.reasons)
 
     try:
         async with executor:
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", config.isolation)
-            await executor.play_all(todo, config.concurrency, save, skip)
+            try:
+                await executor.play_all(todo, config.concurrency, save, skip)
+            finally:
+                done = store.done()
+                store.set_incomplete({name: {"missing": sum(1 for s in theirs if s.key not in done),
+                                             "of": len(theirs), "why": why}
+                                      for name, why in dead.items()
+                                      for theirs in [[s for s in schedule.seatings if name in s.lineup]]})
     finally:
         if executor.launcher is not None:
             store.set_meta("launcher", json.dumps(executor.launcher.status()))
-    return len(todo) - skipped
+    return played
 
 
 async def run(config: TournamentConfig, store: Store, progress: Progress | None = None,

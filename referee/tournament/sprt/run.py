@@ -26,7 +26,7 @@ def open_store(setup: SprtSetup) -> Store | None:
 
 async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] | None = None,
               store: Any = None, server: str | None = None, admin_token: str | None = None,
-              connect_timeout: float = 30.0) -> Verdict:
+              connect_timeout: float = 30.0, announce: Callable[[str], None] | None = None) -> Verdict:
     """Play units (``setup.concurrency`` matches at a time, units started in order) until a
     verdict or ``setup.max_units``; returns H1, H0 or inconclusive. ``tally`` holds what was
     counted even if this is interrupted. With a ``store``, every match is saved and matches
@@ -94,7 +94,7 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                             bots=[setup.candidate, setup.baseline], capacity=capacity, log_dir=log_dir,
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
                             hide=[p for p in (setup.output, setup.source) if p is not None],
-                            isolation=setup.isolation)
+                            isolation=setup.isolation, startup_s=setup.startup_s, announce=announce)
     async with executor:
         if store is not None:
             store.set_meta("sandbox", executor.sandbox.describe())
