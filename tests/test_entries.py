@@ -250,3 +250,26 @@ def test_a_changed_bot_is_refused_and_rerun_replays_its_matches(tmp_path):
     recorded = json.loads(store.meta("versions"))["mine"]
     store.close()
     assert recorded["files"] == {str(script): hashlib.sha256(script.read_bytes()).hexdigest()}
+
+
+def test_the_store_refuses_a_changed_bot_and_drops_its_matches_on_rerun(tmp_path):
+    from referee.tournament.store import StoreError
+
+    (tmp_path / "bot.py").write_text("v1\n")
+    mine, other = BotSpec("mine", ("python", "bot.py"), str(tmp_path)), BotSpec("other", ("python", "-c", "x"))
+    store = Store(tmp_path / "out")
+    assert store.claim("{}", {}, [mine, other]) == {}
+    results = {"scores": [1, 0], "placing": [1, 2]}
+    store.save("0:mine|other", 0, 1, ("mine", "other"), results, {}, 0.1)
+    store.save("0:other|other", 0, 1, ("other", "other"), results, {}, 0.1)
+    (tmp_path / "bot.py").write_text("v2\n")
+    with pytest.raises(StoreError, match=r"^bot mine changed since its matches in .* were played \(the file "
+                                         r"bot.py\): give --rerun mine"):
+        store.claim("{}", {}, [mine, other])
+    assert store.count() == 2
+    said = []
+    assert store.claim("{}", {}, [mine, other], rerun=["mine"], announce=said.append) == {"mine": 1}
+    assert store.done() == {"0:other|other"} and said == [
+        "--rerun mine: its 1 stored match(es) are dropped, to be played again"]
+    assert store.claim("{}", {}, [mine, other]) == {}  # the new version is the one recorded
+    store.close()

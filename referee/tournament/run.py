@@ -34,13 +34,10 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     matches are dropped, and ``announce`` is told how many)."""
     store = Store(config.output)
     try:
-        dropped = store.claim(fingerprint, description, config.bots, rerun)
+        store.claim(fingerprint, description, config.bots, rerun, announce)
     except BaseException:
         store.close()
         raise
-    for name, n in dropped.items():
-        if announce is not None:
-            announce(f"--rerun {name}: its {n} stored match(es) are dropped, to be played again")
     return store
 
 

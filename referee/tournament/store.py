@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,11 +136,11 @@ class Store:
         return notes
 
     def claim(self, fingerprint: str, description: dict[str, Any], bots: Sequence[BotSpec],
-              rerun: Sequence[str] = ()) -> dict[str, int]:
+              rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> dict[str, int]:
         """Bind the directory to a tournament and its bots; refuse one that holds another, or
         matches of a bot that changed since (:mod:`~referee.tournament.versions`) unless it is
-        in ``rerun``: the stored matches of those bots are dropped, to be played again. Returns
-        how many were dropped, by bot."""
+        in ``rerun``: the stored matches of those bots are dropped, to be played again, and
+        ``announce`` is told how many. Returns how many were dropped, by bot."""
         from referee.tournament import versions
 
         stored = self.meta("fingerprint")
@@ -173,6 +173,9 @@ class Store:
             self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                                 [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
                                  for b in bots])
+        for name, n in dropped.items():
+            if announce is not None:
+                announce(f"--rerun {name}: its {n} stored match(es) are dropped, to be played again")
         return dropped
 
     def played(self, bot: str) -> bool:

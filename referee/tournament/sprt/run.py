@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from referee.stats.sprt import Verdict
@@ -15,12 +15,14 @@ class SprtError(RuntimeError):
     """An SPRT that cannot go on (a bot that never came to play)."""
 
 
-def open_store(setup: SprtSetup) -> Store | None:
-    """The output directory's store (none without one), bound to this SPRT (refuses another's)."""
+def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
+               announce: Callable[[str], None] | None = None) -> Store | None:
+    """The output directory's store (none without one), bound to this SPRT (refuses another's, or
+    a bot changed since its matches were stored unless it is in ``rerun``: its matches are dropped)."""
     if setup.output is None:
         return None
     store = Store(setup.output)
-    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline])
+    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
     return store
 
 
