@@ -55,7 +55,7 @@ class Launched:
     dropped_bytes: int = 0
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     ended: str | None = None         # how the current process ended, once known
-    retired: bool = False            # stopped by the launcher after its match (isolation = "match")
+    retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
     _pump: threading.Thread | None = None
 
     def __post_init__(self) -> None:
@@ -191,7 +191,7 @@ class Launcher:
                     log.flush()
                     bot.dropped_bytes += max(0, len(chunk) - room)
             process.wait()
-            note = "--- stopped after its match" if bot.retired else f"--- ended: {self._ended(bot, process)}"
+            note = f"--- {bot.retired}" if bot.retired else f"--- ended: {self._ended(bot, process)}"
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
             log.write((note + "\n").encode())
@@ -296,16 +296,17 @@ class Launcher:
         owner.starts = one.starts
         owner.exits += one.exits  # a process that could not start
 
-    def retire(self, name: str) -> None:
-        """End the process started for one match and everything it left. If it had died during
-        the match, that death is the bot's (past ``max_restarts`` deaths it is started no more)."""
+    def retire(self, name: str, why: str = "stopped after its match") -> None:
+        """End the process started for one match (``why``, for its log) and everything it left. If
+        it had died during the match, that death is the bot's (past ``max_restarts`` deaths it is
+        started no more)."""
         one = self.for_match.pop(name)
         owner = self.bots[one.spec.name]
         if one.process is not None:
             if one.process.poll() is not None:
                 owner.exits.append(self._ended(one, one.process))
             else:
-                one.retired = True
+                one.retired = why
                 _signal_group(one.process, signal.SIGKILL)
                 one.process.wait()
         self._clear(one)

@@ -198,7 +198,7 @@ class Executor(ABC):
                 self.launcher.start_for_match(bot, trial[bot], token, 1)
         try:
             for bot in self.bots:
-                if bot.external and not self._connected(bot.name):
+                if bot.external and self._connected(bot.name) is False:
                     self.say(f"waiting up to {self.startup_s:g} s for external bot {bot.name} to connect to "
                              f"{self._external_address()} (with the token of its [[bots]] table)")
             failures = await self._wait_connected({b.name: trial.get(b.name, b.name) for b in self.bots},
@@ -208,7 +208,7 @@ class Executor(ABC):
         finally:
             for name in trial.values():
                 self._dismiss(name)
-                self.launcher.retire(name)
+                self.launcher.retire(name, "stopped after the start-up check")
 
     async def _wait_connected(self, names: Mapping[str, str], timeout: float) -> dict[str, str]:
         """Wait until the bots ``names`` ({bot: the name it connects under}) are connected;
@@ -220,8 +220,8 @@ class Executor(ABC):
             for bot, name in list(waiting.items()):
                 ended = self.launcher.not_running(name)
                 if ended is not None:
-                    failures[bot] = ended if ended.startswith("cannot start") else f"ended before it connected " \
-                                                                                  f"({ended})"
+                    started = not ended.startswith("cannot start")
+                    failures[bot] = f"ended before it connected ({ended})" if started else ended
                     del waiting[bot]
                 elif self._connected(name) is not False:  # connected, or the referee cannot tell
                     del waiting[bot]
