@@ -27,10 +27,11 @@ def invoke_cli(*args) -> Result:
     return CliRunner().invoke(referee, [str(a) for a in args])
 
 
-def run_cli(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``python -m referee ARGS`` in the checkout's root, its output captured as text."""
+def run_cli(*args, timeout: float = 300, cwd: Path = ROOT, env: dict[str, str] | None = None,
+            ) -> subprocess.CompletedProcess:
+    """``python -m referee ARGS`` (in the checkout's root unless ``cwd``), its output captured as text."""
     return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, check=False)
+                          timeout=timeout, cwd=cwd, env=env, check=False)
 
 
 TOURNAMENT = """

@@ -88,7 +88,7 @@ bank_ms_option = click.option("--bank-ms", type=click.IntRange(0), default=10000
 
 def game_options(spec: GameSpec, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """Check ``--option`` strings against the game's schema (raises OptionError)."""
-    return spec.check_options(dict(pairs))
+    return spec.parse_options(dict(pairs))
 
 
 def fresh_seed() -> int:

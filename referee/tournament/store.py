@@ -91,12 +91,20 @@ class Store:
         path = self.directory / DB_NAME
         if not create and not path.exists():
             raise StoreError(f"{self.directory}: no tournament results here ({DB_NAME} not found)")
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        with self.db:
-            self.db.executescript(SCHEMA)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise StoreError(f"{self.directory}: is a file, not a results directory") from None
+        except OSError as e:
+            raise StoreError(f"{self.directory}: cannot create the results directory: {e.strerror or e}") from None
+        try:
+            self.db = sqlite3.connect(path)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            with self.db:
+                self.db.executescript(SCHEMA)
+        except sqlite3.Error as e:
+            raise StoreError(f"{path}: cannot open the results database: {e}") from None
 
     def close(self) -> None:
         self.db.close()
