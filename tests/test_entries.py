@@ -112,6 +112,23 @@ def test_an_external_bot_is_waited_for_at_the_address_printed(tmp_path):
 
 
 @pytest.mark.e2e
+def test_a_gauntlet_and_an_sprt_with_a_missing_bot_exit_2_before_any_match(tmp_path):
+    bots = random_bot("r1", 1) + """
+    [[bots]]
+    name = "cand"
+    command = ["no-such-bot-command"]
+    """
+    path = tournament(tmp_path, bots + '\n[gauntlet]\ncandidate = "cand"\n')
+    done = run_cli("gauntlet", path, "--quiet")
+    assert done.returncode == ExitCode.USAGE and "bot cand cannot start: command not found" in done.stderr
+    assert stored(tmp_path) == []
+    sprt = run_cli("sprt", "--game", "aegis", "--candidate", "cand=no-such-bot-command", "--baseline",
+                   "r1=python -m sample_bots.random", "--output", tmp_path / "sprt", "--quiet")
+    assert sprt.returncode == ExitCode.USAGE and "bot cand cannot start: command not found" in sprt.stderr
+    assert Store(tmp_path / "sprt", create=False).count() == 0
+
+
+@pytest.mark.e2e
 def test_match_with_an_absent_bot_exits_2_at_once():
     for command, why in [("no-such-bot-command", "bot b cannot start: command not found: no-such-bot-command"),
                          ("python -c 'import sys; sys.exit(5)'", "bot b ended before it connected (exit code 5)")]:
