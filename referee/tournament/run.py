@@ -103,15 +103,21 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
             try:
                 await executor.play_all(todo, config.concurrency, save, skip)
             finally:
-                done = store.done()
-                store.set_incomplete({name: {"missing": sum(1 for s in theirs if s.key not in done),
-                                             "of": len(theirs), "why": why}
-                                      for name, why in dead.items()
-                                      for theirs in [[s for s in schedule.seatings if name in s.lineup]]})
+                store.set_incomplete(_missing(schedule, store.done(), dead))
     finally:
         if executor.launcher is not None:
             store.set_meta("launcher", json.dumps(executor.launcher.status()))
     return played
+
+
+def _missing(schedule: Schedule, done: set[str], dead: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """For each bot dead for good: how many of its matches in the schedule are not stored, of how
+    many, and why it is dead."""
+    out = {}
+    for name, why in dead.items():
+        theirs = [s.key for s in schedule.seatings if name in s.lineup]
+        out[name] = {"missing": sum(1 for key in theirs if key not in done), "of": len(theirs), "why": why}
+    return out
 
 
 async def run(config: TournamentConfig, store: Store, progress: Progress | None = None,
