@@ -289,6 +289,7 @@ class Arena:
         self.matches: OrderedDict[str, HostedMatch] = OrderedDict()
         self._changed = asyncio.Event()  # set (and replaced) when a session opens, closes or frees a seat
         self._ids = itertools.count(1)
+        self._game_ids = itertools.count(1)  # apart from sessions': a game's id never depends on who connected first
 
     # --- sessions -------------------------------------------------------------
 
@@ -397,7 +398,7 @@ class Arena:
         checked = spec.check_options(options)
         if len(lineup) != spec.num_seats:
             raise games.OptionError(f"{game} needs {spec.num_seats} bots in the lineup, got {len(lineup)}")
-        game_id = game_id or f"g{next(self._ids)}"
+        game_id = game_id or f"g{next(self._game_ids)}"
         if game_id in self.matches:
             raise games.OptionError(f"game id {game_id!r} is already in use")
         if sessions is not None and len(sessions) != len(lineup):

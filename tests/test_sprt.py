@@ -518,15 +518,17 @@ def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
 
 @pytest.mark.e2e
 def test_a_bot_that_never_comes_is_an_error(tmp_path):
-    """A seat without a session (the bot never connected) stops the test: exit 2, not a verdict."""
+    """A bot that is not connected within startup_s stops the test before any match: exit 2, not a verdict."""
     import asyncio
 
     from referee.cli.exits import exit_code_for
     from referee.tournament.config import BotSpec
+    from referee.tournament.executors import BotsNotReady
 
     setup = sprt_setup.SprtSetup("aegis", {}, BotSpec("a", external=True, token="t1"),
-                                 BotSpec("b", external=True, token="t2"), 1, _clock(), concurrency=1, max_units=5)
+                                 BotSpec("b", external=True, token="t2"), 1, _clock(), concurrency=1, max_units=5,
+                                 startup_s=0.5)
     tally = sprt_units.Tally(S.SPRT(0, 20))
-    with pytest.raises(sprt_run.SprtError, match="bot 'a' did not come to play") as caught:
+    with pytest.raises(BotsNotReady, match="bot a did not connect within 0.5 s; bot b did not") as caught:
         asyncio.run(sprt_run.run(setup, tally, connect_timeout=0.5))
     assert tally.sprt.n == 0 and exit_code_for(caught.value) is ExitCode.USAGE

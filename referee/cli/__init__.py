@@ -47,10 +47,13 @@ def referee() -> None:
          early) or stated results that differ from the replay
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
-         holds another tournament, a directory with no results or no
-         such match (export, replay DIR N); sprt: a bot that never came
-         to play
+         holds another tournament or a changed bot's matches, a bot not
+         running and connected within startup_s (no match played), a
+         directory with no results or no such match (export, replay DIR
+         N); sprt: a bot that died or never came to play
       3  sprt: inconclusive, no verdict within --max-units units
+      4  tournament, gauntlet: incomplete, a bot died for good mid-run
+         and did not play all its matches (the standings mark it)
     130  interrupted (Ctrl-C): what finished is saved (tournament,
          gauntlet) or reported (sprt)
 

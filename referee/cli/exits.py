@@ -14,7 +14,7 @@ from referee import records
 from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
-from referee.tournament.executors import RemoteRefereeError
+from referee.tournament.executors import BotsNotReady, RemoteRefereeError
 from referee.tournament.export import ExportError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
@@ -30,6 +30,9 @@ class ExitCode(IntEnum):
     USAGE = 2
     #: sprt: no verdict when --max-units units were played
     INCONCLUSIVE = 3
+    #: tournament, gauntlet: a bot died for good mid-run and did not play all its matches (the
+    #: standings mark it; the same command plays them)
+    INCOMPLETE = 4
     #: interrupted (Ctrl-C): what finished is saved (tournament, gauntlet) or reported (sprt)
     INTERRUPTED = 130
     # the verdicts of sprt, aliases of the codes above: a CI job passes on H1 and fails on H0
@@ -50,6 +53,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (ExportError, ExitCode.USAGE),  # not a results directory, an unknown match id, an output path that is a file
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
+    (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played
 )
 #: the exit code of each outcome of ``referee sprt``
 SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {

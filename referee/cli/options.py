@@ -109,6 +109,9 @@ server_option = click.option("--server", metavar="HOST:PORT",
 admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
                                   help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+rerun_option = click.option("--rerun", "rerun", multiple=True, metavar="NAME",
+                            help="Drop the stored matches of bot NAME and play them again (a new version of it; "
+                                 "repeatable). Without it, a bot changed since its matches were stored is refused.")
 
 
 def progress_options(command: Callable) -> Callable:

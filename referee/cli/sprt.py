@@ -18,6 +18,7 @@ from referee.cli.options import (
     fresh_seed,
     quiet_option,
     remote_options,
+    rerun_option,
     rule_options,
     seed_option,
 )
@@ -62,6 +63,7 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 @click.option("--output", type=click.Path(file_okay=False),
               help="Save every match and the bots' logs here; the same command resumes from it.")
 @remote_options
+@rerun_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True, help="The report on stdout.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False),
@@ -71,8 +73,8 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, baseline: BotSpec | None,
          seed: int | None, rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int,
          preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, max_units: int,
-         concurrency: int, output: str | None, server: str | None, admin_token: str | None, fmt: str,
-         markdown_file: str | None, quiet: bool, verbose: bool) -> None:
+         concurrency: int, output: str | None, server: str | None, admin_token: str | None,
+         rerun: tuple[str, ...], fmt: str, markdown_file: str | None, quiet: bool, verbose: bool) -> None:
     """Is the candidate stronger than the baseline? A sequential probability
     ratio test (GSPRT, pentanomial, as fishtest) on duplicate units.
 
@@ -111,7 +113,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
             raise
         raise click.UsageError(str(err)) from None
 
-    store = sprt_run.open_store(setup)
+    store = sprt_run.open_store(setup, rerun, announce=lambda line: click.echo(line, err=True))
     tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta))
     lower, upper = tally.sprt.lower, tally.sprt.upper
     if not quiet:
@@ -122,7 +124,8 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     try:
         status = run_interruptibly(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
                                                 server=server, admin_token=admin_token,
-                                                on_match=_match_lines(setup.game, store) if verbose else None))
+                                                on_match=_match_lines(setup.game, store) if verbose else None,
+                                                announce=lambda line: click.echo(line, err=True)))
     except KeyboardInterrupt:
         status = Verdict.INTERRUPTED
         click.echo(f"\ninterrupted after {tally.sprt.n} unit(s); the report covers them"

@@ -17,6 +17,7 @@ from referee.cli.options import (
     live_options,
     progress_options,
     remote_options,
+    rerun_option,
     standings_options,
 )
 from referee.cli.progress import ProgressSettings, RunDisplay
@@ -27,22 +28,25 @@ from referee.tournament.store import MatchRow
 @config_argument
 @remote_options
 @standings_options
+@rerun_option
 @progress_options
 @live_options
 def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-               bootstrap: int, progress: ProgressSettings, http_port: int | None, http_host: str) -> None:
+               bootstrap: int, rerun: tuple[str, ...], progress: ProgressSettings, http_port: int | None,
+               http_host: str) -> None:
     """Run the round-robin tournament described by the TOML file CONFIG.
 
     Duplicate play: every deal set is played from every seat. Results go to
     the output directory as they come; run the same command again after an
-    interruption and it plays only what is missing."""
+    interruption and it plays only what is missing. Exit code 4 (incomplete):
+    a bot died for good and did not play all its matches."""
 
     from referee.tournament import config as tconfig
     from referee.tournament import run as trun
 
     cfg = trun.with_stored_seed(tconfig.load(config_file))
     schedule = trun.schedule_of(cfg)
-    store = trun.open_store(cfg)
+    store = trun.open_store(cfg, rerun, announce=_say)
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
@@ -53,6 +57,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
         live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, cfg.game, bootstrap))
     play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live, http=(http_host, http_port))
     print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
+    exit_if_incomplete(store)
 
 
 @click.command()
@@ -72,16 +77,18 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 @remote_options
 @standings_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@rerun_option
 @progress_options
 def gauntlet(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-             bootstrap: int, fmt: str, progress: ProgressSettings) -> None:
+             bootstrap: int, fmt: str, rerun: tuple[str, ...], progress: ProgressSettings) -> None:
     """Run the gauntlet described by the TOML file CONFIG: one candidate against
     every baseline (a tournament file with a [gauntlet] table naming the candidate).
 
     Duplicate play as in tournaments, but only matches involving the candidate.
     Prints the candidate's Elo difference against each baseline (head to head,
     95% interval by bootstrap over deal sets), then the full standings. Results
-    are saved as they come; the same command resumes an interrupted run."""
+    are saved as they come; the same command resumes an interrupted run. Exit
+    code 4 (incomplete): a bot died for good and did not play all its matches."""
 
     from referee.tournament import gauntlet as tgauntlet
     from referee.tournament import run as trun
@@ -90,7 +97,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, anch
     cfg = tgauntlet.load(config_file)
     cfg = dataclasses.replace(cfg, tournament=trun.with_stored_seed(cfg.tournament))
     schedule = tgauntlet.make_schedule(cfg)
-    store = tgauntlet.open_store(cfg)
+    store = tgauntlet.open_store(cfg, rerun, announce=_say)
     note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
     click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
                f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
@@ -102,15 +109,17 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, anch
     st = standings.compute(cfg.game, rows, anchor=anchor, bootstrap=bootstrap)
     st.notes.append(note)
     st.notes.extend(store.bot_notes())
+    standings.mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
     if fmt == "json":
         click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
                                **standings.to_json(st)}, indent=2))
-        return
-    click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
-               f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
-    click.echo(tgauntlet.versus_table(cfg.candidate, against))
-    click.echo()
-    click.echo(standings.report(st))
+    else:
+        click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
+                   f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
+        click.echo(tgauntlet.versus_table(cfg.candidate, against))
+        click.echo()
+        click.echo(standings.report(st))
+    exit_if_incomplete(store)
 
 
 # --- shared by the commands above -------------------------------------------------------
@@ -132,12 +141,27 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
     st = standings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
     st.notes.extend(notes)
     st.notes.extend(store.bot_notes())
+    standings.mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
     if fmt == "json":
         click.echo(json.dumps(standings.to_json(st), indent=2))
     elif fmt == "csv":
         click.echo(standings.to_csv(st), nl=False)
     else:
         click.echo(standings.report(st))
+
+
+def exit_if_incomplete(store) -> None:
+    """Exit 4 (incomplete) if a bot died for good and did not play all its matches."""
+    incomplete = store.incomplete()
+    if incomplete:
+        click.echo("incomplete: " + "; ".join(f"bot {name} did not play {v['missing']} of its {v.get('of', '')} matches"
+                                              for name, v in sorted(incomplete.items()))
+                   + "; the same command plays them", err=True)
+        raise SystemExit(ExitCode.INCOMPLETE)
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
 
 
 def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server: str | None,
@@ -160,7 +184,7 @@ def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server:
             listener(finished, total, played)
 
     work = trun.play_schedule(cfg, schedule, store, progress=on_progress, server=server, admin_token=admin_token,
-                              watch=live.watch if live else None)
+                              announce=_say, watch=live.watch if live else None)
     try:
         played = run_interruptibly(with_live_page(live, http, work) if live else work)
     except KeyboardInterrupt:

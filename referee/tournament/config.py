@@ -8,6 +8,7 @@
     output = "out/aegis"        # results directory, relative to this file
     max_groups = 70             # Confirmation with > 4 bots: most groups of four to play
     release = "deal-set"        # when spectators get a match's record: "deal-set" or "end"
+    startup_s = 30              # every bot running and connected by then, or no match is played
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -127,6 +128,8 @@ class TournamentConfig:
     seed_drawn: bool = False
     #: when a match's record reaches the referee's spectators: once its deal set is over, or at the end
     release: str = "deal-set"
+    #: seconds every bot has to be running and connected, before the first match and after a restart
+    startup_s: float = 30.0
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -240,7 +243,7 @@ def read(path: str | Path) -> ConfigFile:
 
 _TOP = {"tournament", "clock", "limits", "bots"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
-               "release"}
+               "release", "startup_s"}
 #: what a bot keeps between matches: its processes and scratch through the run, or nothing
 ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
@@ -286,6 +289,10 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if release not in RELEASES:
         raise loc.error(f"tournament.release must be one of {', '.join(RELEASES)}, got {release!r}",
                         "tournament", "release")
+    startup_s = t.get("startup_s", 30)
+    if isinstance(startup_s, bool) or not isinstance(startup_s, (int, float)) or not 0 < startup_s <= 86400:
+        raise loc.error(f"tournament.startup_s must be a number of seconds above 0 (at most 86400), "
+                        f"got {startup_s!r}", "tournament", "startup_s")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -318,7 +325,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
                             concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
-                            release)
+                            release, float(startup_s))
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

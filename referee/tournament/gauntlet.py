@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,9 +140,10 @@ def _number(n: int) -> str:
 # --- running a gauntlet ---------------------------------------------------------------
 
 
-def open_store(cfg: GauntletConfig) -> Store:
-    """The output directory's store, bound to this gauntlet (refuses another configuration's)."""
-    return claim_store(cfg.tournament, cfg.fingerprint(), cfg.describe())
+def open_store(cfg: GauntletConfig, rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> Store:
+    """The output directory's store, bound to this gauntlet (refuses another configuration's;
+    ``rerun``: :func:`~referee.tournament.run.claim_store`)."""
+    return claim_store(cfg.tournament, cfg.fingerprint(), cfg.describe(), rerun, announce)
 
 
 async def run(cfg: GauntletConfig, store: Store, progress: Progress | None = None, server: str | None = None,

@@ -55,7 +55,7 @@ class Launched:
     dropped_bytes: int = 0
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     ended: str | None = None         # how the current process ended, once known
-    retired: bool = False            # stopped by the launcher after its match (isolation = "match")
+    retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
     _pump: threading.Thread | None = None
 
     def __post_init__(self) -> None:
@@ -106,10 +106,7 @@ class Launcher:
     def command(self, bot: Launched) -> list[str]:
         """The bot's command with the launcher's arguments (its token comes through descriptor 3)."""
         spec = bot.spec
-        program, *args = spec.command
-        if program in ("python", "python3"):  # the referee's own interpreter, with its packages
-            program = sys.executable
-        command = [program, *args, "--address", self.address, "--name", bot.name, "--token-fd", str(sandbox.TOKEN_FD),
+        command = [_program(spec), *spec.command[1:], "--address", self.address, "--name", bot.name, "--token-fd", str(sandbox.TOKEN_FD),
                    "--capacity", str(bot.capacity)]
         if not self.box.isolated:
             return command
@@ -154,6 +151,7 @@ class Launcher:
         try:
             os.write(writer, f"{bot.token}\n".encode())
             os.close(writer)
+            _check_program(_program(bot.spec), bot.spec.cwd)
             command = self.command(bot)
             _check_program(command[0], bot.spec.cwd)
             bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree, token_fd), cwd=bot.spec.cwd,
@@ -164,7 +162,10 @@ class Launcher:
             log.write(f"--- cannot start: {err}\n".encode())
             log.close()
             bot.process = None
-            bot.exits.append(f"cannot start: {getattr(err, 'strerror', None) or err}")
+            why = getattr(err, 'strerror', None) or err
+            if isinstance(err, CommandNotFound):
+                why = f"command not found: {bot.spec.command[0]}"
+            bot.exits.append(f"cannot start: {why}")
             if bot.tree is not None:
                 bot.tree.remove()
             return
@@ -190,7 +191,7 @@ class Launcher:
                     log.flush()
                     bot.dropped_bytes += max(0, len(chunk) - room)
             process.wait()
-            note = "--- stopped after its match" if bot.retired else f"--- ended: {self._ended(bot, process)}"
+            note = f"--- {bot.retired}" if bot.retired else f"--- ended: {self._ended(bot, process)}"
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
             log.write((note + "\n").encode())
@@ -252,6 +253,33 @@ class Launcher:
         bot = self.bots.get(name) or self.for_match.get(name)
         return bot is not None and (bot.process is None or bot.process.poll() is not None)
 
+    def not_running(self, name: str) -> str | None:
+        """Why a launched bot (or a process started for one match) is not running: it could not
+        start, or how its process ended; None while it runs."""
+        bot = self.bots.get(name) or self.for_match.get(name)
+        if bot is None:
+            return None
+        if bot.process is None:
+            return bot.exits[-1] if bot.exits else "not started"
+        if bot.process.poll() is None:
+            return None
+        return self._ended(bot, bot.process)
+
+    def log_tail(self, name: str, lines: int = 10) -> tuple[Path | None, list[str]]:
+        """The bot's log file and its last ``lines`` lines (none without a log directory: its
+        output went to this process's stderr). Waits a moment for an ended process's last output."""
+        bot = self.bots.get(name) or self.for_match.get(name)
+        if bot is None or self.log_dir is None:
+            return None, []
+        if bot._pump is not None and bot.process is not None and bot.process.poll() is not None:
+            bot._pump.join(timeout=2)
+        path = self.log_dir / f"{bot.spec.name}.log"
+        try:
+            text = path.read_bytes()[-64 * 1024:].decode("utf-8", "replace")
+        except OSError:
+            return path, []
+        return path, text.splitlines()[-lines:]
+
     # --- a fresh process for every match (isolation = "match") --------------------
 
     def dead(self, names: Iterable[str]) -> list[str]:
@@ -268,16 +296,17 @@ class Launcher:
         owner.starts = one.starts
         owner.exits += one.exits  # a process that could not start
 
-    def retire(self, name: str) -> None:
-        """End the process started for one match and everything it left. If it had died during
-        the match, that death is the bot's (past ``max_restarts`` deaths it is started no more)."""
+    def retire(self, name: str, why: str = "stopped after its match") -> None:
+        """End the process started for one match (``why``, for its log) and everything it left. If
+        it had died during the match, that death is the bot's (past ``max_restarts`` deaths it is
+        started no more)."""
         one = self.for_match.pop(name)
         owner = self.bots[one.spec.name]
         if one.process is not None:
             if one.process.poll() is not None:
                 owner.exits.append(self._ended(one, one.process))
             else:
-                one.retired = True
+                one.retired = why
                 _signal_group(one.process, signal.SIGKILL)
                 one.process.wait()
         self._clear(one)
@@ -322,11 +351,22 @@ class Launcher:
             self._clear(b)  # and whatever it left behind, in its group or its tree
 
 
+def _program(spec: BotSpec) -> str:
+    """The program a bot's command runs: ``python`` and ``python3`` are the referee's own
+    interpreter, with its packages."""
+    program = spec.command[0]
+    return sys.executable if program in ("python", "python3") else program
+
+
+class CommandNotFound(FileNotFoundError):
+    """A bot's program is not there (on PATH, or at the path it names)."""
+
+
 def _check_program(program: str, cwd: str | None) -> None:
     """A FileNotFoundError (as Popen would raise) for a program that is not there."""
     found = os.path.exists(os.path.join(cwd or ".", program)) if os.sep in program else shutil.which(program)
     if not found:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        raise CommandNotFound(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from referee.tournament.config import TournamentConfig
@@ -29,10 +29,17 @@ def schedule_of(config: TournamentConfig) -> Schedule:
                          config.seed, config.max_groups)
 
 
-def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any]) -> Store:
-    """The output directory's store, bound to this configuration (refuses another one's)."""
+def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
+                announce: Callable[[str], None] | None = None) -> Store:
+    """The output directory's store, bound to this configuration (refuses another one's, or a
+    bot changed since its matches were stored unless it is in ``rerun``: those bots' stored
+    matches are dropped, and ``announce`` is told how many)."""
     store = Store(config.output)
-    store.claim(fingerprint, description, config.bots)
+    try:
+        store.claim(fingerprint, description, config.bots, rerun, announce)
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
@@ -49,16 +56,22 @@ def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
     return dataclasses.replace(config, seed=stored) if isinstance(stored, int) else config
 
 
-def open_store(config: TournamentConfig) -> Store:
-    return claim_store(config, config.fingerprint(), config.describe())
+def open_store(config: TournamentConfig, rerun: Sequence[str] = (),
+               announce: Callable[[str], None] | None = None) -> Store:
+    return claim_store(config, config.fingerprint(), config.describe(), rerun, announce)
 
 
 async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Store, progress: Progress | None = None,
                         server: str | None = None, admin_token: str | None = None,
-                        connect_timeout: float = 30.0, watch: Callable[[Any], None] | None = None) -> int:
+                        connect_timeout: float = 30.0, announce: Callable[[str], None] | None = None,
+                        watch: Callable[[Any], None] | None = None) -> int:
     """Play every seating of the schedule not yet in the store, ``concurrency`` at a
-    time, saving each the moment it ends; returns how many were played. A bot
-    that keeps dying has its matches skipped (a later run tries them again).
+    time, saving each the moment it ends; returns how many were played. Before the
+    first match every bot must be running and connected within ``startup_s``
+    (:class:`~referee.tournament.executors.BotsNotReady` otherwise: nothing is played).
+    A bot that dies for good mid-run has its remaining matches skipped: the store
+    notes it as incomplete (:meth:`Store.incomplete`), and a later run tries them again.
+    A deal set's records go to spectators once it is over (``config.release``).
     ``watch(arena)`` is told the executor's arena once it is open (the live page)."""
     done = store.done()
     todo = [s for s in schedule.seatings if s.key not in done]
@@ -67,26 +80,28 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     if progress:
         progress(finished, total, None)
     if not todo:
+        store.set_incomplete({})
         return 0
-    skipped = 0
+    dead: dict[str, str] = {}  # bots dead for good in this run: why
+    played = 0
     releases = Releases(schedule.seatings, done, config.release)
     executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
                             sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
-                            isolation=config.isolation)
+                            isolation=config.isolation, startup_s=config.startup_s, announce=announce)
 
-    def save(played: Played) -> None:
-        nonlocal finished
-        store.save_played(played)
-        executor.release(releases.stored(played.seating))
+    def save(p: Played) -> None:
+        nonlocal finished, played
+        store.save_played(p)
+        executor.release(releases.stored(p.seating))
         finished += 1
+        played += 1
         if progress:
-            progress(finished, total, played)
+            progress(finished, total, p)
 
-    def skip(seating: Seating, dead: BotsDead) -> None:
-        nonlocal skipped
-        skipped += 1
+    def skip(seating: Seating, err: BotsDead) -> None:
+        dead.update(err.reasons)
 
     try:
         async with executor:
@@ -94,11 +109,24 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
             store.set_meta("isolation", config.isolation)
             if watch:
                 watch(executor.arena)
-            await executor.play_all(todo, config.concurrency, save, skip)
+            try:
+                await executor.play_all(todo, config.concurrency, save, skip)
+            finally:
+                store.set_incomplete(_missing(schedule, store.done(), dead))
     finally:
         if executor.launcher is not None:
             store.set_meta("launcher", json.dumps(executor.launcher.status()))
-    return len(todo) - skipped
+    return played
+
+
+def _missing(schedule: Schedule, done: set[str], dead: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """For each bot dead for good: how many of its matches in the schedule are not stored, of how
+    many, and why it is dead."""
+    out = {}
+    for name, why in dead.items():
+        theirs = [s.key for s in schedule.seatings if name in s.lineup]
+        out[name] = {"missing": sum(1 for key in theirs if key not in done), "of": len(theirs), "why": why}
+    return out
 
 
 async def run(config: TournamentConfig, store: Store, progress: Progress | None = None,

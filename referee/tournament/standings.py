@@ -59,6 +59,8 @@ class Standings:
     teams: ratings.Ratings | None = None
     identifiable: bool = True  # False: the bots' ratings cannot be told apart (ratings.Ratings)
     intervals_trusted: bool = True  # False: no interval can be trusted (one deal set)
+    #: bots that did not play all their matches (died for good): why; marked ``*``, ranked last
+    incomplete: dict[str, str] = field(default_factory=dict)
 
 
 def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
@@ -111,6 +113,22 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
                      [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted)
 
 
+def mark_incomplete(st: Standings, incomplete: dict[str, str]) -> None:
+    """Mark the bots that did not play all their matches and rank them below every bot that
+    did, in their own order, so that none ranks above a bot that played because it did not
+    play. An LOS to the next line that is no longer the next is dropped."""
+    st.incomplete = {name: why for name, why in incomplete.items() if any(b.name == name for b in st.lines)}
+    before = {b.name: i for i, b in enumerate(st.lines)}
+    st.lines.sort(key=lambda b: b.name in st.incomplete)  # stable: the rating order within each group
+    for i, b in enumerate(st.lines):
+        if i + 1 == len(st.lines) or before[st.lines[i + 1].name] != before[b.name] + 1:
+            b.los_next = None
+
+
+def _name(st: Standings, bot: str) -> str:
+    return f"{bot} *" if bot in st.incomplete else bot
+
+
 def _f(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -125,7 +143,7 @@ def _elo(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
 
 
 def table(st: Standings) -> str:
-    rows = [[rank, b.name, *_elo(b), b.matches, _f(b.score_pct, 1),
+    rows = [[rank, _name(st, b.name), *_elo(b), b.matches, _f(b.score_pct, 1),
              f"{b.wins}-{b.draws}-{b.losses}", _f(b.mean_points, 2), f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
             for rank, b in enumerate(st.lines, 1)]
     headers = ["rank", "bot", "Elo", "±", "games", "score %", "W-D-L", "pts/game", "faults t/i/d"]
@@ -191,7 +209,8 @@ def to_json(st: Standings) -> dict[str, Any]:
     return {
         "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
         "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
-        "standings": [{"rank": i, **b.__dict__} for i, b in enumerate(st.lines, 1)],
+        "standings": [{"rank": i, **b.__dict__, **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete
+                                                   else {})} for i, b in enumerate(st.lines, 1)],
         "head_to_head": {a: {b: rec.__dict__ for b, rec in row.items()} for a, row in st.head_to_head.items()},
         "seat_bias": st.seat_bias,
         **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
@@ -200,9 +219,10 @@ def to_json(st: Standings) -> dict[str, Any]:
 
 def to_csv(st: Standings) -> str:
     buf = io.StringIO()
-    fields = ["rank", *BotLine.__dataclass_fields__]
+    fields = ["rank", *BotLine.__dataclass_fields__, *(["incomplete"] if st.incomplete else [])]
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
     for i, b in enumerate(st.lines, 1):
-        writer.writerow({"rank": i, **b.__dict__})
+        writer.writerow({"rank": i, **b.__dict__, **({"incomplete": st.incomplete.get(b.name, "")}
+                                                     if st.incomplete else {})})
     return buf.getvalue()

@@ -6,6 +6,15 @@ tournament (Ctrl-C, kill -9) loses at most the matches in flight and the
 next run plays only what is missing. The tournament's fingerprint (game,
 options, bots, deal sets, seed, clock) is stored too: a directory holding
 another tournament's results is refused rather than mixed.
+
+Each launched bot's version (:mod:`referee.tournament.versions`: its command,
+working directory and the hashes of the files its command names) is kept in
+the ``meta`` key ``versions``: a bot that changed while it has matches stored
+is refused, unless its matches are dropped to be played again (``rerun``). A
+directory written before versions were kept has none: the first run that
+claims it records the bots as they are then (its stored matches are taken as
+theirs). The ``meta`` key ``incomplete`` names the bots that died for good in
+the last run that played, with how many of their matches are missing.
 """
 
 from __future__ import annotations
@@ -13,7 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,21 +119,38 @@ class Store:
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
+    def incomplete(self) -> dict[str, dict[str, Any]]:
+        """The bots that died for good in the last run that played, and did not play all their
+        matches: ``{name: {"missing": N, "why": ...}}``."""
+        return {name: v for name, v in json.loads(self.meta("incomplete") or "{}").items() if v.get("missing")}
+
+    def set_incomplete(self, bots: dict[str, dict[str, Any]]) -> None:
+        self.set_meta("incomplete", json.dumps(bots, sort_keys=True))
+
     def bot_notes(self) -> list[str]:
-        """Launched bots that died, restarted or were skipped (from the last run)."""
+        """Bots that did not play all their matches; launched bots that died or restarted (from the last run)."""
         status = json.loads(self.meta("launcher") or "{}")
-        notes = []
+        incomplete = self.incomplete()
+        notes = [f"* bot {name} did not play {v['missing']} of its {v.get('of', '')} matches: it {v['why']}; "
+                 f"it ranks below every bot that played all of theirs; the same command plays the missing matches"
+                 for name, v in sorted(incomplete.items())]
         for name, st in sorted(status.items()):
-            if st.get("dead"):
-                notes.append(f"bot {name}: SKIPPED, {st['dead']}; its missing matches are played by a later run")
+            if name in incomplete:
+                pass
             elif st.get("exits"):
                 notes.append(f"bot {name}: died {len(st['exits'])} time(s) (last: {st['exits'][-1]})")
             if st.get("dropped_bytes"):
                 notes.append(f"bot {name}: {st['dropped_bytes']} bytes of output past the log cap not kept")
         return notes
 
-    def claim(self, fingerprint: str, description: dict[str, Any], bots: Sequence[BotSpec]) -> None:
-        """Bind the directory to a tournament and its bots; refuse one that holds another."""
+    def claim(self, fingerprint: str, description: dict[str, Any], bots: Sequence[BotSpec],
+              rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> dict[str, int]:
+        """Bind the directory to a tournament and its bots; refuse one that holds another, or
+        matches of a bot that changed since (:mod:`~referee.tournament.versions`) unless it is
+        in ``rerun``: the stored matches of those bots are dropped, to be played again, and
+        ``announce`` is told how many. Returns how many were dropped, by bot."""
+        from referee.tournament import versions
+
         stored = self.meta("fingerprint")
         if stored is not None and stored != fingerprint:
             old, new = json.loads(stored), json.loads(fingerprint)
@@ -133,12 +159,43 @@ class Store:
                 f"{self.directory} holds the results of another tournament configuration "
                 f"(changed: {', '.join(changed)}). Use a new output directory, or restore the old settings "
                 f"to resume.")
+        names = [b.name for b in bots]
+        unknown = [name for name in rerun if name not in names]
+        if unknown:
+            raise StoreError(f"--rerun {unknown[0]}: no such bot in this tournament (its bots: {', '.join(names)})")
+        current = {b.name: versions.of(b) for b in bots}
+        before = json.loads(self.meta("versions") or "{}")  # none in a directory older than versions
+        for name, version in current.items():
+            if name in rerun or version is None or before.get(name) in (None, version) or not self.played(name):
+                continue
+            raise StoreError(
+                f"bot {name} changed since its matches in {self.directory} were played "
+                f"({', '.join(versions.changes(before[name], version))}): give --rerun {name} to play its "
+                f"matches again, or use a new output directory")
         with self.db:
+            dropped = {name: self._drop(name) for name in dict.fromkeys(rerun)}
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(description),))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('versions', ?)",
+                            (json.dumps({**before, **current}, sort_keys=True),))
             self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                                 [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
                                  for b in bots])
+        for name, n in dropped.items():
+            if announce is not None:
+                announce(f"--rerun {name}: its {n} stored match(es) are dropped, to be played again")
+        return dropped
+
+    def played(self, bot: str) -> bool:
+        """Whether any stored match has ``bot`` in its line-up."""
+        return self.db.execute("SELECT 1 FROM seats WHERE bot = ? LIMIT 1", (bot,)).fetchone() is not None
+
+    def _drop(self, bot: str) -> int:
+        """Delete every stored match with ``bot`` in its line-up (in the caller's transaction); how many."""
+        keys = [row[0] for row in self.db.execute("SELECT DISTINCT match_key FROM seats WHERE bot = ?", (bot,))]
+        self.db.executemany("DELETE FROM seats WHERE match_key = ?", [(k,) for k in keys])
+        self.db.executemany("DELETE FROM matches WHERE key = ?", [(k,) for k in keys])
+        return len(keys)
 
     def config(self) -> dict[str, Any]:
         text = self.meta("config")

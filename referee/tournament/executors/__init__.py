@@ -10,11 +10,11 @@ its ``UciProtocol``/``XBoardProtocol``:
 Tournaments, gauntlets, SPRT runs and ``referee match`` all play through one.
 """
 
-from referee.tournament.executors.base import BotsDead, Executor, Played, seat_capacity
+from referee.tournament.executors.base import BotsDead, BotsNotReady, Executor, Played, seat_capacity
 from referee.tournament.executors.local import LocalExecutor
 from referee.tournament.executors.remote import RemoteExecutor, RemoteRefereeError
 
-__all__ = ["BotsDead", "Executor", "LocalExecutor", "Played", "RemoteExecutor", "RemoteRefereeError", "seat_capacity", "executor_for"]
+__all__ = ["BotsDead", "BotsNotReady", "Executor", "LocalExecutor", "Played", "RemoteExecutor", "RemoteRefereeError", "seat_capacity", "executor_for"]
 
 
 def executor_for(server: str | None, admin_token: str | None = None, **kwargs) -> Executor:

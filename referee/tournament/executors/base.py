@@ -40,6 +40,22 @@ class BotsDead(Exception):
         self.reasons = dict(reasons)
 
 
+class BotsNotReady(Exception):
+    """Bots that were not running and connected within ``startup_s`` before the first match:
+    ``{name: why}``, and the last lines of each one's log (``{name: (path, lines)}``)."""
+
+    def __init__(self, reasons: Mapping[str, str], logs: Mapping[str, tuple[Path | None, Sequence[str]]]):
+        lines = ["; ".join(f"bot {name} {why}" for name, why in sorted(reasons.items()))
+                 + ": no match was played"]
+        for name in sorted(reasons):
+            path, tail = logs.get(name, (None, ()))
+            if tail:
+                lines.append(f"  last lines of {path}:")
+                lines += [f"    {line}" for line in tail]
+        super().__init__("\n".join(lines))
+        self.reasons = dict(reasons)
+
+
 def seat_capacity(seatings: Sequence[Seating], concurrency: int) -> dict[str, int]:
     """Seats a launched bot must play at once: its most seats in one match x concurrency."""
     most: dict[str, int] = {}
@@ -62,6 +78,9 @@ class Executor(ABC):
     (``[limits] sandbox``: auto, bwrap or none) resolves to, hiding ``hide``
     (the output directory, the tournament file) from them; a launched bot that
     died is started again before its next match, up to its ``max_restarts``.
+    Before the first match every bot, launched or external, must be running and
+    connected within ``startup_s`` (:meth:`_check_started`); ``announce`` is told,
+    in a line, what it waits for (an external bot, and where it connects).
     Subclasses say where the referee is and how a match is started there.
 
     Every match is played with its record held back from the referee's spectators
@@ -71,8 +90,11 @@ class Executor(ABC):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament"):
+                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None):
         self.game, self.options, self.clock = game, dict(options), clock
+        self.startup_s = startup_s
+        self.announce = announce
         #: "match": every launched bot plays each match in a fresh process of its own (see :meth:`play`)
         self.isolation = isolation
         self._instances = itertools.count(1)
@@ -142,6 +164,15 @@ class Executor(ABC):
         (the live page shows its games), else None."""
         return None
 
+    def _connected(self, name: str) -> bool | None:
+        """Whether a session of ``name`` is connected to the referee; None where the referee
+        cannot be asked (a remote one: the protocol has no such call)."""
+        return None
+
+    def _external_address(self) -> str:
+        """Where an external bot connects."""
+        raise NotImplementedError
+
     # --- the shared part ------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
@@ -156,6 +187,7 @@ class Executor(ABC):
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
             if self.isolation != "match":
                 self.launcher.start_all()
+            await self._check_started()
         except BaseException:
             await stack.aclose()
             raise
@@ -164,6 +196,60 @@ class Executor(ABC):
     async def __aexit__(self, *exc: object) -> None:
         if self._stack is not None:
             await self._stack.aclose()
+
+    async def _check_started(self) -> None:
+        """Every bot running and connected within ``startup_s``, or :class:`BotsNotReady` naming
+        those that are not, why (its command was not found, its process ended, it did not
+        connect in time) and the last lines of their logs. With isolation = "match" each launched
+        bot starts one trial process for this check, stopped once it has connected. Where the
+        referee cannot say who is connected (a remote one), only the launched processes are
+        checked: started, and still running."""
+        trial = {}
+        if self.isolation == "match":
+            for bot in self.launcher.bots:
+                trial[bot] = f"{bot}#0"  # '#' is in no bot's name; match processes count from 1
+                token = secrets.token_hex(16)
+                self._admit(trial[bot], token)
+                self.launcher.start_for_match(bot, trial[bot], token, 1)
+        try:
+            for bot in self.bots:
+                if bot.external and self._connected(bot.name) is False:
+                    self.say(f"waiting up to {self.startup_s:g} s for external bot {bot.name} to connect to "
+                             f"{self._external_address()} (with the token of its [[bots]] table)")
+            failures = await self._wait_connected({b.name: trial.get(b.name, b.name) for b in self.bots},
+                                                  self.startup_s)
+            if failures:
+                raise BotsNotReady(failures, {b: self.launcher.log_tail(trial.get(b, b)) for b in failures})
+        finally:
+            for name in trial.values():
+                self._dismiss(name)
+                self.launcher.retire(name, "stopped after the start-up check")
+
+    async def _wait_connected(self, names: Mapping[str, str], timeout: float) -> dict[str, str]:
+        """Wait until the bots ``names`` ({bot: the name it connects under}) are connected;
+        returns, for those that are not, why: the launched process ended (or never started),
+        or no session came within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        waiting, failures = dict(names), {}
+        while True:
+            for bot, name in list(waiting.items()):
+                ended = self.launcher.not_running(name)
+                if ended is not None:
+                    started = not ended.startswith("cannot start")
+                    failures[bot] = f"ended before it connected ({ended})" if started else ended
+                    del waiting[bot]
+                elif self._connected(name) is not False:  # connected, or the referee cannot tell
+                    del waiting[bot]
+            if not waiting or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(0.05)
+        for bot in waiting:
+            failures[bot] = f"did not connect within {timeout:g} s"
+        return failures
+
+    def say(self, line: str) -> None:
+        if self.announce is not None:
+            self.announce(line)
 
     def gone(self, bot: str) -> bool:
         """Whether a launched bot died and will not come to play (to stop waiting for it)."""
@@ -176,7 +262,7 @@ class Executor(ABC):
         launched bots play it in processes started for it alone (:meth:`_play_fresh`)."""
         assert self.launcher is not None, "use the executor in 'async with'"
         fresh = self.isolation == "match"
-        dead = self.launcher.dead(seating.lineup) if fresh else self.launcher.ensure_running(seating.lineup)
+        dead = self.launcher.dead(seating.lineup) if fresh else await self._restart(seating.lineup)
         if dead:
             status = self.launcher.status()
             raise BotsDead({name: status[name]["dead"] for name in dead})
@@ -200,6 +286,19 @@ class Executor(ABC):
     def release_all(self) -> None:
         """Give the records of every match played here to the referee's spectators."""
         self.release(list(self._held))
+
+    async def _restart(self, lineup: Sequence[str]) -> list[str]:
+        """Start again any launched bot of the line-up whose process ended, and wait (up to
+        ``startup_s``) for it to connect; one that ends again before it connects is started
+        again, up to its ``max_restarts``. Returns those dead for good."""
+        while True:
+            dead = self.launcher.ensure_running(lineup)
+            if dead:
+                return dead
+            launched = {name: name for name in set(lineup) if name in self.launcher.bots}
+            failures = await self._wait_connected(launched, self.startup_s)
+            if not any(self.launcher.not_running(name) for name in failures):
+                return []  # connected, or still running: the match waits for it as for any bot
 
     async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """The match, each launched bot of it in a new process that connects as ``NAME#N`` with a

@@ -37,6 +37,12 @@ class LocalExecutor(Executor):
     def arena(self) -> Any:
         return self.referee.arena
 
+    def _connected(self, name: str) -> bool:
+        return self.referee.arena.connected(name) > 0
+
+    def _external_address(self) -> str:
+        return self.referee.address
+
     def _admit(self, name: str, token: str) -> None:
         self.referee.arena.admit(name, token)
 

@@ -7,7 +7,7 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +43,14 @@ class RemoteExecutor(Executor):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament", *, server: str,
+                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, *, server: str,
                  admin_token: str | None = None):
         if isolation == "match":
             raise ConfigError('isolation = "match" needs the in-process referee: a remote one knows only the '
                               "bots its tokens name (leave out --server, or use isolation = \"tournament\")")
-        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation)
+        super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation,
+                         startup_s, announce)
         self.server = server
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)
@@ -67,6 +69,9 @@ class RemoteExecutor(Executor):
         # each bot its own relay, with a cap on its connections
         return await self._open_doors(
             stack, lambda path: stack.enter_async_context(Relay(self.server, path, self.max_connections())))
+
+    def _external_address(self) -> str:
+        return self.server
 
     async def _run(self, seating: Seating, match_id: str,
                    sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from referee.stats.sprt import Verdict
@@ -15,18 +15,21 @@ class SprtError(RuntimeError):
     """An SPRT that cannot go on (a bot that never came to play)."""
 
 
-def open_store(setup: SprtSetup) -> Store | None:
-    """The output directory's store (none without one), bound to this SPRT (refuses another's)."""
+def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
+               announce: Callable[[str], None] | None = None) -> Store | None:
+    """The output directory's store (none without one), bound to this SPRT (refuses another's, or
+    a bot changed since its matches were stored unless it is in ``rerun``: its matches are dropped)."""
     if setup.output is None:
         return None
     store = Store(setup.output)
-    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline])
+    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
     return store
 
 
 async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] | None = None,
               store: Any = None, server: str | None = None, admin_token: str | None = None,
-              connect_timeout: float = 30.0, on_match: Callable[[Any], None] | None = None) -> Verdict:
+              connect_timeout: float = 30.0, on_match: Callable[[Any], None] | None = None,
+              announce: Callable[[str], None] | None = None) -> Verdict:
     """Play units (``setup.concurrency`` matches at a time, units started in order) until a
     verdict or ``setup.max_units``; returns H1, H0 or inconclusive. ``tally`` holds what was
     counted even if this is interrupted. With a ``store``, every match is saved and matches
@@ -104,7 +107,7 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                             bots=[setup.candidate, setup.baseline], capacity=capacity, log_dir=log_dir,
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
                             hide=[p for p in (setup.output, setup.source) if p is not None],
-                            isolation=setup.isolation)
+                            isolation=setup.isolation, startup_s=setup.startup_s, announce=announce)
     async with executor:
         if store is not None:
             store.set_meta("sandbox", executor.sandbox.describe())

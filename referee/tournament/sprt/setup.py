@@ -85,6 +85,7 @@ class SprtSetup:
     sandbox: str = "auto"            # [limits] sandbox of an SPRT file
     source: Path | None = None       # the SPRT file, hidden from the bots
     isolation: str = "tournament"    # [tournament] isolation of an SPRT file
+    startup_s: float = 30.0          # [tournament] startup_s of an SPRT file
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
@@ -200,4 +201,4 @@ def parse(loc: ConfigFile) -> SprtSetup:
     has_output = isinstance(t, dict) and "output" in t
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
-                     preset, base.sandbox, base.source, base.isolation)
+                     preset, base.sandbox, base.source, base.isolation, base.startup_s)

@@ -6,7 +6,9 @@
 It always plays the first legal action: what the referee plays for a seat that
 hangs, faults or has no bot, so its opponents' games are the same whether it
 answers, is killed by a limit or never connects. The attacks (attacks.ATTACKS)
-start at once, in a thread, and report as ``ATTACK {json}`` lines on stdout;
+start in a thread as soon as its first session is welcomed (a runner plays no match
+before every bot has connected: an attacker that kills itself before would only stop
+the tournament, with its name), and report as ``ATTACK {json}`` lines on stdout;
 its first answer waits (up to WAIT seconds, well within the clock's bank) until
 the one-shot attacks are done, so the tournament is still running when they
 report. The repeated ones (attacks.REPEATED) go on until the process ends.
@@ -29,11 +31,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import attacks
 
+from referee import bot as kit
 from referee.bot import run_bot
 
 WAIT = 25.0
 attacked = threading.Event()
+welcomed = threading.Event()
 started = time.monotonic()
+_welcome = kit.BotSession._on_welcome
+
+
+def _on_welcome(self, welcome) -> None:
+    _welcome(self, welcome)
+    welcomed.set()
+
+
+kit.BotSession._on_welcome = _on_welcome  # the attacks start once it is connected
 
 
 def first_legal(observation, legal, game):
@@ -42,6 +55,7 @@ def first_legal(observation, legal, game):
 
 
 def run_attacks(names: list[str], ctx: attacks.Context) -> None:
+    welcomed.wait()
     for name in names:
         if name in attacks.REPEATED:
             threading.Thread(target=run_attack, args=(name, ctx), daemon=True).start()

@@ -606,10 +606,13 @@ def escape_cgroups(to_pid: int) -> list[str]:
 
 def attack_orphan(ctx: Context) -> None:
     """A child calls setsid and forks twice; the grandchild leaves its cgroups and sleeps
-    (its command line carries the mark the test looks for)."""
+    (its command line carries the mark the test looks for). The attack is over once the
+    grandchild has reported (the pipe closes when it execs): the attacker then answers."""
     root = procfs.tournament_root()
+    reported, done = os.pipe()  # not inherited across exec
     pid = os.fork()
     if pid == 0:
+        os.close(reported)
         os.setsid()
         if os.fork() == 0:
             if os.fork() == 0:
@@ -622,7 +625,10 @@ def attack_orphan(ctx: Context) -> None:
                                           "hostile-orphan", ctx.mark])
             os._exit(0)
         os._exit(0)
+    os.close(done)
     os.waitpid(pid, 0)
+    os.read(reported, 1)  # EOF once the grandchild has exec'd (or died)
+    os.close(reported)
 
 
 # --- spectating: the records of its own matches, the cards of their twins -------------
