@@ -71,6 +71,11 @@ class Session:
         self.reserved = 0
         self.closed = False
         self.stray_replies = 0
+        #: requests sent and not answered yet (a late answer still answers one): what a batch may answer
+        self.open_requests = 0
+        self.oversized_batches = 0
+        #: why the referee closed the session, if it did (None: the bot left, or it is open)
+        self.expelled: str | None = None
 
     @property
     def free(self) -> int:
@@ -94,6 +99,30 @@ class Session:
                 break
             messages.append(queued)
         return wire.batch(messages)
+
+    def on_replies(self, replies: Sequence[pb.ActionReply], batched: bool) -> bool:
+        """Handle the replies of one message; False if the session must be closed (see :attr:`expelled`).
+
+        The work one message costs is bounded by what the session was asked: a batch may hold at
+        most as many replies as the session has open requests. A larger batch is not read: the
+        first is a ``wrong_id`` fault charged to every seat the session plays, and logged; the
+        second closes the session (its seats are then ``disconnect`` faults)."""
+        if batched and len(replies) > self.open_requests:
+            self.oversized_batches += 1
+            why = f"a batch of {len(replies)} replies with {self.open_requests} request(s) open"
+            if self.oversized_batches > 1:
+                self.expelled = f"closed by the referee: a second oversized batch ({why})"
+                log.warning("session %s (%s): %s", self.session_id, shown(self.bot_name), self.expelled)
+                return False
+            detail = f"{why}: ignored (a batch may answer only open requests; a second one closes the session)"
+            log.warning("session %s (%s): %s", self.session_id, shown(self.bot_name), detail)
+            for link in list(self.seats.values()):
+                link.report_stray(detail)
+            return True
+        for answer in replies:
+            self.open_requests = max(0, self.open_requests - 1)
+            self.on_reply(answer)
+        return True
 
     def on_reply(self, message: pb.ActionReply) -> None:
         """Route a bot's ActionReply to the seat and decision it names."""
@@ -121,7 +150,7 @@ class Session:
             return
         self.closed = True
         for link in list(self.seats.values()):
-            link.lost("the bot's session ended")
+            link.lost(self.expelled or "the bot's session ended")
         self.outbox.put_nowait(None)
 
 
@@ -160,6 +189,7 @@ class SessionSeat(SeatLink):
             raise SeatGone(self._gone)
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending = (decision.request_id, future)
+        self.session.open_requests += 1
         self.session.send(wire.request(decision, self._take_events()))
         try:
             return await future

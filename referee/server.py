@@ -22,7 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, RefusalReason, Refused, shown
+from referee.arena import Arena, RefusalReason, Refused, Session, shown
 from referee.process import tune_gc
 from referee.runner import Clock, GameInfo, MatchOutcome
 from referee.v1 import referee_pb2 as pb
@@ -43,6 +43,18 @@ REFUSALS = {
 #: how long a new stream may take to send its Hello, and how many may wait for theirs at once
 HELLO_TIMEOUT_S = 10.0
 MAX_WAITING_FOR_HELLO = 256
+#: the largest message the server reads (a batch of 256 replies is some 60 KB at most); a larger
+#: one breaks its stream (RESOURCE_EXHAUSTED) before any of it is decoded
+MAX_MESSAGE_BYTES = 256 * 1024
+
+
+def server_options(hello_timeout: float) -> list[tuple[str, int]]:
+    """The options of every listening grpc server: a message at most MAX_MESSAGE_BYTES, and a
+    connection that opens no stream (nor even speaks HTTP/2) closed after ``hello_timeout``, as a
+    stream that sends no Hello is (a client with no call open just connects again)."""
+    return [("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.server_handshake_timeout_ms", round(hello_timeout * 1000)),
+            ("grpc.max_connection_idle_ms", round(hello_timeout * 1000))]
 
 
 class RefereeServicer(pb_grpc.RefereeServicer):
@@ -84,18 +96,24 @@ class RefereeServicer(pb_grpc.RefereeServicer):
             yield wire.welcome(session.session_id, f"referee {__version__}")
             while (message := await session.next_message()) is not None:
                 yield message
+            if session.expelled:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, session.expelled)
         finally:
             reader.cancel()
             self.arena.close_session(session)
 
-    async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session) -> None:
+    async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session: Session) -> None:
+        """The session's messages, one at a time, each a bounded piece of work (its size is capped by
+        MAX_MESSAGE_BYTES, its replies by the session's open requests), yielding to the other
+        streams after each: a flood delays only the flooder."""
         try:
             async for message in request_iterator:
                 answers = wire.replies(message)
-                for answer in answers:
-                    session.on_reply(answer)
                 if not answers:
                     session.stray_replies += 1
+                elif not session.on_replies(answers, batched=message.WhichOneof("kind") == "actions"):
+                    break
+                await asyncio.sleep(0)
         except grpc.RpcError as err:  # the stream broke (client gone, undecodable bytes)
             log.info("session %s: stream ended: %s", session.session_id, err)
         except Exception:  # noqa: BLE001 - a bot must never bring the server down
@@ -167,7 +185,7 @@ class RefereeServer:
     async def start(self) -> str:
         tune_gc()
         self.arena = Arena(**self.arena_args)
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=server_options(self.hello_timeout))
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), server)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -192,7 +210,7 @@ class RefereeServer:
         """Listen on the Unix socket ``path`` too (mode 0666), taking at most ``max_connections``
         connections through it at once (grpc closes the others as they come): one bot's own way
         in, so that however many connections it opens, it uses up only its own door."""
-        door = grpc.aio.server(options=[("grpc.so_reuseport", 0),
+        door = grpc.aio.server(options=[*server_options(self.hello_timeout),
                                         ("grpc.max_allowed_incoming_connections", max_connections)])
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), door)
         if not door.add_insecure_port(f"unix:{path}"):
