@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import secrets
+import socket
 from collections.abc import AsyncIterator, Mapping
 
 import grpc
@@ -159,6 +160,44 @@ class RefereeServicer(pb_grpc.RefereeServicer):
                                    faults_json=wire.to_json([f.to_dict() for f in outcome.faults]))
 
 
+class CannotListen(OSError):
+    """The server cannot listen where it was told (one line, for the user)."""
+
+
+def why_not_listening(host: str, port: int | None = None, unix: str | None = None) -> str:
+    """Why a grpc server could not bind (grpc says only that it failed): the operating system's
+    answer to a plain socket bound the same way, e.g. "[Errno 98] Address already in use"."""
+    if unix is not None:
+        where: list[tuple] = [(socket.AF_UNIX, socket.SOCK_STREAM, 0, "", unix)]
+    else:
+        try:
+            where = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except socket.gaierror as err:
+            return f"cannot resolve {host!r} ({err.strerror})"
+    for family, kind, proto, _, address in where:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as err:
+                return str(err)
+        if unix is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(unix)
+    return "grpc refused it (set GRPC_VERBOSITY=debug to see why)"
+
+
+def _listen(server: grpc.aio.Server, address: str, why) -> int:
+    """``server.add_insecure_port(address)``; raises CannotListen with ``why()``."""
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc: "Failed to bind to address ..."
+        port = 0
+    if not port:
+        raise CannotListen(f"cannot listen on {address}: {why()}")
+    return port
+
+
 class RefereeServer:
     """A running referee: ``await start()``, then ``arena.run_match(...)``, then ``await stop()``.
 
@@ -194,11 +233,10 @@ class RefereeServer:
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
             server)
-        self.port = server.add_insecure_port(f"{self.host}:{self.requested_port}")
-        if not self.port:
-            raise OSError(f"cannot listen on {self.host}:{self.requested_port}")
-        if self.unix is not None and not server.add_insecure_port(f"unix:{self.unix}"):
-            raise OSError(f"cannot listen on unix:{self.unix}")
+        self.port = _listen(server, f"{self.host}:{self.requested_port}",
+                            lambda: why_not_listening(self.host, self.requested_port))
+        if self.unix is not None:
+            _listen(server, f"unix:{self.unix}", lambda: why_not_listening("", unix=self.unix))
         await server.start()
         if self.unix is not None:
             os.chmod(self.unix, 0o666)
@@ -213,8 +251,7 @@ class RefereeServer:
         door = grpc.aio.server(options=[*server_options(self.hello_timeout),
                                         ("grpc.max_allowed_incoming_connections", max_connections)])
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), door)
-        if not door.add_insecure_port(f"unix:{path}"):
-            raise OSError(f"cannot listen on unix:{path}")
+        _listen(door, f"unix:{path}", lambda: why_not_listening("", unix=path))
         await door.start()
         os.chmod(path, 0o666)
         self._doors.append((door, path))

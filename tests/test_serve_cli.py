@@ -130,3 +130,72 @@ def test_a_wrong_admin_token_or_no_server_is_one_line_and_exit_2(tmp_path):
         assert done.returncode == 2, done.stdout + done.stderr
         assert "Traceback" not in done.stderr and words in done.stderr, done.stderr
         assert len([line for line in done.stderr.splitlines() if line.startswith("Error:")]) == 1, done.stderr
+
+
+# --- every failure of `serve` and of `--server`: one line, no traceback, the documented exit code ---------------
+
+def _serve_fails(tmp_path, *args: str, user: str | None = None) -> subprocess.CompletedProcess:
+    """``referee serve ARGS``, which must fail at once (as another user with ``user``)."""
+    command = [sys.executable, "-m", "referee", "serve", *args]
+    if user is not None:
+        command = ["setpriv", "--reuid", user, "--regid", user, "--clear-groups", *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def _taken_port():
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    return taken
+
+
+SERVE_FAILURES = {
+    "port in use": (lambda tmp, port: ["--port", str(port)], "Address already in use"),
+    "address not assignable": (lambda tmp, port: ["--host", "192.0.2.1"], "Cannot assign requested address"),
+    "unknown host": (lambda tmp, port: ["--host", "no-such-host.invalid"], "cannot resolve 'no-such-host.invalid'"),
+    "unix socket in a missing directory": (lambda tmp, port: ["--port", "0", "--unix", str(tmp / "none" / "s")],
+                                           "No such file or directory"),
+    "unreadable tokens file": (lambda tmp, port: ["--tokens-file", str(tmp)], "--tokens-file"),
+    "tokens file not TOML": (lambda tmp, port: ["--tokens-file", str(_file(tmp / "t.toml", "a = \n"))],
+                             "Invalid value (at line 1"),
+    "a token that is not a string": (lambda tmp, port: ["--tokens-file", str(_file(tmp / "t.toml", "a = 3\n"))],
+                                     "the token of a must be a string"),
+}
+
+
+def _file(path, text: str):
+    path.write_text(text)
+    return path
+
+
+def _one_error_line(done: subprocess.CompletedProcess, code: int, words: str) -> None:
+    assert done.returncode == code, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and words in errors[0], done.stderr
+    # nothing else but the server's own log lines (dated)
+    assert all(line.startswith("Error:") or re.match(r"\d{4}-\d\d-\d\d ", line)
+               for line in done.stderr.splitlines()), done.stderr
+
+
+@pytest.mark.parametrize("case", sorted(SERVE_FAILURES))
+def test_each_failure_of_serve_is_one_line_and_exit_2(tmp_path, case):
+    args, words = SERVE_FAILURES[case]
+    with _taken_port() as taken:
+        done = _serve_fails(tmp_path, *args(tmp_path, taken.getsockname()[1]))
+    _one_error_line(done, 2, words)
+
+
+def test_a_low_port_without_the_privilege_is_one_line_and_exit_2(tmp_path):
+    import os
+    import shutil
+
+    if os.geteuid() == 0:  # root may bind it: try as nobody
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root and setpriv is not there to drop the privilege")
+        done = _serve_fails(tmp_path, "--port", "80", "--token", "a=b", user="65534")
+    else:
+        done = _serve_fails(tmp_path, "--port", "80", "--token", "a=b")
+    _one_error_line(done, 2, "Permission denied")
