@@ -45,7 +45,9 @@ def referee() -> None:
          early) or stated results that differ from the replay
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
-         holds another tournament; sprt: a bot that never came to play
+         holds another tournament; sprt: a bot that never came to play;
+         serve: an address it cannot listen on, a bad --tokens-file;
+         --server: unreachable, a wrong admin token, a refused match
       3  sprt: inconclusive, no verdict within --max-units units
     130  interrupted (Ctrl-C): what finished is saved (tournament,
          gauntlet) or reported (sprt)
