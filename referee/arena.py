@@ -41,6 +41,12 @@ def shown(name: str) -> str:
     return repr(name[:MAX_NAME]) + ("..." if len(name) > MAX_NAME else "")
 
 
+def instance_of(name: str) -> str:
+    """The bot a session name stands for: ``NAME#TAG`` is an instance of bot NAME (a process
+    started for one match, or one run's bots on a shared server), with NAME's token."""
+    return name.split("#", 1)[0]
+
+
 class RefusalReason(Enum):
     """Why a hello is not accepted (the protocol's Refusal.Reason)."""
 
@@ -280,14 +286,16 @@ class Arena:
         if len(hello.bot_name) > MAX_NAME:
             raise Refused(RefusalReason.BAD_HELLO, f"the bot_name is {len(hello.bot_name)} characters long "
                                                    f"(at most {MAX_NAME})")
-        if self.tokens is not None:
-            expected = self.tokens.get(hello.bot_name)
+        bot = instance_of(hello.bot_name)
+        if self.tokens is not None:  # NAME#TAG: an instance of bot NAME (one run's), with NAME's token
+            expected = self.tokens.get(hello.bot_name, self.tokens.get(bot))
             # as bytes: a token of any characters is compared (and refused), never an error
             if expected is None or not secrets.compare_digest(expected.encode(), hello.token.encode()):
                 raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
-        if len(self.sessions.get(hello.bot_name, [])) >= self.max_sessions_per_bot:
+        if sum(len(open_) for name, open_ in self.sessions.items()
+               if instance_of(name) == bot) >= self.max_sessions_per_bot:
             raise Refused(RefusalReason.TOO_MANY_SESSIONS,
-                          f"bot {hello.bot_name!r} already has {self.max_sessions_per_bot} sessions")
+                          f"bot {bot!r} already has {self.max_sessions_per_bot} sessions")
         capacity = min(max(1, hello.capacity), 256)
         session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching)
         self.sessions.setdefault(hello.bot_name, []).append(session)

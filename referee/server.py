@@ -23,7 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, RefusalReason, Refused, Session, shown
+from referee.arena import Arena, RefusalReason, Refused, Session, instance_of, shown
 from referee.process import tune_gc
 from referee.runner import Clock, GameInfo, MatchOutcome
 from referee.v1 import referee_pb2 as pb
@@ -149,10 +149,12 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         if expected is None or not secrets.compare_digest(expected.encode(), request.admin_token.encode()):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "RunMatch needs the server's admin token")
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
+        # NAME#TAG seats a session connected under that name, and the record names bot NAME
+        sessions = list(request.lineup)
         try:
             outcome = await self.arena.run_match(
-                request.game, dict(request.options), list(request.lineup), seed=seed,
-                clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None)
+                request.game, dict(request.options), [instance_of(name) for name in sessions], seed=seed,
+                clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None, sessions=sessions)
         except (games.GameError, ValueError) as err:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         return pb.RunMatchResponse(game_id=outcome.game_id, results_json=wire.to_json(outcome.results),

@@ -112,11 +112,10 @@ def test_tournaments_one_after_another_and_at_once_share_one_server(tmp_path):
             assert len(rows) == 4  # 2 deal sets x 2 seatings
             for row in rows:
                 assert records.replay(store.record(row.key)).results["scores"] == row.results["scores"]
-                # one after another, no seat is charged (two at once may charge disconnects: sessions are
-                # pooled by bot name, so one run's match may be seated on the other run's bot, which
-                # is stopped when that run ends; not fixed yet)
-                if i < 2:
-                    assert all(sum(seat.values()) == 0 for seat in row.results["faults"]), row.results
+                # no seat charged: each run is seated on its own bots (NAME#RUN), never on the other
+                # run's, which are stopped when that run ends
+                assert all(sum(seat.values()) == 0 for seat in row.results["faults"]), row.results
+                assert store.record(row.key)["seats"] == list(row.lineup)
         finally:
             store.close()
 

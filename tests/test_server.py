@@ -348,6 +348,28 @@ def test_a_bot_admitted_for_one_match_is_refused_once_dismissed():
     assert asyncio.run(go()) == (RefusalReason.BAD_TOKEN, "a#1", RefusalReason.BAD_TOKEN)
 
 
+def test_an_instance_name_uses_its_bots_token_and_counts_against_its_bots_sessions():
+    """NAME#TAG (one run's bots on a shared server) connects with NAME's token; all instances of a
+    bot together have at most max_sessions_per_bot sessions."""
+    from referee.arena import Refused, RefusalReason
+
+    async def go():
+        arena = Arena(tokens={"a": "s3cret"}, max_sessions_per_bot=2)
+
+        def hello(name: str, token: str = "s3cret"):
+            return pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, token=token)
+
+        tagged = arena.open_session(hello("a#run1"))
+        with pytest.raises(Refused) as wrong:
+            arena.open_session(hello("a#run2", token="nope"))
+        arena.open_session(hello("a"))
+        with pytest.raises(Refused) as third:
+            arena.open_session(hello("a#run3"))
+        return tagged.bot_name, wrong.value.reason, third.value.reason
+
+    assert asyncio.run(go()) == ("a#run1", RefusalReason.BAD_TOKEN, RefusalReason.TOO_MANY_SESSIONS)
+
+
 def _hello_answer(server, hello: pb.Hello | None) -> pb.RefereeMessage:
     """The first message the referee sends on a new stream that sends ``hello`` (or nothing)."""
     async def ask():
