@@ -9,6 +9,12 @@ its outbox, and its replies resolve the decision the runner awaits. A match
 is started with a lineup of bot names; each seat goes to a session of that
 bot with free capacity (waiting up to ``connect_timeout``), or plays by
 default when none comes.
+
+Spectators see a match's public events live and its results at its end. Its
+record (seed, decks, every hand) may be *held*: a match on the same deals as
+another (duplicate play) would give that other's hidden cards away, so a held
+record reaches spectators only once :meth:`Arena.release` names the match.
+Who may spectate at all is :meth:`Arena.check_spectator`'s decision.
 """
 
 from __future__ import annotations
@@ -62,6 +68,15 @@ class Refused(Exception):
     def __init__(self, reason: RefusalReason, message: str):
         super().__init__(message)
         self.reason = reason
+
+
+class SpectatorRefused(Exception):
+    """A Spectate or ListGames the server does not answer: ``missing`` when no token was
+    given (the caller is not authenticated), else the token is wrong."""
+
+    def __init__(self, message: str, missing: bool):
+        super().__init__(message)
+        self.missing = missing
 
 
 class Session:
@@ -228,42 +243,80 @@ class SessionSeat(SeatLink):
         self._on_release()
 
 
-#: what a spectator is told: the start, each public event as (index, event), the end
-Spectated = GameInfo | tuple[int, Event] | MatchOutcome
+@dataclass(frozen=True)
+class Ended:
+    """A match's end, as spectators see it: its results (which hold only what was public)."""
+
+    results: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecordHeld:
+    """Told a spectator after a match's end when its record is held back (it follows once released)."""
+
+
+@dataclass(frozen=True)
+class Released:
+    """A match's full record, given to a spectator once it is released."""
+
+    record: dict[str, Any]
+
+
+#: what a spectator is told: the start, each public event as (index, event), the end, then
+#: RecordHeld and/or the Released record (never the outcome itself: it holds the record)
+Spectated = GameInfo | tuple[int, Event] | Ended | RecordHeld | Released
 
 
 @dataclass
 class HostedMatch:
-    """A match the arena runs or ran, as spectators see it."""
+    """A match the arena runs or ran, as spectators see it. ``held``: its record is not
+    for spectators yet; ``dropped``: the arena no longer keeps it."""
 
     info: GameInfo
+    held: bool = False
     public: list[tuple[int, Event]] = field(default_factory=list)
     watchers: list[asyncio.Queue] = field(default_factory=list)
     outcome: MatchOutcome | None = None
+    dropped: bool = False
 
     def publish(self, index: int, event: Event) -> None:
         self.public.append((index, event))
-        for queue in self.watchers:
-            queue.put_nowait(("event", index, event))
+        self._tell(("event", index, event))
 
     def finish(self, outcome: MatchOutcome) -> None:
         self.outcome = outcome
+        self._tell(("end",))
+
+    def release(self) -> None:
+        self.held = False
+        self._tell(("changed",))
+
+    def drop(self) -> None:
+        self.dropped = True
+        self._tell(("changed",))
+
+    def _tell(self, item: tuple) -> None:
         for queue in self.watchers:
-            queue.put_nowait(("end",))
+            queue.put_nowait(item)
 
 
 class Arena:
     """Sessions, seat assignment and the matches in progress.
 
     ``tokens`` maps bot name -> secret; None accepts any bot (for a private
-    machine). ``admin_token`` guards RunMatch for remote runners.
+    machine). ``admin_token`` guards RunMatch for remote runners. With tokens,
+    spectating and listing need ``spectator_token`` (or the admin token) unless
+    ``public_spectators`` says anyone may (see :meth:`check_spectator`).
     """
 
     def __init__(self, tokens: Mapping[str, str] | None = None, admin_token: str | None = None,
                  connect_timeout: float = 10.0, keep_finished: int = 200, server_name: str = "referee",
-                 max_sessions_per_bot: int = 32):
+                 max_sessions_per_bot: int = 32, spectator_token: str | None = None,
+                 public_spectators: bool = False):
         self.tokens = dict(tokens) if tokens is not None else None
         self.admin_token = admin_token
+        self.spectator_token = spectator_token
+        self.public_spectators = public_spectators
         self.connect_timeout = connect_timeout
         self.keep_finished = keep_finished
         self.server_name = server_name
@@ -367,8 +420,11 @@ class Arena:
                         seed: int | None = None, decks: Sequence[Sequence[int]] | None = None,
                         suits: Sequence[int] | None = None, clock: Clock = Clock(),
                         game_id: str | None = None, gone: Callable[[str], bool] | None = None,
-                        sessions: Sequence[str] | None = None) -> MatchOutcome:
+                        sessions: Sequence[str] | None = None, hold: bool = False) -> MatchOutcome:
         """Play one match between connected bots; raises OptionError for a bad game or option.
+
+        ``hold``: spectators get the match's record only once :meth:`release` names it (they
+        get its public events and results as always).
 
         ``sessions`` names, seat by seat, the sessions to seat (by default the
         line-up's names): a bot started for this match alone connects under a
@@ -388,7 +444,7 @@ class Arena:
         claimed = await asyncio.gather(*(self.claim(name, deadline, gone) for name in (sessions or lineup)))
         event_json = wire.EventJson()
         links: list[SeatLink] = [SessionSeat(s, self._notify, event_json) if s else AbsentSeat() for s in claimed]
-        hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock))
+        hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock), held=hold)
         self.matches[game_id] = hosted
         self._forget_old()
         log.info("game %s: %s %s", game_id, game, " v ".join(lineup))
@@ -400,13 +456,43 @@ class Arena:
         return outcome
 
     def _forget_old(self) -> None:
+        """Keep the last ``keep_finished`` finished matches (held or not): a record held longer
+        is never given out (the runner that started the match has it)."""
         finished = [gid for gid, m in self.matches.items() if m.outcome is not None]
         for gid in finished[: max(0, len(finished) - self.keep_finished)]:
-            del self.matches[gid]
+            self.matches.pop(gid).drop()
+
+    def release(self, game_ids: Sequence[str]) -> list[str]:
+        """Give the held records of these matches to spectators (a running match's as soon as it
+        ends); returns the ids that were held. Unknown ids are ignored."""
+        released = []
+        for gid in game_ids:
+            hosted = self.matches.get(gid)
+            if hosted is not None and hosted.held:
+                hosted.release()
+                released.append(gid)
+        if released:
+            log.info("released the records of %d match(es)", len(released))
+        return released
+
+    def check_spectator(self, token: str) -> None:
+        """Raise SpectatorRefused unless ``token`` lets its holder spectate and list matches:
+        anyone may on a server without bot tokens or with ``public_spectators``; else the
+        spectator token or the admin token is needed."""
+        if self.tokens is None or self.public_spectators:
+            return
+        if not token:
+            raise SpectatorRefused("this server needs a spectator token to watch or list games "
+                                   "(the request's token field)", missing=True)
+        if not any(secret and secrets.compare_digest(secret.encode(), token.encode())
+                   for secret in (self.spectator_token, self.admin_token)):
+            raise SpectatorRefused("wrong spectator token", missing=False)
 
     async def spectate(self, game_id: str) -> AsyncIterator[Spectated]:
-        """The match's GameInfo, its public events as (index, event) (those so far,
-        then live) and, once it is over, its MatchOutcome; KeyError for no such match."""
+        """The match's GameInfo, its public events as (index, event) (those so far, then
+        live) and, once it is over, its results (Ended); then, if its record is held,
+        RecordHeld, and its Released record once released (nothing more if the arena
+        forgets the match first). KeyError for no such match."""
         hosted = self.matches.get(game_id)
         if hosted is None:
             raise KeyError(game_id)
@@ -419,8 +505,15 @@ class Arena:
             yield hosted.info
             for index, event in so_far:
                 yield index, event
-            while running and (item := await queue.get())[0] == "event":
-                yield item[1], item[2]
-            yield hosted.outcome
+            while running and (item := await queue.get())[0] != "end":
+                if item[0] == "event":  # not a release of the running match
+                    yield item[1], item[2]
+            yield Ended(hosted.outcome.results)
+            if hosted.held:
+                yield RecordHeld()
+                while hosted.held and not hosted.dropped:  # each change puts an item in the queue
+                    await queue.get()
+            if not hosted.held:
+                yield Released(hosted.outcome.record)
         finally:
             hosted.watchers.remove(queue)

@@ -23,9 +23,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, RefusalReason, Refused, Session, instance_of, shown
+from referee.arena import (
+    Arena, Ended, RecordHeld, Refused, RefusalReason, Released, Session, SpectatorRefused, instance_of, shown,
+)
 from referee.process import tune_gc
-from referee.runner import Clock, GameInfo, MatchOutcome
+from referee.runner import Clock, GameInfo
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -122,44 +124,67 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         finally:
             self.arena.close_session(session)
 
+    async def _spectator(self, token: str, context: grpc.aio.ServicerContext) -> None:
+        """Abort the call unless ``token`` may spectate and list games."""
+        try:
+            self.arena.check_spectator(token)
+        except SpectatorRefused as refused:
+            code = grpc.StatusCode.UNAUTHENTICATED if refused.missing else grpc.StatusCode.PERMISSION_DENIED
+            await context.abort(code, str(refused))
+
+    async def _admin(self, token: str, call: str, context: grpc.aio.ServicerContext) -> None:
+        """Abort the call unless ``token`` is the server's admin token."""
+        expected = self.arena.admin_token
+        if expected is None or not secrets.compare_digest(expected.encode(), token.encode()):
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{call} needs the server's admin token")
+
     async def Spectate(self, request: pb.SpectateRequest,
                        context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SpectatorMessage]:
+        await self._spectator(request.token, context)
         game_id = request.game_id
         try:
             async for item in self.arena.spectate(game_id):
                 match item:
                     case GameInfo():
                         yield wire.spectator_start(item)
-                    case MatchOutcome():
-                        for message in wire.spectator_end(game_id, item.results, item.record):
-                            yield message
+                    case Ended():
+                        yield wire.spectator_end(game_id, item.results)
+                    case RecordHeld():
+                        yield wire.spectator_record_held()
+                    case Released():
+                        yield wire.spectator_record(item.record)
                     case (index, event):
                         yield wire.spectator_event(game_id, index, event)
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no game {request.game_id!r} on this server")
 
     async def ListGames(self, request: pb.ListGamesRequest, context) -> pb.ListGamesResponse:
+        await self._spectator(request.token, context)
         return pb.ListGamesResponse(games=[
             pb.GameInfo(game_id=gid, game=m.info.game, seat_names=list(m.info.seat_names),
-                        finished=m.outcome is not None)
+                        finished=m.outcome is not None, record_held=m.held)
             for gid, m in self.arena.matches.items()])
 
     async def RunMatch(self, request: pb.RunMatchRequest, context) -> pb.RunMatchResponse:
-        expected = self.arena.admin_token
-        if expected is None or not secrets.compare_digest(expected.encode(), request.admin_token.encode()):
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "RunMatch needs the server's admin token")
+        await self._admin(request.admin_token, "RunMatch", context)
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
         # NAME#TAG seats a session connected under that name, and the record names bot NAME
         sessions = list(request.lineup)
         try:
+            options = games.get(request.game).parse_options(dict(request.options))
             outcome = await self.arena.run_match(
-                request.game, dict(request.options), [instance_of(name) for name in sessions], seed=seed,
-                clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None, sessions=sessions)
+                request.game, options, [instance_of(name) for name in sessions], seed=seed,
+                clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None,
+                hold=not request.release_at_end, sessions=sessions)
         except (games.GameError, ValueError) as err:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         return pb.RunMatchResponse(game_id=outcome.game_id, results_json=wire.to_json(outcome.results),
                                    record_json=json.dumps(outcome.record),
                                    faults_json=wire.to_json([f.to_dict() for f in outcome.faults]))
+
+    async def ReleaseRecords(self, request: pb.ReleaseRecordsRequest, context) -> pb.ReleaseRecordsResponse:
+        await self._admin(request.admin_token, "ReleaseRecords", context)
+        return pb.ReleaseRecordsResponse(released=self.arena.release(list(request.match_ids)))
 
 
 class CannotListen(OSError):
@@ -208,12 +233,14 @@ class RefereeServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tokens: Mapping[str, str] | None = None,
                  admin_token: str | None = None, connect_timeout: float = 10.0, unix: str | None = None,
-                 hello_timeout: float = HELLO_TIMEOUT_S):
+                 hello_timeout: float = HELLO_TIMEOUT_S, spectator_token: str | None = None,
+                 public_spectators: bool = False):
         self.host = host
         self.hello_timeout = hello_timeout
         self.requested_port = port
         self.unix = unix
-        self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout)
+        self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout,
+                               spectator_token=spectator_token, public_spectators=public_spectators)
         self.arena: Arena | None = None
         self.port: int | None = None
         self._server: grpc.aio.Server | None = None
@@ -285,8 +312,10 @@ class RefereeServer:
 
 
 async def serve_forever(host: str, port: int, tokens: Mapping[str, str] | None, admin_token: str | None,
-                        unix: str | None = None) -> None:
-    server = RefereeServer(host, port, tokens, admin_token, unix=unix)
+                        unix: str | None = None, spectator_token: str | None = None,
+                        public_spectators: bool = False) -> None:
+    server = RefereeServer(host, port, tokens, admin_token, unix=unix, spectator_token=spectator_token,
+                           public_spectators=public_spectators)
     await server.start()
     try:
         await server.wait()

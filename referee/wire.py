@@ -191,6 +191,13 @@ def spectator_event(game_id: str, index: int, ev: Event) -> pb.SpectatorMessage:
     return pb.SpectatorMessage(event=event_body(game_id, 0, index, ev))
 
 
-def spectator_end(game_id: str, results: dict[str, Any], record: dict[str, Any]) -> list[pb.SpectatorMessage]:
-    return [pb.SpectatorMessage(game_end=game_end_body(game_id, 0, results)),
-            pb.SpectatorMessage(record_json=_dumps(record))]
+def spectator_end(game_id: str, results: dict[str, Any]) -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(game_end=game_end_body(game_id, 0, results))
+
+
+def spectator_record_held() -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(record_held=True)
+
+
+def spectator_record(record: dict[str, Any]) -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(record_json=_dumps(record))

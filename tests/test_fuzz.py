@@ -66,7 +66,7 @@ class LiveServer:
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
-        self.server = RefereeServer(tokens={"fuzz": "tok"}, connect_timeout=0.5)
+        self.server = RefereeServer(tokens={"fuzz": "tok"}, connect_timeout=0.5, spectator_token="watch")
         self.loop.run_until_complete(self.server.start())
         self.ready.set()
         self.loop.run_forever()
@@ -109,7 +109,7 @@ def send_raw(address: str, chunks: list[bytes]) -> list[bytes]:
 
 def alive(address: str) -> bool:
     with grpc.insecure_channel(address) as channel:
-        return isinstance(pb_grpc.RefereeStub(channel).ListGames(pb.ListGamesRequest(), timeout=5),
+        return isinstance(pb_grpc.RefereeStub(channel).ListGames(pb.ListGamesRequest(token="watch"), timeout=5),
                           pb.ListGamesResponse)
 
 

@@ -54,6 +54,7 @@ def test_the_package_exposes_the_referee_service():
         "Spectate": (False, True),
         "ListGames": (False, False),
         "RunMatch": (False, False),
+        "ReleaseRecords": (False, False),
     }
     for name in methods:
         assert callable(getattr(referee_pb2_grpc.RefereeServicer, name))

@@ -10,10 +10,14 @@ import pytest
 
 from referee.stats.ratings import (
     PairResult,
+    TeamResult,
+    as_teams,
     fit,
     pairwise_from_game,
     pairwise_from_placing,
     rate,
+    t_quantile,
+    team_results,
 )
 
 ELO_75 = 400 * math.log10(3)  # the difference for a 75 % expected score, ≈ 190.85
@@ -270,3 +274,90 @@ def test_pairwise_from_placing():
     assert pairwise_from_placing(3, ["alice", "bob"], [1, 1]) == [PairResult(3, "alice", "bob", 0.5)]
     assert pairwise_from_placing(0, ["n", "e", "s", "w"], [2, 1, 2, 4]) == pairwise_from_game(
         0, ["n", "e", "s", "w"], [10, 30, 10, 5])
+
+
+# --- teams (Confirmation's pairs) ------------------------------------------------
+
+
+def test_team_results_compare_teams_never_partners():
+    # seats 0+2 against 1+3; partners share their score
+    out = team_results(4, ["a", "b", "c", "d"], [30, 12, 30, 12], [[0, 2], [1, 3]])
+    assert out == [TeamResult(4, ("a", "c"), ("b", "d"), 1.0)]
+    # a bot partnered with its own copy is that bot: a plain pairwise result
+    assert team_results(0, ["x", "y", "x", "y"], [5, 9, 5, 9], [[0, 2], [1, 3]]) == [PairResult(0, "x", "y", 0.0)]
+    # the same two bots on both teams measure nothing
+    assert team_results(0, ["x", "x", "y", "y"], [5, 9, 5, 9], [[0, 2], [1, 3]]) == []
+
+
+def test_fixed_partners_are_not_identifiable_but_rotated_ones_are():
+    rng = random.Random(4)
+    fixed = [TeamResult(d, ("a", "c"), ("b", "d"), float(rng.random() < 0.6)) for d in range(40)]
+    table = rate(fixed, bootstrap=50)
+    assert not table.identifiable
+    assert any("cannot be identified" in w for w in table.warnings)
+    assert table["a"].games == 40 and "c" not in table.head_to_head["a"]  # partners never meet
+    assert table.head_to_head["a"]["b"].games == 40
+    rotated = fixed + [TeamResult(d, ("a", "b"), ("c", "d"), 1.0) for d in range(40, 50)]
+    assert not rate(rotated, bootstrap=0).identifiable  # two partnerships: a and d still tied up
+    rotated += [TeamResult(d, ("a", "d"), ("b", "c"), 0.0) for d in range(50, 60)]
+    assert rate(rotated, bootstrap=0).identifiable
+
+
+def test_a_team_plays_at_its_members_average():
+    # a+b (1600 and 1400 in truth: average 1500) against c+d (1500 each) is an even match; a+c against
+    # b+d is 1550 against 1450
+    ratings = fit(
+        [TeamResult(k, ("a", "b"), ("c", "d"), 1.0 if k % 2 else 0.0) for k in range(2000)]
+        + [TeamResult(k, ("a", "c"), ("b", "d"), float(k % 1000 < 640)) for k in range(2000)]
+        + [TeamResult(k, ("a", "d"), ("b", "c"), float(k % 1000 < 640)) for k in range(2000)])
+    # 64% ≈ 100 Elo between the teams' averages, so a - b ≈ 200 and c = d
+    assert ratings["a"] - ratings["b"] == pytest.approx(2 * 400 * math.log10(0.64 / 0.36), abs=3)
+    assert ratings["c"] == pytest.approx(ratings["d"], abs=1e-6)
+    assert ratings["a"] + ratings["b"] == pytest.approx(ratings["c"] + ratings["d"], abs=1e-6)
+
+
+def test_as_teams_names_partnerships():
+    outcomes = [TeamResult(0, ("a", "c"), ("b", "d"), 1.0), PairResult(1, "a", "b", 0.0)]
+    assert as_teams(outcomes) == [PairResult(0, "a+c", "b+d", 1.0), PairResult(1, "a+a", "b+b", 0.0)]
+
+
+def test_bad_team_results_are_rejected():
+    with pytest.raises(ValueError, match="same team"):
+        fit([TeamResult(0, ("a", "b"), ("b", "a"), 1.0)])
+
+
+# --- bounds, small samples ----------------------------------------------------------
+
+
+def test_a_bot_with_no_point_or_every_point_is_a_bound():
+    outcomes = games("weak", "mid", losses=20) + games("mid", "top", losses=20, first_deal=100) + games(
+        "weak", "top", draws=0, losses=10, first_deal=200)
+    table = rate(outcomes, bootstrap=100)
+    assert table["weak"].bound == "upper" and table["top"].bound == "lower" and table["mid"].bound is None
+    assert table["weak"].hi > table["weak"].elo  # the bound printed is hi
+    with_a_draw = games("weak", "mid", draws=1, losses=19)
+    assert rate(with_a_draw, bootstrap=0)["weak"].bound is None  # half a point: an estimate
+
+
+def test_t_quantiles():
+    assert t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4)
+    assert t_quantile(0.975, 2) == pytest.approx(4.3027, abs=1e-4)
+    assert t_quantile(0.975, 4) == pytest.approx(2.7764, abs=1e-4)
+    assert t_quantile(0.975, 9) == pytest.approx(2.2622, abs=1e-4)
+    assert t_quantile(0.975, 200) == pytest.approx(1.9719, abs=1e-4)
+
+
+def test_few_deal_sets_warn_and_widen():
+    true = {"a": 1400, "b": 1500, "c": 1600}
+    few = rate(simulate(true, deal_sets=3, rng=random.Random(1), games_per_pair=20, luck=80), bootstrap=200)
+    assert few.deal_sets == 3 and few.intervals_trusted
+    assert any("only 3 deal sets" in w for w in few.warnings)
+    # the bootstrap over 3 deal sets alone is far narrower than the printed interval
+    for row in few.rows:
+        xs = sorted(few.samples[row.name])
+        assert row.plus_minus > 1.5 * (xs[int(0.975 * len(xs))] - xs[int(0.025 * len(xs))]) / 2
+    many = rate(simulate(true, deal_sets=12, rng=random.Random(1)), bootstrap=50)
+    assert many.warnings == [] and many.intervals_trusted
+    one = rate(simulate(true, deal_sets=1, rng=random.Random(1), games_per_pair=10), bootstrap=50)
+    assert not one.intervals_trusted and any("cannot be trusted" in w for w in one.warnings)
+    assert rate(simulate(true, deal_sets=1, rng=random.Random(1)), bootstrap=0).warnings == []

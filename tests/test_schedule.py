@@ -36,11 +36,47 @@ def test_confirmation_every_bot_sees_every_seat_of_every_deal_equally(n, pairs):
         assert {s.seed for s in sched.seatings if s.deal_set == deal_set} == {deal_seed(1, deal_set)}
 
 
-def test_confirmation_two_bots_in_pairs_are_partners_against_their_copies():
+def test_confirmation_two_bots_in_pairs_are_partnered_with_their_own_copies():
+    # A A B B would put A and B on both teams: every game a draw between the same two teams
     sched = make_schedule("confirmation", {"pairs": True}, ["A", "B"], deal_sets=1, seed=1)
     for s in sched.seatings:
-        assert {s.lineup[0], s.lineup[2]} == {"A", "B"} and {s.lineup[1], s.lineup[3]} == {"A", "B"}
-    assert len(sched.seatings) == 4
+        assert s.lineup[0] == s.lineup[2] and s.lineup[1] == s.lineup[3] and s.lineup[0] != s.lineup[1]
+    assert len(sched.seatings) == 2
+
+
+def partner_and_opponent_counts(sched):
+    partners, opponents = Counter(), Counter()
+    for s in sched.seatings:
+        teams = [(s.lineup[0], s.lineup[2]), (s.lineup[1], s.lineup[3])]
+        for team in teams:
+            partners[frozenset(team)] += 1
+        for x in teams[0]:
+            for y in teams[1]:
+                opponents[frozenset((x, y))] += 1
+    return partners, opponents
+
+
+@pytest.mark.parametrize("n", [4, 5, 6])
+def test_confirmation_pairs_rotate_partnerships_evenly(n):
+    bots = [f"b{i}" for i in range(n)]
+    sched = make_schedule("confirmation", {"pairs": True}, bots, deal_sets=2, seed=1)
+    partners, opponents = partner_and_opponent_counts(sched)
+    every_pair = {frozenset(p) for p in itertools.combinations(bots, 2)}
+    assert set(partners) == every_pair and len(set(partners.values())) == 1
+    assert set(opponents) == every_pair and len(set(opponents.values())) == 1
+    assert set(opponents.values()) == {2 * next(iter(partners.values()))}
+    assert "3 partnerships" in sched.note
+    # without pairs the schedule is as before: one line-up per group of four
+    assert len(make_schedule("confirmation", {}, bots, deal_sets=2, seed=1).seatings) * 3 == len(sched.seatings)
+
+
+def test_confirmation_pairs_with_a_balanced_subset_still_rotate_partners_in_every_group():
+    bots = [f"b{i}" for i in range(9)]
+    sched = make_schedule("confirmation", {"pairs": True}, bots, deal_sets=1, seed=1, max_groups=18)
+    assert len(sched.groups) == 3 * 18
+    for k in range(0, len(sched.groups), 3):
+        teams = {frozenset((g[0], g[2])) for g in sched.groups[k:k + 3]}
+        assert len(teams) == 3 and len({b for g in sched.groups[k:k + 3] for b in g}) == 4
 
 
 def test_confirmation_more_bots_than_max_groups_plays_a_balanced_subset():

@@ -119,14 +119,15 @@ def flooder(address: str, name: str, token: str, messages: int, replies: int, se
 
 
 class Served:
-    """A ``referee serve`` process with an admin token and the given bots' tokens."""
+    """A ``referee serve`` process with an admin token, a spectator token and the given bots' tokens."""
 
     def __init__(self, tokens: dict[str, str], log_path: Path):
         self.admin = secrets.token_hex(8)
+        self.spectator = secrets.token_hex(8)
         self.log_path = log_path
         args = [arg for bot, token in tokens.items() for arg in ("--token", f"{bot}={token}")]
         self.process = subprocess.Popen([sys.executable, "-m", "referee", "serve", "--port", "0",
-                                         "--admin-token", self.admin, *args],
+                                         "--admin-token", self.admin, "--spectator-token", self.spectator, *args],
                                         stdout=subprocess.DEVNULL, stderr=open(log_path, "w"))
         deadline = time.monotonic() + 30
         while not (found := re.search(r"listening on (\S+)", log_path.read_text())):
@@ -141,7 +142,8 @@ class Served:
         self.process.wait(10)
 
 
-def _probe(address: str, watched: set[str], begun: threading.Event, done: threading.Event) -> list[float]:
+def _probe(address: str, token: str, watched: set[str], begun: threading.Event,
+           done: threading.Event) -> list[float]:
     """ListGames latencies (ms), one call every PROBE_EVERY_S until ``done``, counted from the
     first answer that lists every game of ``watched``, when ``begun`` is set: the flood has
     begun, and the start-up of the bot processes is not timed."""
@@ -155,7 +157,7 @@ def _probe(address: str, watched: set[str], begun: threading.Event, done: thread
         stub = pb_grpc.RefereeStub(channel)
         while not done.is_set():
             started = time.perf_counter()
-            listed = stub.ListGames(pb.ListGamesRequest(), timeout=30)
+            listed = stub.ListGames(pb.ListGamesRequest(token=token), timeout=30)
             if begun.is_set():
                 latencies.append((time.perf_counter() - started) * 1000)
             elif watched <= {g.game_id for g in listed.games}:
@@ -203,7 +205,8 @@ def measure(floods: Sequence[Flood] = tuple(Flood(m, r) for m, r in FLOODS), see
             processes += flooders
             begun, done = threading.Event(), threading.Event()
             with ThreadPoolExecutor(max_workers=2 + len(floods)) as pool:
-                probe = pool.submit(_probe, server.address, {f"hostile{i}" for i in range(len(floods))}, begun, done)
+                watched = {f"hostile{i}" for i in range(len(floods))}
+                probe = pool.submit(_probe, server.address, server.spectator, watched, begun, done)
                 # each flooder floods once it has its first request, in its hostile match
                 hostile = [pool.submit(_run_match, server.address, server.admin, [name, f"foil{i}"], f"hostile{i}",
                                        (1000, 10000), seed) for i, name in enumerate(evil)]
@@ -216,8 +219,8 @@ def measure(floods: Sequence[Flood] = tuple(Flood(m, r) for m, r in FLOODS), see
                 done.set()
                 latencies = probe.result()
                 hostile_results = [h.result() for h in hostile]
-            sessions = [{"bot": name, "sessions": [json.loads(line) for line in f.communicate(timeout=60)[0].splitlines()]}
-                        for name, f in zip(evil, flooders)]
+            sessions = [{"bot": name, "sessions": [json.loads(line) for line in out.splitlines()]}
+                        for name, (out, _) in zip(evil, (f.communicate(timeout=60) for f in flooders))]
         finally:
             for process in processes:
                 process.kill()

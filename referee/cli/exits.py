@@ -16,6 +16,7 @@ from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
 from referee.tournament.executors import RemoteRefereeError
+from referee.tournament.export import ExportError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
 
@@ -47,6 +48,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game
     (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
+    (ExportError, ExitCode.USAGE),  # not a results directory, an unknown match id, an output path that is a file
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (ServeError, ExitCode.USAGE),  # serve: an address it cannot listen on, a bad --tokens-file

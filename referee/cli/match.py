@@ -62,7 +62,9 @@ def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | No
 
     async def play():
         async with executor:
-            return await executor.play(Seating(0, seed, tuple(seats)), match_id="")  # the referee names it
+            played = await executor.play(Seating(0, seed, tuple(seats)), match_id="")  # the referee names it
+            executor.release_all()  # no other match on its deals
+            return played
 
     played = asyncio.run(play())
     if show_log:

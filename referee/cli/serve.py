@@ -27,9 +27,15 @@ class ServeError(Exception):
 @click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
               help="Secret that lets a remote runner start matches (RunMatch). "
                    "Default: $REFEREE_ADMIN_TOKEN; none disables RunMatch.")
+@click.option("--spectator-token", envvar="REFEREE_SPECTATOR_TOKEN",
+              help="Secret that lets a client watch and list games (Spectate, ListGames; the admin token "
+                   "does too). Default: $REFEREE_SPECTATOR_TOKEN. Needed only on a server with bot tokens.")
+@click.option("--public-spectators", is_flag=True,
+              help="Let anyone watch and list games, without a token. Records of matches on deals still "
+                   "being played are held back either way.")
 @click.option("--verbose", "-v", is_flag=True, help="Log every session and match (default: info).")
 def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, str]], tokens_file: str | None,
-          admin_token: str | None, verbose: bool) -> None:
+          admin_token: str | None, spectator_token: str | None, public_spectators: bool, verbose: bool) -> None:
     """Run the referee server standalone, for bots that run elsewhere.
 
     It logs who connects and the outcome of each match. Stop it with Ctrl-C."""
@@ -47,10 +53,16 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
         allowed.update(read_tokens(tokens_file))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s")
+    log = logging.getLogger("referee")
     if not allowed:
-        logging.getLogger("referee").warning("no --token given: any bot may connect with any token")
+        log.warning("no --token given: any bot may connect with any token, and anyone may watch and list games")
+    elif public_spectators:
+        log.warning("--public-spectators: anyone may watch and list games")
+    elif not spectator_token:
+        log.info("no --spectator-token: watching and listing games need the admin token")
     try:
-        asyncio.run(serve_forever(host, port, allowed or None, admin_token, unix))
+        asyncio.run(serve_forever(host, port, allowed or None, admin_token, unix, spectator_token or None,
+                                  public_spectators))
     except KeyboardInterrupt:
         pass
     except CannotListen as err:

@@ -1,4 +1,4 @@
-"""Elo ratings from pairwise results: a joint maximum-likelihood fit with bootstrap intervals.
+"""Elo ratings from pairwise and team results: a joint maximum-likelihood fit with intervals over deal sets.
 
 Pure computation, no I/O.  Typical use::
 
@@ -7,7 +7,10 @@ Pure computation, no I/O.  Typical use::
         outcomes += pairwise_from_game(game.deal_set, game.seats, game.results["scores"])
     for match in matches:                    # 2-player Aegis: one outcome per match
         outcomes += pairwise_from_placing(match.deal_set, match.seats, match.results["placing"])
+    for game in pairs_games:                 # partners (Confirmation's pairs): one team result per game
+        outcomes += team_results(game.deal_set, game.seats, game.results["scores"], game.results["teams"])
     table = rate(outcomes, bootstrap=1000, seed=0)
+    table.warnings                           # sentences to print with the table (few deal sets, ...)
     for row in table.rows:                   # best first
         print(row.name, round(row.elo), f"±{row.plus_minus:.0f}", f"{row.score_pct:.1f}%")
 
@@ -62,28 +65,61 @@ Anchoring
 Only rating differences mean anything.  The fitted ratings are shifted so that their average is
 1500 (``average``), or so that one bot has a given rating (``anchor=("BOT", 1800)``).
 
-Confidence intervals: bootstrap over deal sets
-----------------------------------------------
-Games played on the same deal set are correlated (the same cards suit some bots better), so
-the unit of resampling is the deal set, not the game: draw as many deal sets as there are,
-with replacement, keep all the outcomes of every drawn deal set (as many times as it was
-drawn), refit, anchor the same way, and repeat ``bootstrap`` times.  The interval of a player
-is the (1-confidence)/2 and (1+confidence)/2 percentiles of its resampled ratings and
-``plus_minus`` is half its width.  The resamples also give the likelihood of superiority,
-``LOS(a, b)``: the fraction of resamples in which ``a`` is rated above ``b``.
-The interval is never narrower than the normal interval from the observed information (the
-inverse Hessian of the penalised likelihood at the fit): with few deal sets that all go the
-same way (a 20-0 record) every resample is identical and the bootstrap alone would claim
-certainty.
+Teams (partners)
+----------------
+In a team game (Confirmation's ``pairs`` variant) the two partners share one score, so comparing
+them would add a false draw, and comparing each with each opponent would count one result
+several times. A :class:`TeamResult` is one result between two teams, and a team plays at the
+average of its members' ratings:
+
+    P(team A beats team B) = σ(mean(x_a for a in A) - mean(x_b for b in B))
+
+so a team of two 1600s against two 1400s expects the score of a 1600 against a 1400. Every
+outcome is a *contrast* ``c`` (a pairwise result is ``e_a - e_b``) with ``P = σ(c · x)``, and the
+gradient and Hessian above become ``Σ c (w - n p)`` and ``Σ n p (1 - p) c cᵀ``. Individual
+ratings are identified only when the contrasts span every difference between players (rank
+``n - 1``): with the same partnerships throughout (a+c against b+d, always) only the team
+difference is measured, and :attr:`Ratings.identifiable` is False.
+
+Confidence intervals
+--------------------
+Games played on the same deal set are correlated (the same cards suit some bots better), so the
+unit of resampling is the deal set, not the game. An interval is the widest of three:
+
+- the **bootstrap over deal sets**: draw as many deal sets as there are, with replacement, keep
+  all the outcomes of every drawn deal set (as many times as it was drawn), refit, anchor the same
+  way, and repeat ``bootstrap`` times; the (1-confidence)/2 and (1+confidence)/2 percentiles of a
+  player's resampled ratings. The resamples also give the likelihood of superiority,
+  ``LOS(a, b)``: the fraction of resamples in which ``a`` is rated above ``b``.
+- the **observed-information** interval ``elo ± z·sd`` (the inverse Hessian of the penalised
+  likelihood at the fit): with few deal sets that all go the same way (a 20-0 record) every
+  resample is identical and the bootstrap alone would claim certainty.
+- the **cluster-robust** interval ``elo ± t·sd``, ``sd`` from the sandwich ``A⁻¹ B A⁻¹`` where
+  ``B`` is the spread of the deal sets' score vectors (``D/(D-1)`` times the sum of their centred
+  outer products, ``D`` deal sets) and ``t`` the Student quantile with ``D - 1`` degrees of
+  freedom. With few deal sets the bootstrap degenerates (two deal sets have three distinct
+  resamples) and the observed information ignores the deal-to-deal variation; this interval
+  accounts for both, at the price of being wide (``t`` is 12.7 at two deal sets, 2.26 at ten).
+
+Measured coverage: ``python -m referee.tools.coverage`` and docs/tournaments.md. With one deal
+set nothing measures the deal-to-deal variation: :attr:`Ratings.intervals_trusted` is False.
 With an ``anchor`` bot, that bot's interval has zero width and the others' intervals are
 relative to it.
+
+Bounds
+------
+A player who scored no point at all (or every point) has no finite maximum-likelihood rating:
+its estimate comes from the prior. Its row's ``bound`` is ``"upper"`` (the rating is below
+``hi``, and ``elo`` and ``lo`` say nothing) or ``"lower"`` (above ``lo``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -96,6 +132,8 @@ DEFAULT_AVERAGE = 1500.0
 _VALID_SCORES = (0.0, 0.5, 1.0)
 #: Newton steps up to this size (in logits; 0.25 ≈ 43 Elo for every player) skip the line search
 _SMALL_STEP = 0.25
+#: fewer deal sets than this: :attr:`Ratings.warnings` says the intervals are wide and provisional
+FEW_DEAL_SETS = 10
 
 
 class PairResult(NamedTuple):
@@ -105,6 +143,21 @@ class PairResult(NamedTuple):
     a: str
     b: str
     score: float
+
+
+class TeamResult(NamedTuple):
+    """One result between two teams of partners (``score`` as in :class:`PairResult`): a team
+    plays at the average of its members' ratings (see "Teams" in the module docstring)."""
+
+    deal_set: int
+    a: tuple[str, ...]
+    b: tuple[str, ...]
+    score: float
+
+
+Outcome = PairResult | TeamResult
+#: an outcome as the fit sees it: ((player index, coefficient), ...) with P(score 1) = σ(c · x)
+Contrast = tuple[tuple[int, float], ...]
 
 
 # --- building outcomes ------------------------------------------------------
@@ -137,6 +190,43 @@ def pairwise_from_placing(deal_set: int, names_by_seat: Sequence[str],
     are a draw), as in a game's ``results["placing"]``.  For a 2-player Aegis match this is the
     one outcome of the match (the placing follows the winner even when the match ended early)."""
     return pairwise_from_game(deal_set, names_by_seat, [-p for p in placing_by_seat])
+
+
+def team_results(deal_set: int, names_by_seat: Sequence[str], scores_by_seat: Sequence[float],
+                 teams: Sequence[Sequence[int]]) -> list[Outcome]:
+    """The outcomes of one team game: each pair of teams (``teams``: the seats of each) compared by
+    the best score of its seats (partners share their score), never partners with each other.
+
+    A team whose seats all hold one bot is that bot, so two such teams give a :class:`PairResult`;
+    otherwise a :class:`TeamResult` (members sorted).  Two teams of the same bots measure nothing
+    and give no outcome."""
+    if len(names_by_seat) != len(scores_by_seat):
+        raise ValueError(f"{len(names_by_seat)} names but {len(scores_by_seat)} scores")
+    sides = [tuple(sorted(names_by_seat[s] for s in team)) for team in teams]
+    scores = [max(scores_by_seat[s] for s in team) for team in teams]
+    out: list[Outcome] = []
+    for s in range(len(teams)):
+        for t in range(s + 1, len(teams)):
+            a, b = sides[s], sides[t]
+            if Counter(a) == Counter(b):
+                continue
+            d = scores[s] - scores[t]
+            score = 1.0 if d > 0 else 0.0 if d < 0 else 0.5
+            if len(set(a)) == 1 and len(set(b)) == 1:
+                out.append(PairResult(deal_set, a[0], b[0], score))
+            else:
+                out.append(TeamResult(deal_set, a, b, score))
+    return out
+
+
+def _team_name(side: str | tuple[str, ...]) -> str:
+    return "+".join(side) if isinstance(side, tuple) else f"{side}+{side}"
+
+
+def as_teams(outcomes: Iterable[Outcome]) -> list[PairResult]:
+    """The outcomes with every team as one player named by its members (``"a+c"``; a bot
+    partnered with its own copy is ``"a+a"``)."""
+    return [PairResult(o.deal_set, _team_name(o.a), _team_name(o.b), o.score) for o in outcomes]
 
 
 # --- tallies ----------------------------------------------------------------
@@ -185,6 +275,9 @@ class PlayerRating:
     losses: int
     score_pct: float | None
     los_next: float | None = None  # LOS over the next row (the next lower rated player), in [0, 1]
+    #: "upper": no point scored, the rating is only known to be below ``hi`` (``elo`` and ``lo`` come
+    #: from the prior); "lower": every point scored, above ``lo``; None: an estimate
+    bound: str | None = None
 
 
 @dataclass
@@ -197,6 +290,14 @@ class Ratings:
     bootstrap: int
     confidence: float
     samples: dict[str, list[float]] = field(default_factory=dict, repr=False)  # bootstrap ratings per player
+    deal_sets: int = 0
+    #: False when the results cannot separate every player's rating (partners who never change:
+    #: only the teams are measured); the ratings are then the prior's split and mean nothing
+    identifiable: bool = True
+    #: False when no interval can account for the deal-to-deal variation (one deal set)
+    intervals_trusted: bool = True
+    #: sentences a reader of the table must see (few deal sets, unidentifiable ratings)
+    warnings: list[str] = field(default_factory=list)
 
     def __getitem__(self, name: str) -> PlayerRating:
         for row in self.rows:
@@ -220,33 +321,54 @@ class Ratings:
 # --- the fit ----------------------------------------------------------------
 
 
-def _check(outcomes: Iterable[PairResult]) -> list[PairResult]:
-    checked = []
+def _check(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    checked: list[Outcome] = []
     for o in outcomes:
-        o = PairResult(*o)
-        if o.a == o.b:
-            raise ValueError(f"outcome of {o.a!r} against itself: {o}")
+        if isinstance(o, TeamResult):
+            if not o.a or not o.b:
+                raise ValueError(f"a team needs a member: {o}")
+            if Counter(o.a) == Counter(o.b):
+                raise ValueError(f"a team against the same team: {o}")
+        else:
+            o = PairResult(*o)
+            if o.a == o.b:
+                raise ValueError(f"outcome of {o.a!r} against itself: {o}")
         if o.score not in _VALID_SCORES:
             raise ValueError(f"score must be 1, 0.5 or 0: {o}")
         checked.append(o)
     return checked
 
 
-def _index(outcomes: Sequence[PairResult]) -> tuple[list[str], dict[str, int]]:
-    names = sorted({o.a for o in outcomes} | {o.b for o in outcomes})
+def _members(o: Outcome) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return (o.a, o.b) if isinstance(o, TeamResult) else ((o.a,), (o.b,))
+
+
+def _index(outcomes: Sequence[Outcome]) -> tuple[list[str], dict[str, int]]:
+    names = sorted({name for o in outcomes for side in _members(o) for name in side})
     return names, {name: i for i, name in enumerate(names)}
 
 
-def _pair_counts(outcomes: Iterable[PairResult], index: Mapping[str, int]) -> dict[tuple[int, int], list[float]]:
-    """{(i, j) with i < j: [points of i against j, games]}."""
-    counts: dict[tuple[int, int], list[float]] = {}
+def _contrast(o: Outcome, index: Mapping[str, int]) -> tuple[Contrast, float]:
+    """The outcome as (contrast, score), oriented so that the first coefficient is positive."""
+    a, b = _members(o)
+    coef: dict[int, float] = {}
+    for side, sign in ((a, 1.0), (b, -1.0)):
+        for name in side:
+            coef[index[name]] = coef.get(index[name], 0.0) + sign / len(side)
+    c = tuple(sorted((i, v) for i, v in coef.items() if v != 0.0))
+    if c[0][1] < 0:
+        return tuple((i, -v) for i, v in c), 1.0 - o.score
+    return c, o.score
+
+
+def _counts(outcomes: Iterable[Outcome], index: Mapping[str, int]) -> dict[Contrast, list[float]]:
+    """{contrast: [points of its positive side, games]}."""
+    counts: dict[Contrast, list[float]] = {}
     for o in outcomes:
-        i, j, s = index[o.a], index[o.b], o.score
-        if i > j:
-            i, j, s = j, i, 1.0 - s
-        c = counts.setdefault((i, j), [0.0, 0.0])
-        c[0] += s
-        c[1] += 1.0
+        c, s = _contrast(o, index)
+        entry = counts.setdefault(c, [0.0, 0.0])
+        entry[0] += s
+        entry[1] += 1.0
     return counts
 
 
@@ -262,10 +384,17 @@ def _sigmoid(z: float) -> float:
     return e / (1.0 + e)
 
 
-def _objective(x: Sequence[float], pairs: Sequence[tuple[int, int, float, float]], prior: float) -> float:
+def _dot(c: Contrast, x: Sequence[float]) -> float:
+    return sum(v * x[i] for i, v in c)
+
+
+Rows = Sequence[tuple[Contrast, float, float]]  # (contrast, points of its positive side, games)
+
+
+def _objective(x: Sequence[float], rows: Rows, prior: float) -> float:
     total = 0.0
-    for i, j, w, n in pairs:
-        d = x[i] - x[j]
+    for c, w, n in rows:
+        d = _dot(c, x)
         total += w * _log_sigmoid(d) + (n - w) * _log_sigmoid(-d)
     half = 0.5 * prior
     for xi in x:
@@ -295,34 +424,40 @@ def _solve_spd(a: list[list[float]], b: list[float]) -> list[float]:
     return y
 
 
-def _fit_logits(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: float,
-                start: Sequence[float] | None = None, tol: float = 1e-6, max_iter: int = 100) -> list[float]:
-    """Maximise the penalised log-likelihood (see the module docstring) by damped Newton steps.
+def _information(n: int, rows: Rows, prior: float, x: Sequence[float],
+                 grad: list[float] | None = None) -> list[list[float]]:
+    """The negative Hessian of the penalised log-likelihood at ``x`` (and its gradient into ``grad``)."""
+    a = [[0.0] * n for _ in range(n)]
+    for i, xi in enumerate(x):
+        p = _sigmoid(xi)
+        a[i][i] = prior * p * (1.0 - p)
+        if grad is not None:
+            grad[i] = prior * (0.5 - p)
+    for c, w, g in rows:
+        p = _sigmoid(_dot(c, x))
+        h = g * p * (1.0 - p)
+        if grad is not None:
+            r = w - g * p
+            for i, v in c:
+                grad[i] += v * r
+        for i, v in c:
+            row = a[i]
+            for j, u in c:
+                row[j] += h * v * u
+    return a
 
-    ``pairs`` holds (i, j, points of i against j, games) with i < j; returns the logits ``x``
-    (centred on the virtual opponent at 0, not yet anchored)."""
+
+def _fit_logits(n: int, rows: Rows, prior: float,
+                start: Sequence[float] | None = None, tol: float = 1e-6, max_iter: int = 100) -> list[float]:
+    """Maximise the penalised log-likelihood (see the module docstring) by damped Newton steps;
+    returns the logits ``x`` (centred on the virtual opponent at 0, not yet anchored)."""
     if prior <= 0:
         raise ValueError("prior must be positive (it fixes the level and keeps ratings finite)")
     x = list(start) if start is not None else [0.0] * n
     value: float | None = None  # the objective at x, when known
     for _ in range(max_iter):
         grad = [0.0] * n
-        a = [[0.0] * n for _ in range(n)]
-        for i, xi in enumerate(x):
-            p = _sigmoid(xi)
-            grad[i] = prior * (0.5 - p)
-            a[i][i] = prior * p * (1.0 - p)
-        for i, j, w, g in pairs:
-            p = _sigmoid(x[i] - x[j])
-            r = w - g * p
-            grad[i] += r
-            grad[j] -= r
-            h = g * p * (1.0 - p)
-            a[i][i] += h
-            a[j][j] += h
-            a[i][j] -= h
-            a[j][i] -= h
-        step = _solve_spd(a, grad)
+        step = _solve_spd(_information(n, rows, prior, x, grad), grad)
         size = max(map(abs, step), default=0.0)
         if size <= _SMALL_STEP:
             # near the maximum, where Newton converges quadratically: take the full step
@@ -331,11 +466,11 @@ def _fit_logits(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: f
         else:
             # a big step: halve it until the objective does not decrease (it is concave, so this ends)
             if value is None:
-                value = _objective(x, pairs, prior)
+                value = _objective(x, rows, prior)
             t = 1.0
             while True:
                 trial = [xi + t * si for xi, si in zip(x, step)]
-                new_value = _objective(trial, pairs, prior)
+                new_value = _objective(trial, rows, prior)
                 if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
                     break
                 t *= 0.5
@@ -345,25 +480,44 @@ def _fit_logits(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: f
     return x
 
 
-def _laplace_sd(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: float, x: Sequence[float],
-                anchor: int | None) -> list[float]:
-    """Standard deviations (Elo) of the anchored ratings from the observed information
-    (the inverse Hessian of the penalised log-likelihood at the fit)."""
-    def information() -> list[list[float]]:
-        a = [[0.0] * n for _ in range(n)]
-        for i, xi in enumerate(x):
-            p = _sigmoid(xi)
-            a[i][i] = prior * p * (1.0 - p)
-        for i, j, _w, g in pairs:
-            p = _sigmoid(x[i] - x[j])
-            h = g * p * (1.0 - p)
-            a[i][i] += h
-            a[j][j] += h
-            a[i][j] -= h
-            a[j][i] -= h
-        return a
+def _rank(vectors: Iterable[Sequence[float]], tol: float = 1e-9) -> int:
+    """The rank of a set of vectors (Gaussian elimination with partial pivoting)."""
+    m = [list(v) for v in vectors]
+    rank = 0
+    cols = len(m[0]) if m else 0
+    for col in range(cols):
+        pivot = max(range(rank, len(m)), key=lambda r: abs(m[r][col]), default=None)
+        if pivot is None or abs(m[pivot][col]) <= tol:
+            continue
+        m[rank], m[pivot] = m[pivot], m[rank]
+        for r in range(rank + 1, len(m)):
+            f = m[r][col] / m[rank][col]
+            if f:
+                m[r] = [a - f * b for a, b in zip(m[r], m[rank])]
+        rank += 1
+    return rank
 
-    cov = [_solve_spd(information(), [1.0 if k == j else 0.0 for k in range(n)]) for j in range(n)]
+
+def _identifiable(n: int, contrasts: Iterable[Contrast]) -> bool:
+    """Whether the contrasts measure every difference between the ``n`` players (rank n - 1)."""
+    dense = []
+    for c in contrasts:
+        v = [0.0] * n
+        for i, u in c:
+            v[i] = u
+        dense.append(v)
+    return _rank(dense) == n - 1
+
+
+def _inverse(a: list[list[float]]) -> list[list[float]]:
+    """The inverse of a symmetric positive definite matrix (its columns, which equal its rows)."""
+    n = len(a)
+    return [_solve_spd([row[:] for row in a], [1.0 if k == j else 0.0 for k in range(n)]) for j in range(n)]
+
+
+def _anchored_sd(cov: Sequence[Sequence[float]], anchor: int | None) -> list[float]:
+    """Standard deviations (Elo) of the anchored ratings, from a covariance of the logits."""
+    n = len(cov)
     out = []
     for i in range(n):
         if anchor is None:  # r_i = x_i - mean(x)
@@ -373,6 +527,43 @@ def _laplace_sd(n: int, pairs: Sequence[tuple[int, int, float, float]], prior: f
         var = sum(c[j] * sum(cov[j][k] * c[k] for k in range(n)) for j in range(n))
         out.append(math.sqrt(max(var, 0.0)) * ELO_PER_LOGIT)
     return out
+
+
+def _sandwich(cov: Sequence[Sequence[float]], scores: Sequence[Sequence[float]]) -> list[list[float]]:
+    """The cluster-robust covariance ``cov · B · cov``, ``B`` the spread of the clusters' score
+    vectors (``D/(D-1)`` times the sum of their centred outer products); needs D >= 2."""
+    d, n = len(scores), len(cov)
+    mean = [sum(s[i] for s in scores) / d for i in range(n)]
+    # cov · (s - mean) for every cluster: B's factors, mapped through cov
+    mapped = [[sum(cov[i][k] * (s[k] - mean[k]) for k in range(n)) for i in range(n)] for s in scores]
+    scale = d / (d - 1)
+    return [[scale * sum(m[i] * m[j] for m in mapped) for j in range(n)] for i in range(n)]
+
+
+def _t_density(t: float, df: int) -> float:
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_c - (df + 1) / 2 * math.log1p(t * t / df))
+
+
+@functools.lru_cache(maxsize=64)
+def t_quantile(q: float, df: int) -> float:
+    """The ``q`` quantile (q > 1/2) of Student's t with ``df`` degrees of freedom (to about 1e-7)."""
+    if df == 1:
+        return math.tan(math.pi * (q - 0.5))
+    if df == 2:
+        return (2 * q - 1) / math.sqrt(2 * q * (1 - q))
+
+    def cdf(t: float, steps: int = 400) -> float:  # Simpson's rule from 0
+        h = t / steps
+        total = _t_density(0.0, df) + _t_density(t, df)
+        total += sum((4 if k % 2 else 2) * _t_density(k * h, df) for k in range(1, steps))
+        return 0.5 + total * h / 3
+
+    lo, hi = 0.0, 50.0
+    while hi - lo > 1e-8:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 def _anchor_shift(elos: Sequence[float], names: Sequence[str], index: Mapping[str, int],
@@ -385,7 +576,7 @@ def _anchor_shift(elos: Sequence[float], names: Sequence[str], index: Mapping[st
     return rating - elos[index[bot]]
 
 
-def fit(outcomes: Iterable[PairResult], anchor: tuple[str, float] | None = None, *,
+def fit(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, *,
         average: float = DEFAULT_AVERAGE, prior: float = 1.0) -> dict[str, float]:
     """The maximum-likelihood Elo ratings (with ``prior`` virtual draws per player, see the module
     docstring), shifted so that their mean is ``average``, or so that ``anchor[0]`` is rated ``anchor[1]``."""
@@ -393,8 +584,8 @@ def fit(outcomes: Iterable[PairResult], anchor: tuple[str, float] | None = None,
     if not outcomes:
         return {}
     names, index = _index(outcomes)
-    pairs = [(i, j, w, g) for (i, j), (w, g) in _pair_counts(outcomes, index).items()]
-    elos = [xi * ELO_PER_LOGIT for xi in _fit_logits(len(names), pairs, prior)]
+    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
+    elos = [xi * ELO_PER_LOGIT for xi in _fit_logits(len(names), rows, prior)]
     shift = _anchor_shift(elos, names, index, anchor, average)
     return {name: elos[i] + shift for i, name in enumerate(names)}
 
@@ -407,11 +598,45 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (pos - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
-def rate(outcomes: Iterable[PairResult], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
+def _tallies(outcomes: Sequence[Outcome],
+             names: Sequence[str]) -> tuple[dict[str, Record], dict[str, dict[str, Record]]]:
+    """Each player's record, and each against each: a team result counts once for every member
+    (not one who is on both teams), and once against every opponent; never between partners."""
+    totals = {name: Record() for name in names}
+    h2h: dict[str, dict[str, Record]] = {name: {} for name in names}
+    for o in outcomes:
+        a, b = _members(o)
+        mine, theirs = set(a) - set(b), set(b) - set(a)
+        for p in mine:
+            totals[p].add(o.score)
+        for q in theirs:
+            totals[q].add(1.0 - o.score)
+        for p in mine:
+            for q in theirs:
+                h2h[p].setdefault(q, Record()).add(o.score)
+                h2h[q].setdefault(p, Record()).add(1.0 - o.score)
+    return totals, h2h
+
+
+def _warnings(deal_sets: int, identifiable: bool, bootstrap: int) -> list[str]:
+    out = []
+    if not identifiable:
+        out.append("individual ratings cannot be identified from these results (the same partnerships "
+                   "throughout, or players never linked by any game): only the teams are measured")
+    if bootstrap > 0 and deal_sets == 1:
+        out.append("1 deal set: no interval can measure how results vary from deal to deal; "
+                   "the intervals cannot be trusted")
+    elif bootstrap > 0 and deal_sets < FEW_DEAL_SETS:
+        out.append(f"only {deal_sets} deal sets (fewer than {FEW_DEAL_SETS}): the intervals are widened for the "
+                   f"small sample (Student t, {deal_sets - 1} degree(s) of freedom) and the order is provisional")
+    return out
+
+
+def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
          seed: int | None = 0, confidence: float = 0.95, *, average: float = DEFAULT_AVERAGE,
          prior: float = 1.0) -> Ratings:
-    """The rating table: the fit of :func:`fit`, bootstrap intervals over deal sets (``bootstrap``
-    resamples, 0 for none; ``seed`` makes them reproducible), tallies and head-to-head records."""
+    """The rating table: the fit of :func:`fit`, intervals (``bootstrap`` resamples of deal sets,
+    0 for no intervals; ``seed`` makes them reproducible), tallies and head-to-head records."""
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
     outcomes = _check(outcomes)
@@ -419,77 +644,129 @@ def rate(outcomes: Iterable[PairResult], anchor: tuple[str, float] | None = None
         return Ratings([], {}, bootstrap, confidence)
     names, index = _index(outcomes)
     n = len(names)
-
-    # tallies
-    totals = {name: Record() for name in names}
-    h2h: dict[str, dict[str, Record]] = {name: {} for name in names}
-    for o in outcomes:
-        totals[o.a].add(o.score)
-        totals[o.b].add(1.0 - o.score)
-        h2h[o.a].setdefault(o.b, Record()).add(o.score)
-        h2h[o.b].setdefault(o.a, Record()).add(1.0 - o.score)
+    totals, h2h = _tallies(outcomes, names)
 
     # the point estimate
-    counts = _pair_counts(outcomes, index)
-    pairs = [(i, j, w, g) for (i, j), (w, g) in counts.items()]
-    x_hat = _fit_logits(n, pairs, prior)
+    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
+    x_hat = _fit_logits(n, rows, prior)
     elos = [xi * ELO_PER_LOGIT for xi in x_hat]
     shift = _anchor_shift(elos, names, index, anchor, average)
     elos = [e + shift for e in elos]
+    anchor_i = index[anchor[0]] if anchor else None
 
-    # the bootstrap over deal sets, on per-deal-set pair counts
+    # per deal set: for each contrast, the deal sets it occurs in, and its points and games in each
+    deal_sets = sorted({o.deal_set for o in outcomes})
+    d_index = {d: k for k, d in enumerate(deal_sets)}
+    per_deal: list[list[Outcome]] = [[] for _ in deal_sets]
+    for o in outcomes:
+        per_deal[d_index[o.deal_set]].append(o)
+    columns: dict[Contrast, tuple[list[int], list[float], list[float]]] = {}
+    for k, group in enumerate(per_deal):
+        for c, (w, g) in _counts(group, index).items():
+            ks, ws, gs = columns.setdefault(c, ([], [], []))
+            ks.append(k)
+            ws.append(w)
+            gs.append(g)
+    n_deals = len(deal_sets)
+
+    # the bootstrap over deal sets
     samples: dict[str, list[float]] = {}
     if bootstrap > 0:
-        deal_sets = sorted({o.deal_set for o in outcomes})
-        d_index = {d: k for k, d in enumerate(deal_sets)}
-        per_deal: list[list[PairResult]] = [[] for _ in deal_sets]
-        for o in outcomes:
-            per_deal[d_index[o.deal_set]].append(o)
-        # for each pair: the deal sets it occurs in, and its points and games in each
-        columns: dict[tuple[int, int], tuple[list[int], list[float], list[float]]] = {}
-        for k, group in enumerate(per_deal):
-            for key, (w, g) in _pair_counts(group, index).items():
-                ks, ws, gs = columns.setdefault(key, ([], [], []))
-                ks.append(k)
-                ws.append(w)
-                gs.append(g)
         rng = random.Random(seed)
-        n_deals = len(deal_sets)
         boot: list[list[float]] = [[] for _ in names]
         for _ in range(bootstrap):
             times = [0] * n_deals  # how often each deal set is drawn
             for k in rng.choices(range(n_deals), k=n_deals):
                 times[k] += 1
             resampled = []
-            for (i, j), (ks, ws, gs) in columns.items():
+            for c, (ks, ws, gs) in columns.items():
                 m = [times[k] for k in ks]
                 g = sum(map(mul, m, gs))
                 if g:
-                    resampled.append((i, j, sum(map(mul, m, ws)), g))
+                    resampled.append((c, sum(map(mul, m, ws)), g))
             b_elos = [xi * ELO_PER_LOGIT for xi in _fit_logits(n, resampled, prior, start=x_hat)]
             b_shift = _anchor_shift(b_elos, names, index, anchor, average)
             for i, e in enumerate(b_elos):
                 boot[i].append(e + b_shift)
         samples = {name: boot[i] for i, name in enumerate(names)}
 
-    rows = []
+    # the half-widths of the observed-information and the cluster-robust intervals
     q_lo, q_hi = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
+    half = [0.0] * n
     if samples:
+        cov = _inverse(_information(n, rows, prior, x_hat))
         z = statistics.NormalDist().inv_cdf(q_hi)
-        sd = _laplace_sd(n, pairs, prior, x_hat, index[anchor[0]] if anchor else None)
+        half = [z * s for s in _anchored_sd(cov, anchor_i)]
+        if n_deals >= 2:
+            scores = [[0.0] * n for _ in range(n_deals)]  # each deal set's part of the gradient
+            for c, (ks, ws, gs) in columns.items():
+                p = _sigmoid(_dot(c, x_hat))
+                for k, w, g in zip(ks, ws, gs):
+                    r = w - g * p
+                    for i, v in c:
+                        scores[k][i] += v * r
+            t = t_quantile(q_hi, n_deals - 1)
+            robust = _anchored_sd(_sandwich(cov, scores), anchor_i)
+            half = [max(h, t * s) for h, s in zip(half, robust)]
+
+    out = []
     for i, name in enumerate(names):
         lo = hi = pm = None
         if samples:
             ordered = sorted(samples[name])
-            lo, hi = _percentile(ordered, q_lo), _percentile(ordered, q_hi)
-            # never narrower than the observed-information interval: when every deal set
-            # gives the same result (say 20-0) the bootstrap alone would claim certainty
-            lo, hi = min(lo, elos[i] - z * sd[i]), max(hi, elos[i] + z * sd[i])
+            lo = min(_percentile(ordered, q_lo), elos[i] - half[i])
+            hi = max(_percentile(ordered, q_hi), elos[i] + half[i])
             pm = (hi - lo) / 2.0
         t = totals[name]
-        rows.append(PlayerRating(name, elos[i], lo, hi, pm, t.games, t.wins, t.draws, t.losses, t.score_pct))
+        bound = None
+        if t.games and t.points == 0:
+            bound = "upper"
+        elif t.games and t.points == t.games:
+            bound = "lower"
+        out.append(PlayerRating(name, elos[i], lo, hi, pm, t.games, t.wins, t.draws, t.losses, t.score_pct,
+                                bound=bound))
+    out.sort(key=lambda r: (-r.elo, r.name))
+    identifiable = _identifiable(n, columns)
+    result = Ratings(out, h2h, bootstrap, confidence, samples, n_deals, identifiable,
+                     not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap))
+    for upper, lower in pairwise(out):
+        upper.los_next = result.los(upper.name, lower.name)
+    return result
+
+
+def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None = 0) -> Ratings:
+    """The partnerships' table (team games): each team's record, team against team, and its Elo.
+
+    Where the players' ratings are identified (``players``: :func:`rate` of the same outcomes) a
+    team's Elo is the average of its members' (the model's team strength) and its interval is
+    the bootstrap's for that average, widened by the average of the members' widenings (the
+    standard deviation of an average is at most the average of the standard deviations). Where
+    they are not, the teams are rated as players (:func:`rate` of :func:`as_teams`), which
+    measures the teams that met (and says when even they cannot be compared)."""
+    outcomes = _check(outcomes)
+    if not players.identifiable:
+        return rate(as_teams(outcomes), bootstrap=players.bootstrap, seed=seed, confidence=players.confidence)
+    members = {_team_name(side): side if isinstance(side, tuple) else (side, side)
+               for o in outcomes for side in (o.a, o.b)}
+    records = rate(as_teams(outcomes), bootstrap=0)
+    q_lo, q_hi = (1.0 - players.confidence) / 2.0, (1.0 + players.confidence) / 2.0
+    samples: dict[str, list[float]] = {}
+    rows = []
+    for r in records.rows:
+        team = [players[m] for m in members[r.name]]
+        elo = sum(m.elo for m in team) / len(team)
+        lo = hi = pm = None
+        if players.samples:
+            means = [sum(xs) / len(xs) for xs in zip(*(players.samples[m.name] for m in team))]
+            samples[r.name] = means
+            ordered = sorted(means)
+            lo = min(_percentile(ordered, q_lo), elo - sum(m.elo - m.lo for m in team) / len(team))
+            hi = max(_percentile(ordered, q_hi), elo + sum(m.hi - m.elo for m in team) / len(team))
+            pm = (hi - lo) / 2.0
+        rows.append(PlayerRating(r.name, elo, lo, hi, pm, r.games, r.wins, r.draws, r.losses, r.score_pct))
     rows.sort(key=lambda r: (-r.elo, r.name))
-    result = Ratings(rows, h2h, bootstrap, confidence, samples)
+    result = Ratings(rows, records.head_to_head, players.bootstrap, players.confidence, samples,
+                     players.deal_sets, True, players.intervals_trusted, [])
     for upper, lower in pairwise(rows):
         upper.los_next = result.los(upper.name, lower.name)
     return result

@@ -1,9 +1,14 @@
-"""A model of duplicate play, for simulations of the SPRT (tests, ``python -m referee.tools.sprt_simulation``)."""
+"""Models of duplicate play, for simulations: of the SPRT (tests, ``python -m referee.tools.sprt_simulation``)
+and of rating tournaments with known true ratings (tests, ``python -m referee.tools.coverage``)."""
 
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist
+
+from referee.stats.ratings import ELO_PER_LOGIT, Outcome, pairwise_from_game, team_results
 
 from referee.stats.sprt import PENTANOMIAL, TRINOMIAL, expected_score, mle_with_mean
 
@@ -62,3 +67,43 @@ def duplicate_model(elo: float, luck: float = 1.0, draws: float = 0.0,
 
 def _game(p_win: float, draws: float) -> tuple[float, float, float]:
     return (1.0 - draws) * (1.0 - p_win), draws, (1.0 - draws) * p_win
+
+
+def _gumbel(rng: random.Random) -> float:
+    return -math.log(-math.log(rng.random() or 1e-300))
+
+
+def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[str]], deal_sets: int,
+                        rng: random.Random, *, luck: float = 0.0, seat_luck: float = 100.0,
+                        teams: Sequence[Sequence[int]] | None = None) -> list[Outcome]:
+    """The outcomes of a duplicate tournament between bots of known Elo ``true``: every deal set
+    played by every line-up of ``lineups`` (the schedule's seatings of one deal set).
+
+    On each deal set every bot gets a *deal effect* ``~ Normal(0, luck)`` Elo, shared by all its
+    games on that deal set (the cards suit it or not: what duplicate play cannot cancel), and every
+    seat a card effect ``~ Normal(0, seat_luck)`` Elo (what the seat rotations cancel). A seat's
+    performance in a game is the sum of its bot's rating and these effects, plus standard Gumbel
+    noise in logits; the seats rank by performance. Two seats therefore compare exactly as the
+    Bradley-Terry model says (the difference of two Gumbels is logistic), and the games of a deal
+    set are correlated as real ones are. With ``teams`` (seats of each team) a team's performance is
+    the average of its members' ratings and deal effects, plus its seats' card effects, plus the
+    noise, as :class:`referee.stats.ratings.TeamResult` models; the outcomes are then team results."""
+    normal = rng.gauss
+    out: list[Outcome] = []
+    for d in range(deal_sets):
+        form = {name: (r + normal(0.0, luck)) / ELO_PER_LOGIT for name, r in true.items()}
+        seats = max(len(lineup) for lineup in lineups)
+        cards = [normal(0.0, seat_luck) / ELO_PER_LOGIT for _ in range(seats)]
+        for lineup in lineups:
+            if teams is None:
+                perf = [form[bot] + cards[s] + _gumbel(rng) for s, bot in enumerate(lineup)]
+                out += pairwise_from_game(d, lineup, perf)
+            else:
+                perf = [0.0] * len(lineup)
+                for team in teams:
+                    value = (sum(form[lineup[s]] for s in team) / len(team) + sum(cards[s] for s in team)
+                             + _gumbel(rng))
+                    for s in team:
+                        perf[s] = value
+                out += team_results(d, lineup, perf, teams)
+    return out

@@ -7,6 +7,7 @@
     concurrency = 4             # matches played at once
     output = "out/aegis"        # results directory, relative to this file
     max_groups = 70             # Confirmation with > 4 bots: most groups of four to play
+    release = "deal-set"        # when spectators get a match's record: "deal-set" or "end"
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -55,6 +56,7 @@ from typing import Any
 
 from referee import games
 from referee.runner import Clock
+from referee.tournament.release import RELEASES
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 
@@ -123,6 +125,8 @@ class TournamentConfig:
     #: the file gave no seed: this one was drawn from the system's entropy (128 bits), and stays
     #: secret until the run ends (the store keeps it, so that a rerun resumes with it)
     seed_drawn: bool = False
+    #: when a match's record reaches the referee's spectators: once its deal set is over, or at the end
+    release: str = "deal-set"
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -223,6 +227,8 @@ def read(path: str | Path) -> ConfigFile:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -233,7 +239,8 @@ def read(path: str | Path) -> ConfigFile:
 # --- reading a tournament ------------------------------------------------------------
 
 _TOP = {"tournament", "clock", "limits", "bots"}
-_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation"}
+_TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
+               "release"}
 #: what a bot keeps between matches: its processes and scratch through the run, or nothing
 ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
@@ -275,6 +282,10 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if isolation not in ISOLATIONS:
         raise loc.error(f"tournament.isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}",
                         "tournament", "isolation")
+    release = t.get("release", "deal-set")
+    if release not in RELEASES:
+        raise loc.error(f"tournament.release must be one of {', '.join(RELEASES)}, got {release!r}",
+                        "tournament", "release")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -306,7 +317,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
-                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn)
+                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
+                            release)
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

@@ -3,7 +3,8 @@
 Matches are played by an executor (:mod:`referee.tournament.executors`): an
 in-process referee, or a remote one when a server is given. They play
 ``concurrency`` at a time; each is saved the moment it ends, so an
-interrupted run resumes where it stopped.
+interrupted run resumes where it stopped. Their records reach the referee's
+spectators only when the configuration's ``release`` allows (:mod:`.release`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
+from referee.tournament.release import Releases
 from referee.tournament.schedule import Schedule, Seating, make_schedule
 from referee.tournament.store import DB_NAME, Store
 
@@ -66,6 +68,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     if not todo:
         return 0
     skipped = 0
+    releases = Releases(schedule.seatings, done, config.release)
     executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
@@ -75,6 +78,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     def save(played: Played) -> None:
         nonlocal finished
         store.save_played(played)
+        executor.release(releases.stored(played.seating))
         finished += 1
         if progress:
             progress(finished, total, played)

@@ -3,7 +3,9 @@
 A match enters the rating fit as the pairwise results between its seats,
 ranked as the game's spec says (``rated_by``): by placing (Aegis: one result
 each, by the match winner) or by final score (Confirmation: equal scores are
-draws). Intervals come from a bootstrap over deal sets (``ratings.rate``).
+draws). A match whose results name teams (``results["teams"]``: Confirmation's
+pairs) gives one result between the teams instead, never one between partners,
+and the standings add a table of the partnerships. Intervals: ``ratings.rate``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class BotLine:
     illegal: int
     disconnects: int
     los_next: float | None
+    bound: str | None = None  # "upper": only known to be below hi; "lower": above lo (ratings.PlayerRating)
 
 
 @dataclass
@@ -52,21 +55,31 @@ class Standings:
     deal_sets: int
     bootstrap: int
     notes: list[str] = field(default_factory=list)
+    #: the partnerships rated as players (team games only: Confirmation's pairs), else None
+    teams: ratings.Ratings | None = None
+    identifiable: bool = True  # False: the bots' ratings cannot be told apart (ratings.Ratings)
+    intervals_trusted: bool = True  # False: no interval can be trusted (one deal set)
 
 
-def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.PairResult]:
-    out: list[ratings.PairResult] = []
+def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
+    out: list[ratings.Outcome] = []
+    by_placing = games.get(game).rated_by is RatedBy.PLACING
     for row in rows:
-        if games.get(game).rated_by is RatedBy.PLACING:
-            out += ratings.pairwise_from_placing(row.deal_set, row.lineup, row.placing)
+        ranks = [-p for p in row.placing] if by_placing else row.scores
+        if row.results.get("teams"):
+            out += ratings.team_results(row.deal_set, row.lineup, ranks, row.results["teams"])
         else:
-            out += ratings.pairwise_from_game(row.deal_set, row.lineup, row.scores)
+            out += ratings.pairwise_from_game(row.deal_set, row.lineup, ranks)
     return out
 
 
 def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
             seed: int = 0) -> Standings:
-    fit = ratings.rate(pair_results_of(game, rows), anchor=anchor, bootstrap=bootstrap, seed=seed)
+    outcomes = pair_results_of(game, rows)
+    fit = ratings.rate(outcomes, anchor=anchor, bootstrap=bootstrap, seed=seed)
+    teams = None
+    if any(isinstance(o, ratings.TeamResult) for o in outcomes):
+        teams = ratings.rate_teams(outcomes, fit, seed=seed)
     matches: dict[str, int] = defaultdict(int)
     points: dict[str, list[int]] = defaultdict(list)
     faults: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -84,27 +97,57 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
     for r in fit.rows:
         f = faults[r.name]
         pts = points[r.name]
-        lines.append(BotLine(r.name, r.elo, r.plus_minus, r.lo, r.hi, matches[r.name], r.score_pct, r.wins, r.draws,
-                             r.losses, sum(pts) / len(pts) if pts else None, f["timeout"],
-                             f["illegal"] + f["malformed"] + f["wrong_id"], f["disconnect"] + f["no_session"],
-                             r.los_next))
+        line = BotLine(r.name, r.elo, r.plus_minus, r.lo, r.hi, matches[r.name], r.score_pct, r.wins, r.draws,
+                       r.losses, sum(pts) / len(pts) if pts else None, f["timeout"],
+                       f["illegal"] + f["malformed"] + f["wrong_id"], f["disconnect"] + f["no_session"],
+                       r.los_next, r.bound)
+        if not fit.identifiable:  # the prior's split of the teams' ratings: print none
+            line.elo = line.plus_minus = line.lo = line.hi = line.los_next = None
+        lines.append(line)
     bias = [{"seat": s, "games": len(v), "mean_points": sum(p for p, _ in v) / len(v) if v else None,
              "first_place_pct": 100 * sum(1 for _, place in v if place == 1) / len(v) if v else None}
             for s, v in enumerate(by_seat)]
-    return Standings(game, lines, fit.head_to_head, bias, len(rows), len({r.deal_set for r in rows}), bootstrap)
+    return Standings(game, lines, fit.head_to_head, bias, len(rows), len({r.deal_set for r in rows}), bootstrap,
+                     [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted)
 
 
 def _f(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _elo(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
+    """The Elo and ± cells: a bound ("< 1306") for a bot that scored no point or every point."""
+    if b.bound == "upper" and b.hi is not None:
+        return f"< {b.hi:.0f}", "-"
+    if b.bound == "lower" and b.lo is not None:
+        return f"> {b.lo:.0f}", "-"
+    return _f(b.elo), _f(b.plus_minus)
+
+
 def table(st: Standings) -> str:
-    rows = [[rank, b.name, _f(b.elo), _f(b.plus_minus), b.matches, _f(b.score_pct, 1),
+    rows = [[rank, b.name, *_elo(b), b.matches, _f(b.score_pct, 1),
              f"{b.wins}-{b.draws}-{b.losses}", _f(b.mean_points, 2), f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
             for rank, b in enumerate(st.lines, 1)]
     headers = ["rank", "bot", "Elo", "±", "games", "score %", "W-D-L", "pts/game", "faults t/i/d"]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
                     colalign=("right", "left", "right", "right", "right", "right", "right", "right", "right"))
+
+
+def team_table(teams: ratings.Ratings) -> str:
+    """The partnerships (``ratings.rate_teams``); no Elo where even the teams cannot be compared."""
+    rows = [[rank, r.name, *(_elo(r) if teams.identifiable else ("-", "-")), r.games, _f(r.score_pct, 1),
+             f"{r.wins}-{r.draws}-{r.losses}"] for rank, r in enumerate(teams.rows, 1)]
+    return tabulate(rows, headers=["rank", "team", "Elo", "±", "games", "score %", "W-D-L"], tablefmt="simple",
+                    disable_numparse=True, colalign=("right", "left", "right", "right", "right", "right", "right"))
+
+
+def _teams_part(st: Standings) -> list[str]:
+    if st.teams is None:
+        return []
+    how = ("the average of its members'" if any(b.elo is not None for b in st.lines)
+           else "each team rated as one player" if st.teams.identifiable
+           else "none, the teams that met never link up")
+    return ["", f"Partnerships (team against team; a team's Elo: {how}):", team_table(st.teams)]
 
 
 def cross_table(st: Standings) -> str:
@@ -128,10 +171,12 @@ def bias_table(st: Standings) -> str:
 def report(st: Standings) -> str:
     parts = [
         f"{st.game}: {st.matches} match(es) on {st.deal_sets} deal set(s); Elo by Bradley-Terry maximum "
-        f"likelihood, average 1500, ± = half the 95% interval ({st.bootstrap} bootstrap resamples of deal sets)",
+        f"likelihood, average 1500, ± = half the 95% interval ({st.bootstrap} bootstrap resamples of deal sets, "
+        f"widened for small samples)",
         *st.notes,
         "",
         table(st),
+        *_teams_part(st),
         "",
         "Head to head (row's score against column, pairwise games):",
         cross_table(st),
@@ -145,10 +190,11 @@ def report(st: Standings) -> str:
 def to_json(st: Standings) -> dict[str, Any]:
     return {
         "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
-        "notes": st.notes,
+        "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
         "standings": [{"rank": i, **b.__dict__} for i, b in enumerate(st.lines, 1)],
         "head_to_head": {a: {b: rec.__dict__ for b, rec in row.items()} for a, row in st.head_to_head.items()},
         "seat_bias": st.seat_bias,
+        **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
     }
 
 

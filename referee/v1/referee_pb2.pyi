@@ -237,38 +237,46 @@ class GameEnd(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ..., results_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ...) -> None: ...
 
 class SpectateRequest(_message.Message):
-    __slots__ = ("game_id",)
+    __slots__ = ("game_id", "token")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
     game_id: str
-    def __init__(self, game_id: _Optional[str] = ...) -> None: ...
+    token: str
+    def __init__(self, game_id: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
 
 class SpectatorMessage(_message.Message):
-    __slots__ = ("game_start", "event", "game_end", "record_json")
+    __slots__ = ("game_start", "event", "game_end", "record_held", "record_json")
     GAME_START_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     GAME_END_FIELD_NUMBER: _ClassVar[int]
+    RECORD_HELD_FIELD_NUMBER: _ClassVar[int]
     RECORD_JSON_FIELD_NUMBER: _ClassVar[int]
     game_start: GameStart
     event: GameEvent
     game_end: GameEnd
+    record_held: bool
     record_json: str
-    def __init__(self, game_start: _Optional[_Union[GameStart, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ..., record_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, game_start: _Optional[_Union[GameStart, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., game_end: _Optional[_Union[GameEnd, _Mapping]] = ..., record_held: _Optional[bool] = ..., record_json: _Optional[str] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("token",)
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    def __init__(self, token: _Optional[str] = ...) -> None: ...
 
 class GameInfo(_message.Message):
-    __slots__ = ("game_id", "game", "seat_names", "finished")
+    __slots__ = ("game_id", "game", "seat_names", "finished", "record_held")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    RECORD_HELD_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     game: str
     seat_names: _containers.RepeatedScalarFieldContainer[str]
     finished: bool
-    def __init__(self, game_id: _Optional[str] = ..., game: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ..., finished: _Optional[bool] = ...) -> None: ...
+    record_held: bool
+    def __init__(self, game_id: _Optional[str] = ..., game: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ..., finished: _Optional[bool] = ..., record_held: _Optional[bool] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games",)
@@ -277,7 +285,7 @@ class ListGamesResponse(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
 
 class RunMatchRequest(_message.Message):
-    __slots__ = ("admin_token", "game", "options", "lineup", "seed", "clock", "match_id")
+    __slots__ = ("admin_token", "game", "options", "lineup", "seed", "clock", "match_id", "release_at_end")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -292,6 +300,7 @@ class RunMatchRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_AT_END_FIELD_NUMBER: _ClassVar[int]
     admin_token: str
     game: str
     options: _containers.ScalarMap[str, str]
@@ -299,7 +308,8 @@ class RunMatchRequest(_message.Message):
     seed: int
     clock: Clock
     match_id: str
-    def __init__(self, admin_token: _Optional[str] = ..., game: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., lineup: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., match_id: _Optional[str] = ...) -> None: ...
+    release_at_end: bool
+    def __init__(self, admin_token: _Optional[str] = ..., game: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., lineup: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., match_id: _Optional[str] = ..., release_at_end: _Optional[bool] = ...) -> None: ...
 
 class RunMatchResponse(_message.Message):
     __slots__ = ("game_id", "results_json", "record_json", "faults_json")
@@ -312,3 +322,17 @@ class RunMatchResponse(_message.Message):
     record_json: str
     faults_json: str
     def __init__(self, game_id: _Optional[str] = ..., results_json: _Optional[str] = ..., record_json: _Optional[str] = ..., faults_json: _Optional[str] = ...) -> None: ...
+
+class ReleaseRecordsRequest(_message.Message):
+    __slots__ = ("admin_token", "match_ids")
+    ADMIN_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
+    admin_token: str
+    match_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, admin_token: _Optional[str] = ..., match_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ReleaseRecordsResponse(_message.Message):
+    __slots__ = ("released",)
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    released: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, released: _Optional[_Iterable[str]] = ...) -> None: ...

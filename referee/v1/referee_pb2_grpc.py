@@ -29,6 +29,11 @@ if _version_not_supported:
 class RefereeStub:
     """The referee: bots play through Play; spectators watch through Spectate;
     a runner elsewhere starts matches through RunMatch.
+
+    On a server that has bot tokens, Spectate and ListGames need the server's
+    spectator token or its admin token (in the request's token field), unless
+    the server was started with --public-spectators: a missing token is
+    UNAUTHENTICATED, a wrong one PERMISSION_DENIED.
     """
 
     def __init__(self, channel):
@@ -57,11 +62,21 @@ class RefereeStub:
                 request_serializer=referee_dot_v1_dot_referee__pb2.RunMatchRequest.SerializeToString,
                 response_deserializer=referee_dot_v1_dot_referee__pb2.RunMatchResponse.FromString,
                 _registered_method=True)
+        self.ReleaseRecords = channel.unary_unary(
+                '/referee.v1.Referee/ReleaseRecords',
+                request_serializer=referee_dot_v1_dot_referee__pb2.ReleaseRecordsRequest.SerializeToString,
+                response_deserializer=referee_dot_v1_dot_referee__pb2.ReleaseRecordsResponse.FromString,
+                _registered_method=True)
 
 
 class RefereeServicer:
     """The referee: bots play through Play; spectators watch through Spectate;
     a runner elsewhere starts matches through RunMatch.
+
+    On a server that has bot tokens, Spectate and ListGames need the server's
+    spectator token or its admin token (in the request's token field), unless
+    the server was started with --public-spectators: a missing token is
+    UNAUTHENTICATED, a wrong one PERMISSION_DENIED.
     """
 
     def Play(self, request_iterator, context):
@@ -72,7 +87,8 @@ class RefereeServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Spectate(self, request, context):
-        """Watch a game: its public events live, then the full record once it ends.
+        """Watch a game: its public events live, its end, then the full record once
+        the record is released (see RunMatchRequest.release_at_end).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -88,6 +104,14 @@ class RefereeServicer:
     def RunMatch(self, request, context):
         """Play one match between connected bots (for a runner driving a remote
         server; needs the server's admin token).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseRecords(self, request, context):
+        """Give the held-back records of finished matches to spectators (needs the
+        server's admin token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -116,6 +140,11 @@ def add_RefereeServicer_to_server(servicer, server):
                     request_deserializer=referee_dot_v1_dot_referee__pb2.RunMatchRequest.FromString,
                     response_serializer=referee_dot_v1_dot_referee__pb2.RunMatchResponse.SerializeToString,
             ),
+            'ReleaseRecords': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseRecords,
+                    request_deserializer=referee_dot_v1_dot_referee__pb2.ReleaseRecordsRequest.FromString,
+                    response_serializer=referee_dot_v1_dot_referee__pb2.ReleaseRecordsResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'referee.v1.Referee', rpc_method_handlers)
@@ -127,6 +156,11 @@ def add_RefereeServicer_to_server(servicer, server):
 class Referee:
     """The referee: bots play through Play; spectators watch through Spectate;
     a runner elsewhere starts matches through RunMatch.
+
+    On a server that has bot tokens, Spectate and ListGames need the server's
+    spectator token or its admin token (in the request's token field), unless
+    the server was started with --public-spectators: a missing token is
+    UNAUTHENTICATED, a wrong one PERMISSION_DENIED.
     """
 
     @staticmethod
@@ -227,6 +261,33 @@ class Referee:
             '/referee.v1.Referee/RunMatch',
             referee_dot_v1_dot_referee__pb2.RunMatchRequest.SerializeToString,
             referee_dot_v1_dot_referee__pb2.RunMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseRecords(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/referee.v1.Referee/ReleaseRecords',
+            referee_dot_v1_dot_referee__pb2.ReleaseRecordsRequest.SerializeToString,
+            referee_dot_v1_dot_referee__pb2.ReleaseRecordsResponse.FromString,
             options,
             channel_credentials,
             insecure,

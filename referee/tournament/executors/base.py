@@ -63,6 +63,10 @@ class Executor(ABC):
     (the output directory, the tournament file) from them; a launched bot that
     died is started again before its next match, up to its ``max_restarts``.
     Subclasses say where the referee is and how a match is started there.
+
+    Every match is played with its record held back from the referee's spectators
+    (its seed, decks and hands would give away the cards of a match on the same
+    deals) until :meth:`release` names it.
     """
 
     #: launched bots connect as NAME#TAG when set (a remote referee that other runs share)
@@ -86,6 +90,7 @@ class Executor(ABC):
         self.socket_dir: Path | None = None  # set by _open where the referee listens on a Unix socket for them
         self.launcher: Launcher | None = None
         self._stack: contextlib.AsyncExitStack | None = None
+        self._held: dict[str, str] = {}  # match id as given to play -> its game id at the referee
 
     # --- what an implementation provides --------------------------------------------
 
@@ -107,6 +112,10 @@ class Executor(ABC):
 
     def _dismiss(self, name: str) -> None:
         """``name``'s match is over: it may not connect again."""
+
+    def _release(self, game_ids: Sequence[str]) -> None:
+        """Tell the referee that spectators may have the records of these matches (its game ids).
+        By default nothing: a referee that is never told keeps them held, which is safe."""
 
     async def _open_doors(self, stack: contextlib.AsyncExitStack,
                           open_door: Callable[[Path], Awaitable[None]]) -> str:
@@ -175,7 +184,20 @@ class Executor(ABC):
             results, record = await self._play_fresh(seating, match_id)
         else:
             results, record = await self._run(seating, match_id)
+        self._held[match_id] = record["meta"]["game_id"]
         return Played(seating, results, record, time.monotonic() - started)
+
+    def release(self, match_ids: Iterable[str]) -> None:
+        """Give the records of these played matches (their ids as given to :meth:`play`: by
+        default the seatings' keys) to the referee's spectators. Ids of matches not played
+        here, or already released, are ignored."""
+        game_ids = [self._held.pop(m) for m in match_ids if m in self._held]
+        if game_ids:
+            self._release(game_ids)
+
+    def release_all(self) -> None:
+        """Give the records of every match played here to the referee's spectators."""
+        self.release(list(self._held))
 
     async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """The match, each launched bot of it in a new process that connects as ``NAME#N`` with a

@@ -39,9 +39,12 @@ class LocalExecutor(Executor):
     def _dismiss(self, name: str) -> None:
         self.referee.arena.dismiss(name)
 
+    def _release(self, game_ids: Sequence[str]) -> None:
+        self.referee.arena.release(game_ids)
+
     async def _run(self, seating: Seating, match_id: str,
                    sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         outcome = await self.referee.arena.run_match(self.game, self.options, seating.lineup, seed=seating.seed,
                                                      clock=self.clock, game_id=match_id or None, gone=self.gone,
-                                                     sessions=sessions)
+                                                     sessions=sessions, hold=True)
         return outcome.results, outcome.record

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,6 +54,7 @@ class RemoteExecutor(Executor):
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)
         self.session_tag = self.run_id  # this run's launched bots are seated in this run's matches only
+        self._releasing: set[asyncio.Task] = set()
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         import grpc
@@ -60,6 +63,7 @@ class RemoteExecutor(Executor):
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
         self.stub = pb_grpc.RefereeStub(channel)
+        stack.push_async_callback(self._released)  # before the channel closes
         if self.sandbox is None or not self.sandbox.isolated:
             return self.server
         # each bot its own relay, with a cap on its connections
@@ -83,3 +87,25 @@ class RemoteExecutor(Executor):
             text = _FAILURES.get(err.code().name, "the referee at {server} failed: {details}")
             raise RemoteRefereeError(text.format(server=self.server, details=err.details())) from None
         return json.loads(response.results_json), json.loads(response.record_json)
+
+    def _release(self, game_ids: Sequence[str]) -> None:
+        from referee.v1 import referee_pb2 as pb
+
+        request = pb.ReleaseRecordsRequest(admin_token=self.admin_token or "", match_ids=list(game_ids))
+        task = asyncio.ensure_future(self.stub.ReleaseRecords(request))  # a call: awaitable, not a coroutine
+        self._releasing.add(task)
+        task.add_done_callback(self._release_done)
+
+    def _release_done(self, task: asyncio.Task) -> None:
+        """A release that failed is logged: the records stay held at the referee, which is
+        safe (only its spectators miss them)."""
+        self._releasing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            err = task.exception()
+            details = err.details() if hasattr(err, "details") else str(err)
+            logging.getLogger("referee").warning("the referee at %s did not release records: %s",
+                                                 self.server, details)
+
+    async def _released(self) -> None:
+        """Wait for the releases sent (on the way out, before the channel closes)."""
+        await asyncio.gather(*self._releasing, return_exceptions=True)

@@ -625,9 +625,77 @@ def attack_orphan(ctx: Context) -> None:
     os.waitpid(pid, 0)
 
 
+# --- spectating: the records of its own matches, the cards of their twins -------------
+
+
+def watch(stub: pb_grpc.RefereeStub, game_id: str, token: str, timeout: float) -> tuple[list[str], str | None]:
+    """What Spectate of ``game_id`` gives within ``timeout`` seconds: the messages' kinds, and the
+    record if it came (or the refusal's status instead of the kinds)."""
+    kinds, record = [], None
+    try:
+        for message in stub.Spectate(pb.SpectateRequest(game_id=game_id, token=token), timeout=timeout):
+            kinds.append(message.WhichOneof("kind"))
+            if kinds[-1] == "record_json":
+                record = message.record_json
+            elif kinds[-1] == "record_held":
+                report("spectate-held", game_id=game_id, kinds=kinds)
+    except grpc.RpcError as err:
+        if err.code() != grpc.StatusCode.DEADLINE_EXCEEDED:
+            return [err.code().name], None
+    return kinds, record
+
+
+def attack_spectate(ctx: Context, period: float = 0.1) -> None:
+    """List the referee's games, again and again while the tournament runs, with no token and
+    with guessed ones (and watch guessed game ids when listing is refused), and watch each
+    game listed from then on: its own finished matches' records would give the cards of
+    their seat-swapped twins. Reports each refusal, each game listed, each record held back
+    (``spectate-held``) and each record got, with the listing taken the moment it came
+    (which matches had finished then)."""
+    guesses = ["", "spectator", "watch", "admin", "secret", "token", "s3cret", *ctx.victims]
+    ids = [f"{k}:{a}|{b}" for k in range(4) for v in ctx.victims for a, b in (("attacker", v), (v, "attacker"))]
+    records: dict[str, dict] = {}
+    watching: set[str] = set()
+    told: set[str] = set()
+    rounds = 0
+    with grpc.insecure_channel(ctx.address) as channel:
+        stub = pb_grpc.RefereeStub(channel)
+
+        def listing(token: str) -> list[tuple[str, bool]]:
+            return [(g.game_id, g.finished) for g in stub.ListGames(pb.ListGamesRequest(token=token), timeout=5).games]
+
+        def follow(game_id: str, token: str) -> None:
+            kinds, record = watch(stub, game_id, token, 120)
+            if record is not None:
+                records[game_id] = {"kinds": kinds, "at": time.time(), "listing": listing(token),
+                                    "seed": json.loads(record).get("seed")}
+
+        while True:
+            refused, listed, token = {}, [], None
+            for guess in guesses:
+                try:
+                    listed, token = listing(guess), guess
+                    break
+                except grpc.RpcError as err:
+                    refused[f"list {guess!r}"] = err.code().name
+            if token is None:  # no listing: watch the ids a reader of the docs would guess
+                for game_id in ids[:4]:
+                    refused[f"spectate {game_id!r}"] = watch(stub, game_id, "", 0.5)[0][0]
+            for game_id, _ in listed:
+                if game_id not in watching:
+                    watching.add(game_id)
+                    threading.Thread(target=follow, args=(game_id, token), daemon=True).start()
+            news = {f"listed {g}" for g, _ in listed} | {f"record {g}" for g in records}
+            if rounds == 0 or news - told:
+                report("spectate", round=rounds, refused=refused, listed=listed, records=dict(records))
+                told |= news
+            rounds += 1
+            time.sleep(period)
+
+
 ATTACKS: dict[str, Callable[[Context], None]] = {
     "tokens": attack_tokens, "steal": attack_steal, "files": attack_files, "kill": attack_kill,
     "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
-    "orphan": attack_orphan, "connections": attack_connections,
+    "orphan": attack_orphan, "connections": attack_connections, "spectate": attack_spectate,
 }
-REPEATED = {"files", "kill"}  # again and again while the tournament runs
+REPEATED = {"files", "kill", "spectate"}  # again and again while the tournament runs
