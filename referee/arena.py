@@ -47,6 +47,12 @@ def shown(name: str) -> str:
     return repr(name[:MAX_NAME]) + ("..." if len(name) > MAX_NAME else "")
 
 
+def instance_of(name: str) -> str:
+    """The bot a session name stands for: ``NAME#TAG`` is an instance of bot NAME (a process
+    started for one match, or one run's bots on a shared server), with NAME's token."""
+    return name.split("#", 1)[0]
+
+
 class RefusalReason(Enum):
     """Why a hello is not accepted (the protocol's Refusal.Reason)."""
 
@@ -86,6 +92,11 @@ class Session:
         self.reserved = 0
         self.closed = False
         self.stray_replies = 0
+        #: requests sent and not answered yet (a late answer still answers one): what a batch may answer
+        self.open_requests = 0
+        self.oversized_batches = 0
+        #: why the referee closed the session, if it did (None: the bot left, or it is open)
+        self.expelled: str | None = None
 
     @property
     def free(self) -> int:
@@ -109,6 +120,30 @@ class Session:
                 break
             messages.append(queued)
         return wire.batch(messages)
+
+    def on_replies(self, replies: Sequence[pb.ActionReply], batched: bool) -> bool:
+        """Handle the replies of one message; False if the session must be closed (see :attr:`expelled`).
+
+        The work one message costs is bounded by what the session was asked: a batch may hold at
+        most as many replies as the session has open requests. A larger batch is not read: the
+        first is a ``wrong_id`` fault charged to every seat the session plays, and logged; the
+        second closes the session (its seats are then ``disconnect`` faults)."""
+        if batched and len(replies) > self.open_requests:
+            self.oversized_batches += 1
+            why = f"a batch of {len(replies)} replies with {self.open_requests} request(s) open"
+            if self.oversized_batches > 1:
+                self.expelled = f"closed by the referee: a second oversized batch ({why})"
+                log.warning("session %s (%s): %s", self.session_id, shown(self.bot_name), self.expelled)
+                return False
+            detail = f"{why}: ignored (a batch may answer only open requests; a second one closes the session)"
+            log.warning("session %s (%s): %s", self.session_id, shown(self.bot_name), detail)
+            for link in list(self.seats.values()):
+                link.report_stray(detail)
+            return True
+        for answer in replies:
+            self.open_requests = max(0, self.open_requests - 1)
+            self.on_reply(answer)
+        return True
 
     def on_reply(self, message: pb.ActionReply) -> None:
         """Route a bot's ActionReply to the seat and decision it names."""
@@ -136,7 +171,7 @@ class Session:
             return
         self.closed = True
         for link in list(self.seats.values()):
-            link.lost("the bot's session ended")
+            link.lost(self.expelled or "the bot's session ended")
         self.outbox.put_nowait(None)
 
 
@@ -175,6 +210,7 @@ class SessionSeat(SeatLink):
             raise SeatGone(self._gone)
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending = (decision.request_id, future)
+        self.session.open_requests += 1
         self.session.send(wire.request(decision, self._take_events()))
         try:
             return await future
@@ -304,14 +340,16 @@ class Arena:
         if len(hello.bot_name) > MAX_NAME:
             raise Refused(RefusalReason.BAD_HELLO, f"the bot_name is {len(hello.bot_name)} characters long "
                                                    f"(at most {MAX_NAME})")
-        if self.tokens is not None:
-            expected = self.tokens.get(hello.bot_name)
+        bot = instance_of(hello.bot_name)
+        if self.tokens is not None:  # NAME#TAG: an instance of bot NAME (one run's), with NAME's token
+            expected = self.tokens.get(hello.bot_name, self.tokens.get(bot))
             # as bytes: a token of any characters is compared (and refused), never an error
             if expected is None or not secrets.compare_digest(expected.encode(), hello.token.encode()):
                 raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
-        if len(self.sessions.get(hello.bot_name, [])) >= self.max_sessions_per_bot:
+        if sum(len(open_) for name, open_ in self.sessions.items()
+               if instance_of(name) == bot) >= self.max_sessions_per_bot:
             raise Refused(RefusalReason.TOO_MANY_SESSIONS,
-                          f"bot {hello.bot_name!r} already has {self.max_sessions_per_bot} sessions")
+                          f"bot {bot!r} already has {self.max_sessions_per_bot} sessions")
         capacity = min(max(1, hello.capacity), 256)
         session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching)
         self.sessions.setdefault(hello.bot_name, []).append(session)

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import secrets
+import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 
 import grpc
@@ -22,7 +23,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from referee import __version__, games, wire
-from referee.arena import Arena, Ended, RecordHeld, Refused, RefusalReason, Released, SpectatorRefused, shown
+from referee.arena import (
+    Arena, Ended, RecordHeld, Refused, RefusalReason, Released, Session, SpectatorRefused, instance_of, shown,
+)
 from referee.process import tune_gc
 from referee.runner import Clock, GameInfo
 from referee.v1 import referee_pb2 as pb
@@ -43,6 +46,18 @@ REFUSALS = {
 #: how long a new stream may take to send its Hello, and how many may wait for theirs at once
 HELLO_TIMEOUT_S = 10.0
 MAX_WAITING_FOR_HELLO = 256
+#: the largest message the server reads (a batch of 256 replies is some 60 KB at most); a larger
+#: one breaks its stream (RESOURCE_EXHAUSTED) before any of it is decoded
+MAX_MESSAGE_BYTES = 256 * 1024
+
+
+def server_options(hello_timeout: float) -> list[tuple[str, int]]:
+    """The options of every listening grpc server: a message at most MAX_MESSAGE_BYTES, and a
+    connection that opens no stream (nor even speaks HTTP/2) closed after ``hello_timeout``, as a
+    stream that sends no Hello is (a client with no call open just connects again)."""
+    return [("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.server_handshake_timeout_ms", round(hello_timeout * 1000)),
+            ("grpc.max_connection_idle_ms", round(hello_timeout * 1000))]
 
 
 class RefereeServicer(pb_grpc.RefereeServicer):
@@ -84,18 +99,24 @@ class RefereeServicer(pb_grpc.RefereeServicer):
             yield wire.welcome(session.session_id, f"referee {__version__}")
             while (message := await session.next_message()) is not None:
                 yield message
+            if session.expelled:
+                await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, session.expelled)
         finally:
             reader.cancel()
             self.arena.close_session(session)
 
-    async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session) -> None:
+    async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session: Session) -> None:
+        """The session's messages, one at a time, each a bounded piece of work (its size is capped by
+        MAX_MESSAGE_BYTES, its replies by the session's open requests), yielding to the other
+        streams after each: a flood delays only the flooder."""
         try:
             async for message in request_iterator:
                 answers = wire.replies(message)
-                for answer in answers:
-                    session.on_reply(answer)
                 if not answers:
                     session.stray_replies += 1
+                elif not session.on_replies(answers, batched=message.WhichOneof("kind") == "actions"):
+                    break
+                await asyncio.sleep(0)
         except grpc.RpcError as err:  # the stream broke (client gone, undecodable bytes)
             log.info("session %s: stream ended: %s", session.session_id, err)
         except Exception:  # noqa: BLE001 - a bot must never bring the server down
@@ -147,12 +168,14 @@ class RefereeServicer(pb_grpc.RefereeServicer):
     async def RunMatch(self, request: pb.RunMatchRequest, context) -> pb.RunMatchResponse:
         await self._admin(request.admin_token, "RunMatch", context)
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
+        # NAME#TAG seats a session connected under that name, and the record names bot NAME
+        sessions = list(request.lineup)
         try:
             options = games.get(request.game).parse_options(dict(request.options))
             outcome = await self.arena.run_match(
-                request.game, options, list(request.lineup), seed=seed,
+                request.game, options, [instance_of(name) for name in sessions], seed=seed,
                 clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None,
-                hold=not request.release_at_end)
+                hold=not request.release_at_end, sessions=sessions)
         except (games.GameError, ValueError) as err:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         return pb.RunMatchResponse(game_id=outcome.game_id, results_json=wire.to_json(outcome.results),
@@ -162,6 +185,44 @@ class RefereeServicer(pb_grpc.RefereeServicer):
     async def ReleaseRecords(self, request: pb.ReleaseRecordsRequest, context) -> pb.ReleaseRecordsResponse:
         await self._admin(request.admin_token, "ReleaseRecords", context)
         return pb.ReleaseRecordsResponse(released=self.arena.release(list(request.match_ids)))
+
+
+class CannotListen(OSError):
+    """The server cannot listen where it was told (one line, for the user)."""
+
+
+def why_not_listening(host: str, port: int | None = None, unix: str | None = None) -> str:
+    """Why a grpc server could not bind (grpc says only that it failed): the operating system's
+    answer to a plain socket bound the same way, e.g. "[Errno 98] Address already in use"."""
+    if unix is not None:
+        where: list[tuple] = [(socket.AF_UNIX, socket.SOCK_STREAM, 0, "", unix)]
+    else:
+        try:
+            where = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        except socket.gaierror as err:
+            return f"cannot resolve {host!r} ({err.strerror})"
+    for family, kind, proto, _, address in where:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as err:
+                return str(err)
+        if unix is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(unix)
+    return "grpc refused it (set GRPC_VERBOSITY=debug to see why)"
+
+
+def _listen(server: grpc.aio.Server, address: str, why) -> int:
+    """``server.add_insecure_port(address)``; raises CannotListen with ``why()``."""
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc: "Failed to bind to address ..."
+        port = 0
+    if not port:
+        raise CannotListen(f"cannot listen on {address}: {why()}")
+    return port
 
 
 class RefereeServer:
@@ -192,7 +253,7 @@ class RefereeServer:
     async def start(self) -> str:
         tune_gc()
         self.arena = Arena(**self.arena_args)
-        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(options=server_options(self.hello_timeout))
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), server)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -201,11 +262,10 @@ class RefereeServer:
         reflection.enable_server_reflection(
             (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
             server)
-        self.port = server.add_insecure_port(f"{self.host}:{self.requested_port}")
-        if not self.port:
-            raise OSError(f"cannot listen on {self.host}:{self.requested_port}")
-        if self.unix is not None and not server.add_insecure_port(f"unix:{self.unix}"):
-            raise OSError(f"cannot listen on unix:{self.unix}")
+        self.port = _listen(server, f"{self.host}:{self.requested_port}",
+                            lambda: why_not_listening(self.host, self.requested_port))
+        if self.unix is not None:
+            _listen(server, f"unix:{self.unix}", lambda: why_not_listening("", unix=self.unix))
         await server.start()
         if self.unix is not None:
             os.chmod(self.unix, 0o666)
@@ -217,11 +277,10 @@ class RefereeServer:
         """Listen on the Unix socket ``path`` too (mode 0666), taking at most ``max_connections``
         connections through it at once (grpc closes the others as they come): one bot's own way
         in, so that however many connections it opens, it uses up only its own door."""
-        door = grpc.aio.server(options=[("grpc.so_reuseport", 0),
+        door = grpc.aio.server(options=[*server_options(self.hello_timeout),
                                         ("grpc.max_allowed_incoming_connections", max_connections)])
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), door)
-        if not door.add_insecure_port(f"unix:{path}"):
-            raise OSError(f"cannot listen on unix:{path}")
+        _listen(door, f"unix:{path}", lambda: why_not_listening("", unix=path))
         await door.start()
         os.chmod(path, 0o666)
         self._doors.append((door, path))

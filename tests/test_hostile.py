@@ -90,3 +90,39 @@ def test_a_hostile_bot_is_charged_and_harms_nobody(case, reference):
     assert grown_kb < 64 * 1024, f"the referee grew by {grown_kb} KB"
     if case == "many sessions":
         assert len(arena.sessions.get("evil", [])) <= arena.max_sessions_per_bot
+
+
+def test_a_batched_flood_delays_only_the_flooder(capsys):
+    """The issue's flood, by real hostile clients against a real ``referee serve``
+    (referee/bench/flood.py): 40 messages of 250,000 batched replies from one session, and
+    40 of 10,000 (under the size the server reads, so that the batch rule stops them), each
+    flooder coming back with new sessions, beside control matches on 300 ms per decision and
+    no bank. ListGames latencies are measured and printed (the bench reports them: ``python -m
+    referee.bench --only flood``); what is checked is who is charged."""
+    from referee.bench import flood
+
+    figures = flood.measure(floods=(flood.Flood(40, 250_000, sessions=5), flood.Flood(40, 10_000, sessions=5)))
+    with capsys.disabled():
+        print(f"\nListGames during the flood (ms): {figures['list_games_ms']}; "
+              f"{len(figures['control'])} control matches")
+    # the control matches: no fault at all
+    assert len(figures["control"]) >= 2 and all(m["faults"] == [] for m in figures["control"])
+    # the foils, playing the flooders: no fault either
+    for match in figures["hostile"]:
+        assert sum(match["counts"][1].values()) == 0, match
+    big, batched = figures["flooders"]
+    # 4 MB messages: the stream is cut at the first, before it is decoded; every session
+    assert len(big["sessions"]) == 5 and all(s["status"] == "RESOURCE_EXHAUSTED" and "larger than max" in s["details"]
+                                             for s in big["sessions"]), big
+    assert [f["kind"] for f in figures["hostile"][0]["faults"]] == ["disconnect"]
+    # within the size: the first oversized batch is a fault charged to the flooder's seat, the second
+    # closes its session (its seat then plays by default: disconnect)
+    faults = figures["hostile"][1]["faults"]
+    assert [f["kind"] for f in faults] == ["wrong_id", "disconnect"], faults
+    assert "a batch of 10000 replies with 1 request(s) open" in faults[0]["detail"]
+    assert "closed by the referee: a second oversized batch" in faults[1]["detail"]
+    assert len(batched["sessions"]) == 5 and all(s["status"] == "RESOURCE_EXHAUSTED" and
+                                                 "second oversized batch" in s["details"]
+                                                 for s in batched["sessions"]), batched
+    assert all(s["messages_taken"] < 40 for s in batched["sessions"])
+    assert figures["longest_log_line"] < 400

@@ -276,6 +276,38 @@ def test_a_batching_session_gets_what_is_queued_in_one_message_and_others_one_by
     assert [m.welcome.session_id for m in alone] == ["s0", "s1"]
 
 
+def test_a_batch_may_answer_only_open_requests_and_a_second_oversized_one_closes_the_session():
+    from referee.arena import SessionSeat
+    from referee.runner import Decision, GameInfo
+
+    async def go():
+        arena = Arena()
+        session = arena.open_session(pb.Hello(protocol_version=1, bot_name="b", batching=True, capacity=2))
+        charged: list[str] = []
+        seat = SessionSeat(session, lambda: None)
+        seat.report_stray = charged.append
+        session.reserved += 1
+        await seat.start(GameInfo("g", "aegis", {}, 0, ("b", "c"), Clock()))
+        asking = asyncio.create_task(seat.decide(Decision(7, "g", 0, {}, (0,), ("PASS",), 1.0, 1.0)))
+        await asyncio.sleep(0)
+        reply = pb.ActionReply(request_id=7, game_id="g", seat=0, name="PASS")
+        assert session.open_requests == 1
+        assert session.on_replies([reply, reply], batched=True)  # two replies, one request open: not read
+        assert not asking.done() and len(charged) == 1
+        assert "a batch of 2 replies with 1 request(s) open: ignored" in charged[0]
+        assert session.on_replies([reply], batched=True)  # as many as are open: read
+        assert (await asking).name == "PASS" and session.open_requests == 0
+        assert session.on_replies([reply], batched=False)  # one reply alone is not a batch: a stray, charged
+        assert len(charged) == 2 and "no request is open" in charged[1]
+        assert not session.on_replies([reply, reply], batched=True)  # the second oversized batch
+        arena.close_session(session)
+        return session.expelled, session.closed
+
+    expelled, closed = asyncio.run(go())
+    assert closed and expelled == "closed by the referee: a second oversized batch (a batch of 2 replies with 0 " \
+                                  "request(s) open)"
+
+
 def test_a_claim_waits_without_polling_gone_and_stops_when_woken():
     """gone() is asked when the claim starts and each time it is woken, not on a timer."""
     async def go():
@@ -316,6 +348,28 @@ def test_a_bot_admitted_for_one_match_is_refused_once_dismissed():
     assert asyncio.run(go()) == (RefusalReason.BAD_TOKEN, "a#1", RefusalReason.BAD_TOKEN)
 
 
+def test_an_instance_name_uses_its_bots_token_and_counts_against_its_bots_sessions():
+    """NAME#TAG (one run's bots on a shared server) connects with NAME's token; all instances of a
+    bot together have at most max_sessions_per_bot sessions."""
+    from referee.arena import Refused, RefusalReason
+
+    async def go():
+        arena = Arena(tokens={"a": "s3cret"}, max_sessions_per_bot=2)
+
+        def hello(name: str, token: str = "s3cret"):
+            return pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, token=token)
+
+        tagged = arena.open_session(hello("a#run1"))
+        with pytest.raises(Refused) as wrong:
+            arena.open_session(hello("a#run2", token="nope"))
+        arena.open_session(hello("a"))
+        with pytest.raises(Refused) as third:
+            arena.open_session(hello("a#run3"))
+        return tagged.bot_name, wrong.value.reason, third.value.reason
+
+    assert asyncio.run(go()) == ("a#run1", RefusalReason.BAD_TOKEN, RefusalReason.TOO_MANY_SESSIONS)
+
+
 def _hello_answer(server, hello: pb.Hello | None) -> pb.RefereeMessage:
     """The first message the referee sends on a new stream that sends ``hello`` (or nothing)."""
     async def ask():
@@ -350,19 +404,27 @@ def test_a_stream_that_never_says_hello_is_closed_at_the_deadline():
 
 @pytest.mark.e2e
 def test_an_oversized_name_and_a_non_ascii_token_are_refused_and_logged_in_bounded_size(caplog):
-    huge = "m" * 4_000_000
+    from referee.server import MAX_MESSAGE_BYTES
+
+    async def hello(server, **fields) -> pb.RefereeMessage | grpc.aio.AioRpcError:
+        try:
+            return await _hello_answer(server, pb.Hello(protocol_version=wire.PROTOCOL_VERSION, **fields))
+        except grpc.aio.AioRpcError as err:
+            return err
 
     async def test(server, bots):
-        long_name = await _hello_answer(server, pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=huge))
-        odd_token = await _hello_answer(server, pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name="alice",
-                                                         token="s3crét✓"))
-        return long_name, odd_token
+        return (await hello(server, bot_name="m" * 4_000_000), await hello(server, bot_name="m" * 200_000),
+                await hello(server, bot_name="alice", token="s3crét✓"),
+                await hello(server, bot_name="alice", token="t" * 200_000))
 
     with caplog.at_level("INFO", logger="referee"):
-        long_name, odd_token = serve(test, tokens={"alice": "s3cret"})
-    assert long_name.refusal.reason == pb.Refusal.BAD_HELLO and "4000000 characters" in long_name.refusal.message
+        four_mb, long_name, odd_token, long_token = serve(test, tokens={"alice": "s3cret"})
+    # 4 MB: past the largest message the server reads, the stream is cut before the Hello is decoded
+    assert isinstance(four_mb, grpc.aio.AioRpcError) and four_mb.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert f"vs. {MAX_MESSAGE_BYTES}" in four_mb.details()
+    assert long_name.refusal.reason == pb.Refusal.BAD_HELLO and "200000 characters" in long_name.refusal.message
     assert len(long_name.refusal.message) < 200
-    assert odd_token.refusal.reason == pb.Refusal.BAD_TOKEN
+    assert odd_token.refusal.reason == pb.Refusal.BAD_TOKEN and long_token.refusal.reason == pb.Refusal.BAD_TOKEN
     assert max(len(r.getMessage()) for r in caplog.records) < 400
 
 
@@ -378,3 +440,39 @@ def test_many_streams_without_a_hello_are_all_answered_and_closed():
     assert reasons == [pb.Refusal.BAD_HELLO] * 300
     late = [a for a in answers if "already waiting" in a.refusal.message]
     assert len(late) >= 300 - 256 and waited < 10  # past the cap, refused at once; the rest at the deadline
+
+
+@pytest.mark.e2e
+def test_500_connections_that_never_say_hello_are_closed_after_the_deadline():
+    """250 TCP connections that send nothing at all and 250 streams (each on a connection of its own)
+    that never send their Hello: every one is closed at the deadline, none before it."""
+    import socket
+
+    async def closed_at(sock: socket.socket, loop) -> float:
+        while await loop.sock_recv(sock, 4096):
+            pass
+        return loop.time()
+
+    async def test(server, bots):
+        loop = asyncio.get_running_loop()
+        host, port = server.address.rsplit(":", 1)
+        sockets = []
+        started = loop.time()
+        for _ in range(250):
+            sock = socket.create_connection((host, int(port)))
+            sock.setblocking(False)
+            sockets.append(sock)
+        try:
+            closed, answers = await asyncio.wait_for(asyncio.gather(
+                asyncio.gather(*(closed_at(sock, loop) for sock in sockets)),
+                asyncio.gather(*(_hello_answer(server, None) for _ in range(250)))), 60)
+        finally:
+            for sock in sockets:
+                sock.close()
+        return [t - started for t in closed], answers, loop.time() - started
+
+    closed, answers, waited = serve(test, hello_timeout=1.0)
+    assert len(closed) == 250 and min(closed) >= 0.9, sorted(closed)[:5]
+    assert [a.refusal.reason for a in answers] == [pb.Refusal.BAD_HELLO] * 250
+    assert all("no Hello within 1 s" in a.refusal.message for a in answers)
+    assert waited < 30

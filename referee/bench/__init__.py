@@ -1,6 +1,6 @@
 """How fast the referee is, against what it cannot beat: ``python -m referee.bench``.
 
-Six sections, run in one process tree, printed as tables (and written as
+Seven sections, run in one process tree, printed as tables (and written as
 JSON with ``--json FILE``):
 
 1. **engine**: random playouts in process (the rules alone);
@@ -17,7 +17,10 @@ JSON with ``--json FILE``):
    ``referee tournament``;
 6. **sandbox**: a bot's start-up with and without bubblewrap, and a demo
    tournament with long-lived bots against a fresh process per match
-   (:mod:`referee.bench.sandbox`).
+   (:mod:`referee.bench.sandbox`);
+7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
+   clients flood it with batched replies, beside control matches on a tight
+   clock (:mod:`referee.bench.flood`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`).
@@ -50,7 +53,7 @@ from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -156,6 +159,11 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
         results["sandbox"] = asyncio.run(sandbox_mod.measure())
     if "trace" in sections:
         results["trace"] = trace_mod.run(seconds * 2)
+    if "flood" in sections:
+        from referee.bench import flood  # not at the top: ``python -m referee.bench.flood`` runs its flooders
+
+        results["flood"] = flood.measure()
+        results["flood"]["without"] = flood.measure(floods=(), controls=len(results["flood"]["control"]))
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -195,6 +203,12 @@ def targets(results: dict) -> list[dict]:
                                 "each round's ratio)",
                       "value": round(sixteen["vs_one"], 2), "goal": 2.5, "met": sixteen["vs_one"] >= 2.5,
                       "context": "rounds: {:.2f}-{:.2f}".format(*sixteen["vs_one_range"])})
+    if "flood" in results:
+        latency = results["flood"]["list_games_ms"]
+        found.append({"target": "ListGames under a batched-reply flood < 100 ms (the slowest of the calls)",
+                      "value": latency["max"], "goal": 100, "met": latency["max"] < 100,
+                      "context": f"median {latency['median']} ms, p99 {latency['p99']} ms over {latency['calls']} calls; "
+                                 f"with no flood on the same machine: slowest {results['flood']['without']['list_games_ms']['max']} ms"})
     return found
 
 
@@ -273,6 +287,23 @@ def report(results: dict) -> str:
         table("6b. examples/aegis.toml with long-lived bots and with a fresh process per match", [
             [t["isolation"], t["matches"], t["seconds"], t["games_per_minute"]] for t in box["isolation"]],
               ["isolation", "matches", "seconds", "games/minute"])
+    if "flood" in results:
+        f = results["flood"]
+        latency = f["list_games_ms"]
+        control_faults = sum(len(m["faults"]) for m in f["control"])
+        table(f"7. A batched-reply flood on a referee serve: ListGames every {f['probe_every_ms']:g} ms, "
+              f"{len(f['control'])} control matches beside it on {f['control_clock_ms'][0]} ms per decision and "
+              f"no bank ({control_faults} fault(s))", [
+                  [f"{fl['messages']} x {fl['replies']:,} replies", len(ended["sessions"]),
+                   "; ".join(sorted({s["details"].split(" (")[0] for s in ended["sessions"]})),
+                   ", ".join(x["kind"] for x in hostile["faults"])]
+                  for fl, ended, hostile in zip(f["floods"], f["flooders"], f["hostile"])] + [
+                  ["ListGames latency", latency["calls"], f"median {latency['median']} ms, p99 {latency['p99']} ms, "
+                                                          f"slowest {latency['max']} ms", ""],
+                  ["the same, no flood", (calm := f["without"]["list_games_ms"])["calls"],
+                   f"median {calm['median']} ms, p99 {calm['p99']} ms, slowest {calm['max']} ms",
+                   f"({len(f['without']['control'])} control matches)"]],
+              ["flooder", "sessions", "how its streams ended", "its seat's faults"])
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])

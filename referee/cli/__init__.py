@@ -50,7 +50,9 @@ def referee() -> None:
          holds another tournament or a changed bot's matches, a bot not
          running and connected within startup_s (no match played), a
          directory with no results or no such match (export, replay DIR
-         N); sprt: a bot that died or never came to play
+         N); sprt: a bot that died or never came to play; serve: an
+         address it cannot listen on, a bad --tokens-file; --server:
+         unreachable, a wrong admin token, a refused match
       3  sprt: inconclusive, no verdict within --max-units units
       4  tournament, gauntlet: incomplete, a bot died for good mid-run
          and did not play all its matches (the standings mark it)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from referee import records
+from referee.cli.serve import ServeError
 from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
@@ -54,6 +55,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played
+    (ServeError, ExitCode.USAGE),  # serve: an address it cannot listen on, a bad --tokens-file
 )
 #: the exit code of each outcome of ``referee sprt``
 SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {

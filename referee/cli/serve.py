@@ -9,6 +9,10 @@ import click
 from referee.cli.options import KeyValue, live_options
 
 
+class ServeError(Exception):
+    """``referee serve`` cannot start: an address it cannot listen on, a bad tokens file (one line)."""
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0 for all).")
 @click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True,
@@ -18,7 +22,7 @@ from referee.cli.options import KeyValue, live_options
 @click.option("--token", "tokens", multiple=True, type=KeyValue(), metavar="BOT=SECRET",
               help="A bot allowed to connect, with its secret token (repeatable). "
                    "Without any, every bot is accepted whatever its token.")
-@click.option("--tokens-file", type=click.Path(exists=True, dir_okay=False),
+@click.option("--tokens-file", type=click.Path(),
               help="A TOML file of bot = \"secret\" lines, added to --token.")
 @click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
               help="Secret that lets a remote runner start matches (RunMatch). "
@@ -39,8 +43,12 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
     It logs who connects and the outcome of each match. Stop it with Ctrl-C."""
     import asyncio
     import logging
+    import os
 
-    from referee.server import serve_forever
+    # grpc's own log lines (e.g. a second report of a port it cannot bind) only when asked for,
+    # with GRPC_VERBOSITY=error or debug: a failure is the one line below
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    from referee.server import CannotListen, serve_forever
 
     allowed = dict(tokens)
     if tokens_file:
@@ -60,6 +68,8 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
                                   around=None if http_port is None else live_page(http_host, http_port)))
     except KeyboardInterrupt:
         pass
+    except CannotListen as err:
+        raise ServeError(str(err)) from None
 
 
 def live_page(host: str, port: int):
@@ -80,10 +90,9 @@ def read_tokens(path: str) -> dict[str, str]:
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise click.BadParameter(f"{path}: {err}", param_hint="--tokens-file") from None
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ServeError(f"--tokens-file {path}: {err}") from None
     bad = [k for k, v in data.items() if not isinstance(v, str)]
     if bad:
-        raise click.BadParameter(f"{path}: the token of {', '.join(bad)} must be a string",
-                                 param_hint="--tokens-file")
+        raise ServeError(f"--tokens-file {path}: the token of {', '.join(bad)} must be a string")
     return data

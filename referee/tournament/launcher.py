@@ -83,19 +83,21 @@ class Launcher:
     def __init__(self, bots: Iterable[BotSpec], address: str, tokens: Mapping[str, str], capacity: Mapping[str, int],
                  log_dir: Path | None, on_exit: Callable[[str], None] | None = None, *,
                  box: Sandbox = Sandbox("none", cgroups=False), socket_dir: Path | None = None,
-                 hide: Iterable[Path] = ()):
+                 hide: Iterable[Path] = (), session_tag: str | None = None):
         """``log_dir`` None: the bots' output goes to this process's stderr. ``on_exit(name)`` is
         called (from a thread of the launcher's) each time a bot's process has ended. In a
         bubblewrap ``box``, ``address`` is the one inside it: each bot's own door to the referee,
         the directory ``socket_dir/NAME``, is bound at /run/referee; ``hide`` lists what bots must not see besides
-        each other's directories (the output directory, the tournament file)."""
+        each other's directories (the output directory, the tournament file). With ``session_tag``,
+        each bot connects as ``NAME#TAG`` (its run's own sessions on a shared referee)."""
         self.address = address
         self.log_dir = log_dir
         self.on_exit = on_exit
         self.box = box
         self.socket_dir = socket_dir
         self.hide = tuple(hide)
-        self.bots = {b.name: Launched(b, token=tokens[b.name], capacity=capacity.get(b.name, 1))
+        self.bots = {b.name: Launched(b, name=f"{b.name}#{session_tag}" if session_tag else "", token=tokens[b.name],
+                              capacity=capacity.get(b.name, 1))
                      for b in bots if not b.external}
         #: processes started for one match (isolation = "match"), by the name they connect under
         self.for_match: dict[str, Launched] = {}

@@ -84,6 +84,8 @@ class Relay:
                 for pipe in pipes:
                     pipe.cancel()
                 await asyncio.gather(*pipes, return_exceptions=True)
+        except asyncio.CancelledError:
+            pass  # closed by __aexit__: ended quietly (asyncio 3.11's server callback reports a cancelled one)
         finally:
             writer.close()
             self._connections.discard(asyncio.current_task())

@@ -88,6 +88,9 @@ class Executor(ABC):
     deals) until :meth:`release` names it.
     """
 
+    #: launched bots connect as NAME#TAG when set (a remote referee that other runs share)
+    session_tag: str | None = None
+
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
                  sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
@@ -183,7 +186,8 @@ class Executor(ABC):
             self.sandbox = sandbox.resolve(self.sandbox_mode)
             address = await self._open(stack)
             self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended,
-                                     box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide)
+                                     box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide,
+                                     session_tag=self.session_tag)
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
             if self.isolation != "match":
                 self.launcher.start_all()

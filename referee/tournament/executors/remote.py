@@ -38,8 +38,9 @@ class RemoteExecutor(Executor):
     Launched bots connect to that server; external bots are expected to be connected already.
     Sandboxed bots have no network: they reach it through a relay, a Unix socket in a directory
     of its own (bound into their sandbox) whose connections are forwarded to the server. A
-    match's id there is the seating's key behind this run's own prefix, so that any number of
-    runs, one after another or at once, share one server."""
+    match's id there is the seating's key behind this run's own prefix, and its launched bots
+    connect as ``NAME#RUN`` (with NAME's token) and are asked for by that name, so that any
+    number of runs, one after another or at once, share one server, each seated on its own bots."""
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
@@ -54,6 +55,7 @@ class RemoteExecutor(Executor):
         self.server = server
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)
+        self.session_tag = self.run_id  # this run's launched bots are seated in this run's matches only
         self._releasing: set[asyncio.Task] = set()
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
@@ -83,7 +85,8 @@ class RemoteExecutor(Executor):
         try:
             response = await self.stub.RunMatch(pb.RunMatchRequest(
                 admin_token=self.admin_token or "", game=self.game, options=wire.options_text(self.options),
-                lineup=list(seating.lineup), seed=seating.seed, clock=wire.clock(self.clock),
+                lineup=[self.launcher.bots[bot].name if bot in self.launcher.bots else bot for bot in seating.lineup],
+                seed=seating.seed, clock=wire.clock(self.clock),
                 match_id=f"{self.run_id}/{match_id}" if match_id else ""))
         except grpc.aio.AioRpcError as err:
             text = _FAILURES.get(err.code().name, "the referee at {server} failed: {details}")
