@@ -5,7 +5,18 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from referee.stats.sprt import PENTANOMIAL, TRINOMIAL, expected_score, mle_with_mean
+from referee.stats.sprt import (
+    PENTANOMIAL,
+    TRINOMIAL,
+    EloModel,
+    elo_of,
+    expected_score,
+    mle_with_mean,
+    mle_with_t,
+    nelo_to_t,
+    score_of,
+    sigma_per_game,
+)
 
 
 def _logistic(z: float) -> float:
@@ -62,3 +73,12 @@ def duplicate_model(elo: float, luck: float = 1.0, draws: float = 0.0,
 
 def _game(p_win: float, draws: float) -> tuple[float, float, float]:
     return (1.0 - draws) * (1.0 - p_win), draws, (1.0 - draws) * p_win
+
+
+def duplicate_model_normalized(nelo: float, luck: float = 1.0, draws: float = 0.0) -> list[float]:
+    """The pentanomial of :func:`duplicate_model` whose **normalized** Elo is exactly ``nelo``: the
+    model at the logistic Elo that about matches it, then moved to the exact t-value (the closest
+    distribution with that t-value, :func:`referee.stats.sprt.mle_with_t`)."""
+    sigma_pg = sigma_per_game(PENTANOMIAL, duplicate_model(0.0, luck, draws)[0])
+    penta = duplicate_model(elo_of(score_of(nelo, EloModel.NORMALIZED, sigma_pg)), luck, draws)[0]
+    return mle_with_t(PENTANOMIAL, penta, nelo_to_t(nelo, PENTANOMIAL))[0]
