@@ -633,3 +633,13 @@ def test_a_bot_that_never_comes_is_an_error(tmp_path):
     with pytest.raises(sprt_run.SprtError, match="bot 'a' did not come to play") as caught:
         asyncio.run(sprt_run.run(setup, tally, connect_timeout=0.5))
     assert tally.sprt.n == 0 and exit_code_for(caught.value) is ExitCode.USAGE
+
+
+def test_the_simulation_tool_covers_both_models(capsys):
+    """A tiny run of python -m referee.tools.sprt_simulation (the figures come from long runs)."""
+    from referee.tools import sprt_simulation
+
+    sprt_simulation.main(["--part", "model", "--runs", "2", "--lucks", "1", "--max-units", "100"])
+    out = capsys.readouterr().out
+    assert "stronger <0, 25> nElo" in out and "non-regression <-22, 3> nElo" in out
+    assert "stronger <0, 20> Elo" in out and "trinomial" in out
