@@ -142,26 +142,30 @@ def secular_root(values: Sequence[float], probs: Sequence[float], s: float, star
 
 def _secular(shifted: Sequence[float], probs: Sequence[float], start: float = 0.0) -> float:
     """The root ``x`` of ``Σ p_i d_i / (1 + x d_i) = 0`` (``shifted`` holds the ``d_i``) between the poles."""
-    d = [di for di, p in zip(shifted, probs) if p > 0]
-    p = [q for q in probs if q > 0]
+    if min(probs) > 0:
+        d, p = shifted, probs
+    else:
+        d = [di for di, q in zip(shifted, probs) if q > 0]
+        p = [q for q in probs if q > 0]
     top, bottom = max(d), min(d)
     if top <= 0.0 or bottom >= 0.0:
         raise ValueError("the constraint is not strictly inside the values of positive probability")
     lo, hi = -1.0 / top, -1.0 / bottom  # the poles: the root is strictly between them
     x = start if lo < start < hi else 0.0
+    pairs = list(zip(p, d))
     for _ in range(200):
         f = fp = 0.0
-        for pi, di in zip(p, d):
+        for pi, di in pairs:
             t = di / (1.0 + x * di)
             f += pi * t
-            fp -= pi * t * t
+            fp += pi * t * t
         if f > 0.0:  # f decreases: the root is above x
             lo = x
         elif f < 0.0:
             hi = x
         else:
             return x
-        new = x - f / fp
+        new = x + f / fp  # Newton: f' = -fp
         if not lo < new < hi:
             new = 0.5 * (lo + hi)
         if abs(new - x) <= 1e-13 * max(1.0, abs(x)):
@@ -208,9 +212,14 @@ def mle_with_t(values: Sequence[float], probs: Sequence[float], t: float, ref: f
     (``x`` and ``start`` from a previous call warm start the next)."""
     pdf = list(start) if start is not None else [1.0 / len(values)] * len(values)
     for _ in range(100):
-        mu = sum(a * p for a, p in zip(values, pdf))
-        sigma = math.sqrt(sum(p * (a - mu) ** 2 for a, p in zip(values, pdf)))
-        shifted = [a - ref - t * sigma * (1.0 + ((mu - a) / sigma) ** 2) / 2.0 for a in values]
+        mu = var = 0.0
+        for a, p in zip(values, pdf):
+            mu += a * p
+        for a, p in zip(values, pdf):
+            var += p * (a - mu) * (a - mu)
+        sigma = math.sqrt(var)
+        half_t = 0.5 * t
+        shifted = [a - ref - half_t * (sigma + (mu - a) * (mu - a) / sigma) for a in values]
         x = _secular(shifted, probs, x)
         new = [p / (1.0 + x * d) for p, d in zip(probs, shifted)]
         moved = max(abs(u - v) for u, v in zip(new, pdf))
