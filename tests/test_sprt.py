@@ -360,6 +360,26 @@ def test_tally_counts_units():
     json.dumps(report, allow_nan=False)
 
 
+def test_the_report_names_the_model_and_gives_both_estimates():
+    setup = sprt_setup.SprtSetup("aegis", {}, _spec("c"), _spec("b"), 1, _clock())  # the defaults: normalized
+    tally = sprt_units.Tally(S.SPRT(setup.elo0, setup.elo1, model=setup.elo_model))
+    for k, scores in enumerate([(1.0, 0.5), (1.0, 0.0), (0.0, 0.0), (1.0, 1.0), (0.5, 1.0)] * 4):
+        tally.add(sprt_units.Unit(k, scores, (1.0, -1.0)))
+    report = sprt_report.summary(setup, tally, Verdict.INCONCLUSIVE)
+    assert (report["elo_model"], report["elo0"], report["elo1"]) == ("normalized", 0.0, 25.0)
+    assert "llr_normalized" not in report
+    assert report["llr"] == pytest.approx(S.llr(report["pentanomial"], S.PENTANOMIAL, 0, 25, S.EloModel.NORMALIZED))
+    assert report["llr_approx"] == pytest.approx(S.llr_approx(report["pentanomial"], S.PENTANOMIAL, 0, 25,
+                                                              S.EloModel.NORMALIZED))
+    est = S.estimate(report["pentanomial"])
+    assert (report["nelo"], report["elo"], report["draw_ratio"]) == (est.nelo, est.elo, 8 / 40)
+    text = sprt_report.text(report)
+    assert "H0 +0.00 against H1 +25.00 normalized Elo (preset stronger)" in text
+    assert f"normalized Elo {est.nelo:+.1f}" in text and f"Elo {est.elo:+.1f}" in text
+    assert "draw ratio 20.0%" in text and "bounds -2.94, 2.94" in text
+    assert "pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) 4 0 4 8 4" in text
+
+
 def _spec(name):
     from referee.tournament.config import BotSpec
     return BotSpec(name, ("python", "x.py"))
