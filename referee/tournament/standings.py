@@ -1,9 +1,11 @@
-"""Standings from stored results: the Elo table, head to head, seat bias.
+"""Standings from stored results: the Elo table, head to head (Elo difference, W-D-L, game
+pairs), the likelihood-of-superiority matrix, seat bias; as text, JSON and CSV.
 
 A match enters the rating fit as the pairwise results between its seats,
 ranked as the game's spec says (``rated_by``): by placing (Aegis: one result
 each, by the match winner) or by final score (Confirmation: equal scores are
-draws). Intervals come from a bootstrap over deal sets (``ratings.rate``).
+draws). Intervals come from a bootstrap over deal sets (``ratings.rate``); the head-to-head
+statistics, game pairs, LOS matrix and opponents' average from :mod:`referee.stats.headtohead`.
 """
 
 from __future__ import annotations
@@ -216,22 +218,25 @@ def to_csv(st: Standings) -> str:
     return _csv(fields, [{"rank": i, **b.__dict__} for i, b in enumerate(st.lines, 1)])
 
 
+#: the CSV columns of a pentanomial: game pairs scoring 0, ½, 1, 1½, 2 points for the row's bot
+PAIRS_COLUMNS = ("pairs_0", "pairs_0.5", "pairs_1", "pairs_1.5", "pairs_2")
+
+
 def to_csv_pairs(st: Standings) -> str:
     """One row per ordered pair of bots that met: head to head, game pairs and the joint fit's LOS."""
-    fields = ["bot", "opponent", *headtohead.HeadToHead.__dataclass_fields__, "los_joint"]
-    fields[fields.index("pentanomial")] = "pairs_0"
-    fields[fields.index("pairs_0") + 1:fields.index("pairs_0") + 1] = ["pairs_0.5", "pairs_1", "pairs_1.5", "pairs_2"]
+    fields = ["bot", "opponent",
+              *(c for f in headtohead.HeadToHead.__dataclass_fields__
+                for c in (PAIRS_COLUMNS if f == "pentanomial" else (f,))),
+              "los_joint"]
     rows = []
     names = [b.name for b in st.lines]
     for a in names:
         for b in names:
             h = st.head_to_head.get(a, {}).get(b)
-            if h is None:
-                continue
-            row = {"bot": a, "opponent": b, **h.__dict__, "los_joint": st.los[a][b]}
-            for count, key in zip(row.pop("pentanomial"), ("pairs_0", "pairs_0.5", "pairs_1", "pairs_1.5", "pairs_2")):
-                row[key] = count
-            rows.append(row)
+            if h is not None:
+                row = {"bot": a, "opponent": b, **h.__dict__, "los_joint": st.los[a][b]}
+                row.update(zip(PAIRS_COLUMNS, row.pop("pentanomial")))
+                rows.append(row)
     return _csv(fields, rows)
 
 
