@@ -16,7 +16,7 @@ The hypotheses ``H0: elo = elo0`` against ``H1: elo = elo1`` are stated in one o
 
 - **logistic** Elo: a difference of ``elo`` gives the candidate the expected score per game
   ``s(elo) = 1 / (1 + 10 ** (-elo / 400))``;
-- **normalized** Elo (fishtest's default since 2020; M. Van den Bergh, *Normalized Elo:
+- **normalized** Elo (fishtest's current default; M. Van den Bergh, *Normalized Elo:
   practical*): ``nelo = NELO_PER_NT * (μ - ½) / σ_pg``, the distance of the per-game score
   ``μ`` from ½ in per-game standard deviations ``σ_pg`` (``NELO_PER_NT = 800 / ln 10`` makes
   it close to logistic Elo for independent games without draws). For a pentanomial unit,
