@@ -55,6 +55,19 @@ def test_bad_hypotheses_are_refused(elo0, elo1, alpha, beta):
         S.SPRT(elo0, elo1, alpha, beta)
 
 
+def test_normalized_hypotheses_stay_where_the_mle_exists(invoke):
+    with pytest.raises(ValueError, match="within ±200"):
+        S.SPRT(0, 250, model=S.EloModel.NORMALIZED)
+    S.SPRT(0, 250, model=S.EloModel.LOGISTIC)
+    for elo in (-200, 200):  # the extremes still give an LLR for any data
+        for counts in ([0, 0, 0, 0, 3], [3, 0, 0, 0, 0], [1, 0, 0, 0, 1], [0, 0, 5, 0, 0]):
+            assert math.isfinite(S.llr(counts, S.PENTANOMIAL, elo - 1 if elo > 0 else elo, elo + 1 if elo < 0 else elo,
+                                       S.EloModel.NORMALIZED))
+    result = invoke("sprt", "--game", "aegis", "--candidate", "a=python x.py", "--baseline", "b=python y.py",
+                    "--elo0", "0", "--elo1", "300")
+    assert result.exit_code == 2 and "within ±200" in result.output
+
+
 # --- the constrained MLE and the LLR --------------------------------------------------
 
 

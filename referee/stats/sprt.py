@@ -82,6 +82,9 @@ EPSILON = 1e-3
 Z95 = NormalDist().inv_cdf(0.975)
 #: normalized Elo per unit of normalized t-value (fishtest's ``nelo_divided_by_nt``, 800 / ln 10)
 NELO_PER_NT = 800.0 / math.log(10.0)
+#: the largest normalized Elo of a hypothesis: the t-value MLE starts from the uniform distribution,
+#: whose shifted values change sign only up to about 230 (pentanomial; 340 for single games)
+MAX_NELO = 200.0
 
 
 class EloModel(StrEnum):
@@ -339,9 +342,10 @@ class SPRT:
 
     def __init__(self, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05,
                  values: Sequence[float] = PENTANOMIAL, model: EloModel = EloModel.LOGISTIC):
-        check_hypotheses(elo0, elo1, alpha, beta)
+        model = EloModel(model)
+        check_hypotheses(elo0, elo1, alpha, beta, model)
         self.elo0, self.elo1, self.alpha, self.beta = float(elo0), float(elo1), float(alpha), float(beta)
-        self.model = EloModel(model)
+        self.model = model
         self.values = tuple(values)
         self.counts = [0] * len(self.values)
         self.s0, self.s1 = expected_score(elo0), expected_score(elo1)  # logistic: the scores of H0 and H1
@@ -383,10 +387,15 @@ class SPRT:
         return None
 
 
-def check_hypotheses(elo0: float, elo1: float, alpha: float, beta: float) -> None:
-    """Raises ValueError unless elo0 < elo1 and 0 < α, β with α + β < 1."""
+def check_hypotheses(elo0: float, elo1: float, alpha: float, beta: float,
+                     model: EloModel = EloModel.LOGISTIC) -> None:
+    """Raises ValueError unless elo0 < elo1 and 0 < α, β with α + β < 1, and, in normalized Elo,
+    both within ±:data:`MAX_NELO`."""
     if not (math.isfinite(elo0) and math.isfinite(elo1) and elo0 < elo1):
         raise ValueError(f"elo0 must be less than elo1, got elo0 = {elo0}, elo1 = {elo1}")
+    if model is EloModel.NORMALIZED and max(abs(elo0), abs(elo1)) > MAX_NELO:
+        raise ValueError(f"normalized Elo hypotheses must lie within ±{MAX_NELO:g} (a larger difference is "
+                         f"decided in a few dozen units anyway), got elo0 = {elo0}, elo1 = {elo1}")
     if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
         raise ValueError(f"alpha and beta must be in (0, 1) with alpha + beta < 1, got {alpha}, {beta}")
 

@@ -99,7 +99,7 @@ class SprtSetup:
     elo_model: EloModel = DEFAULT_MODEL  # the unit of elo0 and elo1
 
     def __post_init__(self) -> None:
-        check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
+        check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta, self.elo_model)
         if self.candidate.name == self.baseline.name:
             raise ValueError(f"the candidate and the baseline have the same name {self.candidate.name!r}")
 
@@ -216,7 +216,7 @@ def parse(loc: ConfigFile) -> SprtSetup:
         elo0, elo1 = PRESETS[preset][model]
     alpha, beta = number("alpha", 0.05), number("beta", 0.05)
     try:
-        check_hypotheses(elo0, elo1, alpha, beta)
+        check_hypotheses(elo0, elo1, alpha, beta, model)
     except ValueError as err:
         raise loc.error(f"sprt: {err}", "sprt", "elo0" if "elo" in str(err) else "alpha") from None
     max_units = loc.integer("sprt", "max_units", s.get("max_units", DEFAULT_MAX_UNITS), 1)
