@@ -36,7 +36,7 @@ def test_rotated_partnerships_give_individual_ratings_and_a_team_table():
     assert all(b.elo is not None and b.lo < b.elo < b.hi for b in st.lines)
     a = next(b for b in st.lines if b.name == "a")
     assert a.wins + a.draws + a.losses == 12 * 12 and a.draws == 0  # one result a game, no partner draws
-    assert "c" in st.head_to_head["a"] and st.head_to_head["a"]["c"].games == 12 * 8  # opponents in 8 of 12
+    assert "c" in st.head_to_head["a"] and st.head_to_head["a"]["c"].results == 12 * 8  # opponents in 8 of 12
     assert {r.name for r in st.teams.rows} == {"a+b", "a+c", "a+d", "b+c", "b+d", "c+d"}
     elo = {b.name: b.elo for b in st.lines}
     cd = next(r for r in st.teams.rows if r.name == "c+d")

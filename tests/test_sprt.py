@@ -20,7 +20,7 @@ from harness import run_cli
 
 from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
 from referee.stats import sprt as S
-from referee.stats.simulation import duplicate_model
+from referee.stats.simulation import duplicate_model, duplicate_model_normalized
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
 from referee.tournament.sprt import report as sprt_report
@@ -53,6 +53,19 @@ def test_wald_bounds():
 def test_bad_hypotheses_are_refused(elo0, elo1, alpha, beta):
     with pytest.raises(ValueError):
         S.SPRT(elo0, elo1, alpha, beta)
+
+
+def test_normalized_hypotheses_stay_where_the_mle_exists(invoke):
+    with pytest.raises(ValueError, match="within ±200"):
+        S.SPRT(0, 250, model=S.EloModel.NORMALIZED)
+    S.SPRT(0, 250, model=S.EloModel.LOGISTIC)
+    for elo in (-200, 200):  # the extremes still give an LLR for any data
+        for counts in ([0, 0, 0, 0, 3], [3, 0, 0, 0, 0], [1, 0, 0, 0, 1], [0, 0, 5, 0, 0]):
+            assert math.isfinite(S.llr(counts, S.PENTANOMIAL, elo - 1 if elo > 0 else elo, elo + 1 if elo < 0 else elo,
+                                       S.EloModel.NORMALIZED))
+    result = invoke("sprt", "--game", "aegis", "--candidate", "a=python x.py", "--baseline", "b=python y.py",
+                    "--elo0", "0", "--elo1", "300")
+    assert result.exit_code == 2 and "within ±200" in result.output
 
 
 # --- the constrained MLE and the LLR --------------------------------------------------
@@ -129,10 +142,11 @@ def test_llr_grows_with_winning_units_and_scales_with_n():
         pytest.approx(10 * S.llr(more_wins, S.PENTANOMIAL, 0, 20), rel=1e-3)
 
 
-def test_normalized_approximation_agrees_for_large_samples():
+@pytest.mark.parametrize("model", list(S.EloModel))
+def test_normal_approximation_agrees_for_large_samples(model):
     counts = [1200, 2600, 9000, 3400, 1800]
-    exact = S.llr(counts, S.PENTANOMIAL, 0, 20)
-    approx = S.llr_normalized(counts, S.PENTANOMIAL, 0, 20)
+    exact = S.llr(counts, S.PENTANOMIAL, 0, 20, model)
+    approx = S.llr_approx(counts, S.PENTANOMIAL, 0, 20, model)
     assert exact > 10 and approx == pytest.approx(exact, rel=0.05)
 
 
@@ -155,10 +169,81 @@ def test_estimate():
     assert S.estimate([0] * 5).elo is None
 
 
+# --- the two Elo models, against fishtest ----------------------------------------------
+
+#: (results, elo0, elo1, fishtest's LLR_normalized, LLR_logistic, and its sprt class's normalized
+#: LLR_alt2 approximation), computed with fishtest's server/fishtest/stats/LLRcalc.py and sprt.py
+#: (scipy's brentq for the secular equation) on these results: fishtest's own test vectors first
+FISHTEST = [
+    ([10789, 19328, 33806, 19402, 10543], -1.75, 0.25, -0.6271679157328218, -0.11102217673761142,
+     -0.6271652186647105),
+    ([39, 2226, 31451, 2412, 40], 0.764, 3.439, 2.162940869584568, -27.865237341031733, 2.1629081311732485),
+    ([21, 0, 868, 0, 111], 0, 25, 20.64537390015228, 32.27216058012638, 20.84114466170475),
+    ([2, 0, 55, 0, 16], 0, 25, 2.5391604838559574, 3.5905114647806586, 2.7323669805811233),
+    ([2, 0, 55, 0, 16], -22, 3, 3.1271869174326747, 4.3687080095705815, 3.3976077344049638),
+    ([105, 7, 656, 8, 224], 0, 25, 16.023416312056938, 18.393555539300557, 16.370739887125794),
+    ([40, 59, 87], 0, 25, 3.614799511886915, 4.2725185797267775, 3.8171860603190693),
+    ([3, 1, 9], -10, 10, 0.35944369535157966, 0.37416254558734346, 0.4098827837025892),
+    ([0, 0, 5, 1, 2], 0, 25, 0.4202108029771405, 0.554577584638403, 0.5515395978931289),
+]
+
+
+@pytest.mark.parametrize("results, elo0, elo1, normalized, logistic, approx", FISHTEST)
+def test_llr_agrees_with_fishtest(results, elo0, elo1, normalized, logistic, approx):
+    values = S.PENTANOMIAL if len(results) == 5 else S.TRINOMIAL
+    assert S.llr(results, values, elo0, elo1, S.EloModel.NORMALIZED) == pytest.approx(normalized, rel=1e-8)
+    assert S.llr(results, values, elo0, elo1, S.EloModel.LOGISTIC) == pytest.approx(logistic, rel=1e-8)
+    assert S.llr_approx(results, values, elo0, elo1, S.EloModel.NORMALIZED) == pytest.approx(approx, rel=1e-9)
+
+
+def test_the_t_value_mle_has_the_t_value_and_beats_its_neighbours():
+    probs = [0.05, 0.1, 0.6, 0.15, 0.1]
+    t = S.nelo_to_t(30, S.PENTANOMIAL)
+    pdf, _ = S.mle_with_t(S.PENTANOMIAL, probs, t)
+    mu = sum(a * p for a, p in zip(S.PENTANOMIAL, pdf))
+    sigma = math.sqrt(sum(p * (a - mu) ** 2 for a, p in zip(S.PENTANOMIAL, pdf)))
+    assert sum(pdf) == pytest.approx(1, abs=1e-9) and (mu - 0.5) / sigma == pytest.approx(t, abs=1e-8)
+    best = sum(q * math.log(p) for q, p in zip(probs, pdf))
+    rng = random.Random(4)
+    for _ in range(200):  # random distributions moved to the same t-value are never more likely
+        raw = [rng.random() + 0.01 for _ in range(5)]
+        other = S.mle_with_t(S.PENTANOMIAL, [r / sum(raw) for r in raw], t)[0]
+        assert sum(other) == pytest.approx(1, abs=1e-9)
+        assert sum(q * math.log(p) for q, p in zip(probs, other)) <= best + 1e-12
+
+
+@pytest.mark.parametrize("model", list(S.EloModel))
+def test_the_warm_started_test_gives_the_fresh_llr(model):
+    rng = random.Random(9)
+    test = S.SPRT(-5, 20, model=model)
+    for _ in range(120):
+        test.add(rng.choices(range(5), [0.1, 0.1, 0.5, 0.1, 0.2])[0])
+        assert test.llr() == pytest.approx(S.llr(test.counts, S.PENTANOMIAL, -5, 20, model), rel=1e-7, abs=1e-9)
+
+
+def test_normalized_elo_estimate():
+    counts = [5, 10, 40, 25, 20]
+    est = S.estimate(counts)
+    n = sum(counts)
+    mu = est.score
+    var = sum(c * (a - mu) ** 2 for a, c in zip(S.PENTANOMIAL, counts)) / n
+    assert est.nelo == pytest.approx(S.NELO_PER_NT * (mu - 0.5) / math.sqrt(2 * var))
+    assert est.nelo_hi - est.nelo == pytest.approx(S.NELO_PER_NT * S.Z95 / math.sqrt(2 * n))
+    # the same mean score with less variance (more correlated units) is more normalized Elo
+    assert S.estimate([0, 25, 25, 30, 20]).nelo > S.estimate([10, 10, 30, 20, 30]).nelo
+    assert S.estimate([0, 0, 10, 0, 0]).nelo is None  # no variance yet
+
+
+def test_normalized_elo_is_close_to_logistic_for_independent_games_without_draws():
+    penta, _ = duplicate_model(10.0, luck=0.0)
+    est = S.estimate([1e7 * p for p in penta])
+    assert est.elo == pytest.approx(10.0, rel=1e-3) and est.nelo == pytest.approx(10.0, rel=0.01)
+
+
 # --- error rates by simulation ----------------------------------------------------------
 
 
-def simulate(pdf, values, elo0, elo1, runs, seed, max_n=100000):
+def simulate(pdf, values, elo0, elo1, runs, seed, max_n=100000, model=S.EloModel.LOGISTIC):
     rng = random.Random(seed)
     cumulative = list(itertools.accumulate(pdf))
     outcomes = range(len(pdf))
@@ -166,7 +251,7 @@ def simulate(pdf, values, elo0, elo1, runs, seed, max_n=100000):
     sizes = []
     for _ in range(runs):
         verdict, n = S.run_test(lambda: rng.choices(outcomes, cum_weights=cumulative)[0],
-                                S.SPRT(elo0, elo1, values=values), max_n)
+                                S.SPRT(elo0, elo1, values=values, model=model), max_n)
         verdicts[verdict] += 1
         sizes.append(n)
     return verdicts, sum(sizes) / runs
@@ -195,8 +280,22 @@ def test_false_positive_and_false_negative_rates(luck):
     assert 0 < v0[Verdict.H1] and 0 < v1[Verdict.H0]  # not vacuously conservative either
 
 
+@pytest.mark.parametrize("luck", [0.0, 2.5])
+def test_error_rates_in_normalized_elo(luck):
+    """The same for hypotheses in normalized Elo, the truth at exactly nelo0 and nelo1."""
+    elo0, elo1 = 0.0, 80.0
+    runs = 150
+    v0, _ = simulate(duplicate_model_normalized(elo0, luck, 0.02), S.PENTANOMIAL, elo0, elo1, runs, seed=11,
+                     model=S.EloModel.NORMALIZED)
+    v1, _ = simulate(duplicate_model_normalized(elo1, luck, 0.02), S.PENTANOMIAL, elo0, elo1, runs, seed=12,
+                     model=S.EloModel.NORMALIZED)
+    assert v0[Verdict.H1] <= allowed(0.05, runs), v0
+    assert v1[Verdict.H0] <= allowed(0.05, runs), v1
+    assert 0 < v0[Verdict.H1] + v1[Verdict.H0]  # not vacuously conservative
+
+
 def test_asymmetric_alpha_beta_and_the_non_regression_preset():
-    elo0, elo1 = sprt_setup.PRESETS["non-regression"]
+    elo0, elo1 = sprt_setup.PRESETS["non-regression"][S.EloModel.LOGISTIC]
     runs = 150
     at_h0, _ = duplicate_model(elo0, 3.0)
     at_h1, _ = duplicate_model(elo1, 3.0)
@@ -274,6 +373,26 @@ def test_tally_counts_units():
     json.dumps(report, allow_nan=False)
 
 
+def test_the_report_names_the_model_and_gives_both_estimates():
+    setup = sprt_setup.SprtSetup("aegis", {}, _spec("c"), _spec("b"), 1, _clock())  # the defaults: normalized
+    tally = sprt_units.Tally(S.SPRT(setup.elo0, setup.elo1, model=setup.elo_model))
+    for k, scores in enumerate([(1.0, 0.5), (1.0, 0.0), (0.0, 0.0), (1.0, 1.0), (0.5, 1.0)] * 4):
+        tally.add(sprt_units.Unit(k, scores, (1.0, -1.0)))
+    report = sprt_report.summary(setup, tally, Verdict.INCONCLUSIVE)
+    assert (report["elo_model"], report["elo0"], report["elo1"]) == ("normalized", 0.0, 25.0)
+    assert "llr_normalized" not in report
+    assert report["llr"] == pytest.approx(S.llr(report["pentanomial"], S.PENTANOMIAL, 0, 25, S.EloModel.NORMALIZED))
+    assert report["llr_approx"] == pytest.approx(S.llr_approx(report["pentanomial"], S.PENTANOMIAL, 0, 25,
+                                                              S.EloModel.NORMALIZED))
+    est = S.estimate(report["pentanomial"])
+    assert (report["nelo"], report["elo"], report["draw_ratio"]) == (est.nelo, est.elo, 8 / 40)
+    text = sprt_report.text(report)
+    assert "H0 +0.00 against H1 +25.00 normalized Elo (preset stronger)" in text
+    assert f"normalized Elo {est.nelo:+.1f}" in text and f"Elo {est.elo:+.1f}" in text
+    assert "draw ratio 20.0%" in text and "bounds -2.94, 2.94" in text
+    assert "pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) 4 0 4 8 4" in text
+
+
 def _spec(name):
     from referee.tournament.config import BotSpec
     return BotSpec(name, ("python", "x.py"))
@@ -324,11 +443,14 @@ def write_sprt(tmp_path, text=SPRT_FILE, change=None):
 def test_a_good_sprt_file_reads_back(tmp_path):
     setup = sprt_setup.load(write_sprt(tmp_path))
     assert (setup.candidate.name, setup.baseline.name) == ("new", "old")
-    assert (setup.elo0, setup.elo1, setup.preset) == (-17.5, 2.5, "non-regression")
+    assert (setup.elo0, setup.elo1, setup.preset, setup.elo_model) == (-22, 3, "non-regression", "normalized")
     assert setup.max_units == 50 and setup.seed == 3 and setup.output is None and setup.clock.decision_s == 2
     custom = sprt_setup.load(write_sprt(tmp_path, change=('preset = "non-regression"',
                                                           "elo0 = -5\nelo1 = 15\nalpha = 0.1")))
     assert (custom.elo0, custom.elo1, custom.alpha, custom.beta, custom.preset) == (-5, 15, 0.1, 0.05, None)
+    logistic = sprt_setup.load(write_sprt(tmp_path, change=('preset = "non-regression"',
+                                                            'preset = "non-regression"\nelo_model = "logistic"')))
+    assert (logistic.elo0, logistic.elo1, logistic.elo_model) == (-17.5, 2.5, "logistic")
 
 
 @pytest.mark.parametrize("change, message", [
@@ -340,6 +462,7 @@ def test_a_good_sprt_file_reads_back(tmp_path):
     (('preset = "non-regression"', "elo0 = 10\nelo1 = 5"), r"s.toml:12: sprt: elo0 must be less than elo1"),
     (('preset = "non-regression"', 'elo0 = 0\nelo1 = "x"'), r"s.toml:13: sprt.elo1 must be a number"),
     (("max_units = 50", "max_units = 0"), r"s.toml:13: sprt.max_units must be at least 1"),
+    (("max_units = 50", 'max_units = 50\nelo_model = "bayes"'), r"sprt.elo_model must be one of normalized, logistic"),
     (("seed = 3", "seed = 3\ndeal_sets = 4"), r"s.toml:5: tournament.deal_sets has no meaning for an SPRT"),
     (("concurrency = 2", "concurrency = 2\nrounds = 2"), r"s.toml:6: unknown key 'rounds' in \[tournament\]"),
     (("[sprt]", "[sprt_]"), r"missing \[sprt\] table"),
@@ -359,13 +482,15 @@ def test_sprt_file_errors_name_the_line_and_the_reason(tmp_path, change, message
 
 def test_hypotheses_from_a_preset_or_given():
     assert sprt_setup.Hypotheses.given(None, None, None) is None
-    assert sprt_setup.Hypotheses.given("non-regression", None, None) == sprt_setup.Hypotheses(-17.5, 2.5,
+    assert sprt_setup.Hypotheses.given("non-regression", None, None) == sprt_setup.Hypotheses(-22, 3,
                                                                                                "non-regression")
+    assert sprt_setup.Hypotheses.given("non-regression", None, None, S.EloModel.LOGISTIC) == \
+        sprt_setup.Hypotheses(-17.5, 2.5, "non-regression", S.EloModel.LOGISTIC)
     assert sprt_setup.Hypotheses.given(None, -5, 15) == sprt_setup.Hypotheses(-5, 15, None)
     with pytest.raises(sprt_setup.SetupError, match="give --preset or --elo0 and --elo1, not both"):
         sprt_setup.Hypotheses.given("stronger", 1, 2)
     with pytest.raises(sprt_setup.SetupError, match="sprt.elo0 and sprt.elo1 go together") as caught:
-        sprt_setup.Hypotheses.given(None, None, 3, "sprt.{}".format)
+        sprt_setup.Hypotheses.given(None, None, 3, name="sprt.{}".format)
     assert caught.value.key == "elo1"
 
 
@@ -374,7 +499,7 @@ def test_a_setup_from_options():
                                     decision_ms=1500, bank_ms=0, max_units=9, output="out")
     assert (setup.options["rounds"], setup.seed, setup.max_units) == (2, 7, 9)
     assert (setup.clock.decision_s, setup.clock.bank_s) == (1.5, 0.0) and setup.output == Path("out").resolve()
-    assert (setup.elo0, setup.elo1, setup.preset) == (0.0, 20.0, "stronger")
+    assert (setup.elo0, setup.elo1, setup.preset, setup.elo_model) == (0.0, 25.0, "stronger", "normalized")
     given = sprt_setup.from_options("aegis", _spec("c"), _spec("b"), 1, hypotheses=sprt_setup.Hypotheses(-3, 3))
     assert (given.elo0, given.elo1, given.preset, given.output) == (-3, 3, None, None)
     with pytest.raises(ValueError, match="same name"):
@@ -388,7 +513,10 @@ def test_options_override_the_file(tmp_path):
     assert setup.with_overrides() == setup
     over = setup.with_overrides(sprt_setup.Hypotheses.of_preset("stronger"), seed=9, bank_ms=500, alpha=0.1,
                                 max_units=3, concurrency=1, output=tmp_path / "o")
-    assert (over.elo0, over.elo1, over.preset, over.seed, over.alpha, over.beta) == (0, 20, "stronger", 9, 0.1, 0.05)
+    assert (over.elo0, over.elo1, over.preset, over.seed, over.alpha, over.beta) == (0, 25, "stronger", 9, 0.1, 0.05)
+    # the model alone restates the file's preset in it
+    assert (setup.with_overrides(elo_model=S.EloModel.LOGISTIC).elo0, setup.with_overrides(
+        elo_model=S.EloModel.LOGISTIC).elo_model) == (-17.5, "logistic")
     assert (over.clock.decision_s, over.clock.bank_s) == (2.0, 0.5)  # the file's decision time stays
     assert (over.max_units, over.concurrency, over.output) == (3, 1, tmp_path / "o")
     with pytest.raises(ValueError, match="elo0 must be less than elo1"):
@@ -442,10 +570,14 @@ def test_heuristic_is_stronger_than_weakened_heuristic(tmp_path):
     md = tmp_path / "summary.md"
     done = run_cli("sprt", "--game", "aegis", "--candidate", "heuristic=python -m sample_bots.heuristic",
                    "--baseline", "weak=python -m sample_bots.weakened --noise 0.5 --seed 1", "--seed", 7,
-                   "--preset", "stronger", "--max-units", 150, "--format", "json", "--markdown", md, "--quiet")
+                   "--preset", "stronger", "--elo-model", "logistic", "--max-units", 150, "--format", "json",
+                   "--markdown", md, "--quiet")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["verdict"] == "H1" and out["conclusion"] == "stronger"
+    assert (out["elo_model"], out["elo0"], out["elo1"]) == ("logistic", 0, 20)
+    assert out["llr"] == pytest.approx(S.llr(out["pentanomial"], S.PENTANOMIAL, 0, 20))
+    assert out["nelo"] > 0 and out["draw_ratio"] == out["draws"] / out["games"]
     assert out["llr"] >= out["llr_upper"] == pytest.approx(math.log(19))
     assert 53 <= out["units"] <= 150 and out["games"] == 2 * out["units"] == sum(out["pentanomial"]) * 2
     assert out["wins"] + out["draws"] + out["losses"] == out["games"] and out["los"] > 0.99
@@ -465,6 +597,8 @@ def test_weakened_candidate_fails_in_confirmation(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "verdict: H0 accepted: weak is not stronger" in done.stdout
     assert "pentanomial" in done.stdout and "LLR" in done.stdout
+    assert "H0 +0.00 against H1 +150.00 normalized Elo" in done.stdout and "normalized Elo" in done.stdout
+    assert "draw ratio" in done.stdout
 
 
 @pytest.mark.e2e
@@ -477,7 +611,9 @@ def test_sprt_file_with_command_line_overrides(tmp_path):
     assert done.returncode == 3, done.stderr
     out = json.loads(done.stdout)
     assert (out["verdict"], out["units"], out["max_units"], out["seed"]) == ("inconclusive", 3, 3, 9)
-    assert (out["preset"], out["elo0"], out["elo1"], out["candidate"]) == ("stronger", 0, 20, "new")
+    assert (out["preset"], out["elo0"], out["elo1"], out["candidate"]) == ("stronger", 0, 25, "new")
+    assert out["elo_model"] == "normalized"
+    assert out["llr"] == pytest.approx(S.llr(out["pentanomial"], S.PENTANOMIAL, 0, 25, S.EloModel.NORMALIZED))
 
 
 @pytest.mark.e2e
@@ -532,3 +668,13 @@ def test_a_bot_that_never_comes_is_an_error(tmp_path):
     with pytest.raises(BotsNotReady, match="bot a did not connect within 0.5 s; bot b did not") as caught:
         asyncio.run(sprt_run.run(setup, tally, connect_timeout=0.5))
     assert tally.sprt.n == 0 and exit_code_for(caught.value) is ExitCode.USAGE
+
+
+def test_the_simulation_tool_covers_both_models(capsys):
+    """A tiny run of python -m referee.tools.sprt_simulation (the figures come from long runs)."""
+    from referee.tools import sprt_simulation
+
+    sprt_simulation.main(["--part", "model", "--runs", "2", "--lucks", "1", "--max-units", "100"])
+    out = capsys.readouterr().out
+    assert "stronger <0, 25> nElo" in out and "non-regression <-22, 3> nElo" in out
+    assert "stronger <0, 20> Elo" in out and "trinomial" in out

@@ -108,6 +108,11 @@ server_option = click.option("--server", metavar="HOST:PORT",
                              help="Play on this referee (RunMatch) instead of an in-process one.")
 admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
                                   help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
+los_option = click.option("--los", "show_los", is_flag=True,
+                          help="Also print the likelihood-of-superiority matrix (row over column).")
+ratings_format_option = click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv", "csv-pairs"]), default="table", show_default=True,
+    help="csv: one row per bot; csv-pairs: one row per ordered pair of bots (head to head, game pairs, LOS).")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
 rerun_option = click.option("--rerun", "rerun", multiple=True, metavar="NAME",
                             help="Drop the stored matches of bot NAME and play them again (a new version of it; "

@@ -23,7 +23,7 @@ from referee.cli.options import (
     seed_option,
 )
 from referee.games import GAMES
-from referee.stats.sprt import SPRT, Verdict, estimate
+from referee.stats.sprt import SPRT, EloModel, Verdict, estimate
 from referee.tournament.config import BotSpec, ConfigError
 from referee.tournament.sprt import report as sprt_report
 from referee.tournament.sprt import run as sprt_run
@@ -31,7 +31,7 @@ from referee.tournament.sprt import setup as sprt_setup
 from referee.tournament.sprt.units import Tally
 
 #: the options that override an SPRT file's values when given
-_OVERRIDES = ("seed", "alpha", "beta", "max_units", "concurrency", "output", "decision_ms", "bank_ms")
+_OVERRIDES = ("seed", "alpha", "beta", "max_units", "concurrency", "output", "decision_ms", "bank_ms", "elo_model")
 #: the options that only go without an SPRT file, and their flags
 _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline", "--baseline"),
                    ("rule_options", "--option"))
@@ -49,10 +49,13 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 @rule_options
 @decision_ms_option
 @bank_ms_option
+@click.option("--elo-model", type=click.Choice([m.value for m in EloModel]), default=None,
+              help="The unit of the hypotheses: normalized Elo (the default, as fishtest) or logistic Elo.")
 @click.option("--preset", type=click.Choice(list(sprt_setup.PRESETS)),
-              help="Hypotheses: stronger = <0, 20> Elo (the default), non-regression = <-17.5, 2.5> Elo.")
-@click.option("--elo0", type=float, help="H0: the candidate is this many Elo stronger (with --elo1).")
-@click.option("--elo1", type=float, help="H1: the candidate is this many Elo stronger (with --elo0).")
+              help="Hypotheses: stronger = <0, 25> normalized Elo (<0, 20> logistic; the default), "
+                   "non-regression = <-22, 3> normalized (<-17.5, 2.5> logistic).")
+@click.option("--elo0", type=float, help="H0: the candidate is this many Elo stronger (with --elo1; in --elo-model).")
+@click.option("--elo1", type=float, help="H1: the candidate is this many Elo stronger (with --elo0; in --elo-model).")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Probability of accepting H1 when H0 holds (a false pass).")
 @click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
@@ -72,11 +75,13 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 @click.option("--verbose", "-v", is_flag=True, help="A line per finished match.")
 def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, baseline: BotSpec | None,
          seed: int | None, rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int,
-         preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, max_units: int,
+         elo_model: str | None, preset: str | None, elo0: float | None, elo1: float | None, alpha: float,
+         beta: float, max_units: int,
          concurrency: int, output: str | None, server: str | None, admin_token: str | None,
          rerun: tuple[str, ...], fmt: str, markdown_file: str | None, quiet: bool, verbose: bool) -> None:
     """Is the candidate stronger than the baseline? A sequential probability
-    ratio test (GSPRT, pentanomial, as fishtest) on duplicate units.
+    ratio test (GSPRT, pentanomial, as fishtest) on duplicate units, with the
+    hypotheses in normalized Elo (the default) or logistic Elo.
 
     A unit is two matches on the same deals with the seats swapped (Aegis: C B
     then B C; Confirmation: C B C B then B C B C). After each unit the
@@ -93,15 +98,21 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
     try:
-        hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1)
         if config_file is not None:
             for name, flag in _WITHOUT_CONFIG:
                 if name in given:
                     raise click.UsageError(f"{flag} cannot be combined with CONFIG (the file gives the game, "
                                            f"its options and the bots)")
-            setup = sprt_setup.load(config_file).with_overrides(
-                hypotheses, **{name: ctx.params[name] for name in _OVERRIDES if name in given})
+            from_file = sprt_setup.load(config_file)
+            hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1, elo_model or from_file.elo_model)
+            overrides = {name: ctx.params[name] for name in _OVERRIDES if name in given}
+            if "elo_model" in overrides:
+                overrides["elo_model"] = EloModel(overrides["elo_model"])
+            setup = from_file.with_overrides(hypotheses, **overrides)
         else:
+            hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1, elo_model)
+            if hypotheses is None and elo_model is not None:
+                hypotheses = sprt_setup.Hypotheses.of_preset("stronger", EloModel(elo_model))
             if game is None or candidate is None or baseline is None:
                 raise click.UsageError("give CONFIG, or --game, --candidate and --baseline")
             setup = sprt_setup.from_options(
@@ -114,11 +125,12 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         raise click.UsageError(str(err)) from None
 
     store = sprt_run.open_store(setup, rerun, announce=lambda line: click.echo(line, err=True))
-    tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta))
+    tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta, model=setup.elo_model))
     lower, upper = tally.sprt.lower, tally.sprt.upper
     if not quiet:
         click.echo(f"sprt {setup.game}: {setup.candidate.name} against {setup.baseline.name}, seed {setup.seed}; "
-                   f"H0 Elo {setup.elo0:g}, H1 Elo {setup.elo1:g}; LLR bounds {lower:.2f}, {upper:.2f}; "
+                   f"H0 {setup.elo0:g}, H1 {setup.elo1:g} {sprt_report.UNITS[setup.elo_model]}; "
+                   f"LLR bounds {lower:.2f}, {upper:.2f}; "
                    f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
     announce_sandbox(setup.sandbox, setup.isolation)
     try:
@@ -177,6 +189,7 @@ def _progress(every: int = 10, seconds: float = 10.0):
         est = estimate(tally.sprt.counts)
         click.echo(f"unit {n}: LLR {tally.sprt.llr():.2f} ({tally.sprt.lower:.2f}, {tally.sprt.upper:.2f}); "
                    f"W-D-L {tally.wins}-{tally.draws}-{tally.losses}; pentanomial "
-                   f"{' '.join(map(str, tally.sprt.counts))}; Elo {sprt_report.elo_text(est)}", err=True)
+                   f"{' '.join(map(str, tally.sprt.counts))}; Elo {sprt_report.elo_text(est)}, "
+                   f"nElo {sprt_report.nelo_text(est)}", err=True)
 
     return show

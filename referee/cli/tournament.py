@@ -15,7 +15,9 @@ from referee.cli.options import (
     announce_sandbox,
     config_argument,
     live_options,
+    los_option,
     progress_options,
+    ratings_format_option,
     remote_options,
     rerun_option,
     standings_options,
@@ -62,14 +64,17 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
 
 @click.command()
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
+@ratings_format_option
 @standings_options
-def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int) -> None:
-    """Print the standings of the tournament results stored in DIRECTORY."""
+@los_option
+def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool) -> None:
+    """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
+    95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
+    the likelihood-of-superiority matrix. docs/tournaments.md explains every column."""
     from referee.tournament.store import Store
 
     store = Store(directory, create=False)
-    print_standings(store, store.config()["game"], anchor, bootstrap, fmt)
+    print_standings(store, store.config()["game"], anchor, bootstrap, fmt, show_los=show_los)
 
 
 @click.command()
@@ -131,7 +136,8 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
         raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
 
 
-def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table", notes=()) -> None:
+def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table", notes=(),
+                    show_los: bool = False) -> None:
     from referee.tournament import standings
 
     rows = list(store.matches())
@@ -146,8 +152,10 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
         click.echo(json.dumps(standings.to_json(st), indent=2))
     elif fmt == "csv":
         click.echo(standings.to_csv(st), nl=False)
+    elif fmt == "csv-pairs":
+        click.echo(standings.to_csv_pairs(st), nl=False)
     else:
-        click.echo(standings.report(st))
+        click.echo(standings.report(st, los=show_los))
 
 
 def exit_if_incomplete(store) -> None:

@@ -9,8 +9,18 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
 from referee.stats.ratings import ELO_PER_LOGIT, Outcome, pairwise_from_game, team_results
-
-from referee.stats.sprt import PENTANOMIAL, TRINOMIAL, expected_score, mle_with_mean
+from referee.stats.sprt import (
+    PENTANOMIAL,
+    TRINOMIAL,
+    EloModel,
+    elo_of,
+    expected_score,
+    mle_with_mean,
+    mle_with_t,
+    nelo_to_t,
+    score_of,
+    sigma_per_game,
+)
 
 
 def _logistic(z: float) -> float:
@@ -107,3 +117,12 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
                         perf[s] = value
                 out += team_results(d, lineup, perf, teams)
     return out
+
+
+def duplicate_model_normalized(nelo: float, luck: float = 1.0, draws: float = 0.0) -> list[float]:
+    """The pentanomial of :func:`duplicate_model` whose **normalized** Elo is exactly ``nelo``: the
+    model at the logistic Elo that about matches it, then moved to the exact t-value (the closest
+    distribution with that t-value, :func:`referee.stats.sprt.mle_with_t`)."""
+    sigma_pg = sigma_per_game(PENTANOMIAL, duplicate_model(0.0, luck, draws)[0])
+    penta = duplicate_model(elo_of(score_of(nelo, EloModel.NORMALIZED, sigma_pg)), luck, draws)[0]
+    return mle_with_t(PENTANOMIAL, penta, nelo_to_t(nelo, PENTANOMIAL))[0]

@@ -9,30 +9,48 @@ five outcomes of fishtest's *pentanomial* model), :data:`TRINOMIAL` for single g
 cards mostly cancels within the unit; the pentanomial model measures the variance of units
 directly instead of assuming independent games, which is where the savings come from.
 
-The test (GSPRT, as fishtest's ``LLR_logistic``)
------------------------------------------------
-Hypotheses are in logistic Elo: ``H0: elo = elo0`` against ``H1: elo = elo1``
-where a difference of ``elo`` gives the candidate the expected score per game
-``s(elo) = 1 / (1 + 10 ** (-elo / 400))``. With ``a_i`` the per-game score of
-outcome ``i`` (0, ¼, ½, ¾, 1: the unit's points over two) and ``p̂_i`` the
-observed frequencies of the ``N`` units, the generalized log-likelihood
-ratio is
+Two Elo models
+--------------
+The hypotheses ``H0: elo = elo0`` against ``H1: elo = elo1`` are stated in one of two units
+(:class:`EloModel`), as fishtest's ``elo_model``:
+
+- **logistic** Elo: a difference of ``elo`` gives the candidate the expected score per game
+  ``s(elo) = 1 / (1 + 10 ** (-elo / 400))``;
+- **normalized** Elo (fishtest's current default; M. Van den Bergh, *Normalized Elo:
+  practical*): ``nelo = NELO_PER_NT * (μ - ½) / σ_pg``, the distance of the per-game score
+  ``μ`` from ½ in per-game standard deviations ``σ_pg`` (``NELO_PER_NT = 800 / ln 10`` makes
+  it close to logistic Elo for independent games without draws). For a pentanomial unit,
+  whose mean score has the variance ``σ²``, ``σ_pg = √2 σ``: the correlation of the unit's two
+  games is what makes ``σ_pg`` small. The cost of a test in games depends, to first order,
+  only on its normalized bounds, whatever the draw rate or the correlation.
+
+The test (GSPRT, as fishtest's ``LLR_logistic`` and ``LLR_normalized``)
+----------------------------------------------------------------------
+With ``a_i`` the per-game score of outcome ``i`` (0, ¼, ½, ¾, 1: the unit's points over
+two) and ``p̂_i`` the observed frequencies of the ``N`` units, the generalized
+log-likelihood ratio is
 
     LLR = N * Σ_i p̂_i * log(p1_i / p0_i)
 
-where ``p0`` and ``p1`` are the **maximum-likelihood** pentanomial
-distributions under the constraint that the mean score is ``s(elo0)``,
-resp. ``s(elo1)``. By Lagrange multipliers the constrained MLE is
-``p_i = p̂_i / (1 + x * (a_i - s))``, with ``x`` the unique root of the
-secular equation ``Σ_i p̂_i (a_i - s) / (1 + x (a_i - s)) = 0`` in the
-interval where every ``1 + x (a_i - s)`` is positive; the left side is
-strictly decreasing there, so a bracketed Newton iteration finds it (warm
-started from the previous unit's root, it takes two or three steps). As in
-fishtest, an outcome never observed counts 0.001 (so that the MLE exists from
-the first unit). This is the exact MLE, not the normal approximation
-``LLR ≈ N (s1 - s0)(2 μ - s0 - s1) / (2 σ²)`` (``μ``, ``σ²``: the mean and
-variance of the per-unit score), which :func:`llr_normalized` computes for
-comparison; the two agree closely once ``N`` is large.
+where ``p0`` and ``p1`` are the **maximum-likelihood** pentanomial distributions under the
+constraint of H0, resp. H1:
+
+- logistic: the mean score is ``s(elo0)``, resp. ``s(elo1)``. By Lagrange multipliers the
+  constrained MLE is ``p_i = p̂_i / (1 + x * (a_i - s))``, with ``x`` the unique root of the
+  secular equation ``Σ_i p̂_i (a_i - s) / (1 + x (a_i - s)) = 0`` in the interval where every
+  ``1 + x (a_i - s)`` is positive; the left side is strictly decreasing there, so a
+  bracketed Newton iteration finds it (warm started from the previous unit's root, it takes
+  two or three steps).
+- normalized: the t-value ``(μ - ½) / σ`` of the unit is ``t = nelo / NELO_PER_NT`` times
+  √2 (pentanomial; 1 for single games). The MLE (:func:`mle_with_t`, fishtest's
+  ``MLE_t_value``) solves the same secular equation for shifted values
+  ``a_i - ½ - t σ (1 + ((μ - a_i) / σ)²) / 2`` with ``μ``, ``σ`` of the previous iterate,
+  until it stops moving (warm started from the previous unit's distributions).
+
+As in fishtest, an outcome never observed counts 0.001 (so that the MLE exists from the
+first unit). These are exact MLEs; :func:`llr_approx` gives fishtest's normal approximation
+``LLR ≈ N (s1 - s0)(2 μ - s0 - s1) / (2 σ²)`` (``LLR_alt2``; for normalized Elo with
+``s = ½ + nelo σ_pg / NELO_PER_NT``) for comparison; they agree closely once ``N`` is large.
 
 The test stops at the first unit after which ``LLR >= log((1 - β) / α)``
 (H1 accepted) or ``LLR <= log(β / (1 - α))`` (H0 accepted), or at the cap.
@@ -42,8 +60,9 @@ Estimates
 The Elo estimate is ``elo(μ)`` for the mean per-game score ``μ``, with the
 95% interval ``elo(μ ± 1.96 σ / √N)`` and the likelihood of superiority
 ``LOS = Φ((μ - ½) / (σ / √N))``, ``σ`` being the standard deviation of the
-per-unit score. They are not corrected for the bias of the early stop (a
-test that stops early on a lucky streak overstates the difference).
+per-unit score; the normalized Elo estimate is ``NELO_PER_NT (μ - ½) / σ_pg``
+± ``NELO_PER_NT · 1.96 / √games``. They are not corrected for the bias of the
+early stop (a test that stops early on a lucky streak overstates the difference).
 """
 
 from __future__ import annotations
@@ -61,6 +80,18 @@ TRINOMIAL = (0.0, 0.5, 1.0)
 #: fishtest's count for an outcome never observed
 EPSILON = 1e-3
 Z95 = NormalDist().inv_cdf(0.975)
+#: normalized Elo per unit of normalized t-value (fishtest's ``nelo_divided_by_nt``, 800 / ln 10)
+NELO_PER_NT = 800.0 / math.log(10.0)
+#: the largest normalized Elo of a hypothesis: the t-value MLE starts from the uniform distribution,
+#: whose shifted values change sign only up to about 230 (pentanomial; 340 for single games)
+MAX_NELO = 200.0
+
+
+class EloModel(StrEnum):
+    """The unit of the hypotheses (the values are the CLI's and the JSON's)."""
+
+    NORMALIZED = "normalized"  # normalized Elo: the score's distance from ½ in per-game standard deviations
+    LOGISTIC = "logistic"  # logistic Elo: the expected score s(elo) = 1 / (1 + 10^(-elo/400))
 
 
 class Verdict(StrEnum):
@@ -109,26 +140,35 @@ def secular_root(values: Sequence[float], probs: Sequence[float], s: float, star
     where every ``1 + x d_i`` (of an outcome with ``p_i > 0``) is positive.
 
     ``s`` must lie strictly between the smallest and the largest value of positive probability."""
-    d = [a - s for a, p in zip(values, probs) if p > 0]
-    p = [q for q in probs if q > 0]
+    return _secular([a - s for a in values], probs, start)
+
+
+def _secular(shifted: Sequence[float], probs: Sequence[float], start: float = 0.0) -> float:
+    """The root ``x`` of ``Σ p_i d_i / (1 + x d_i) = 0`` (``shifted`` holds the ``d_i``) between the poles."""
+    if min(probs) > 0:
+        d, p = shifted, probs
+    else:
+        d = [di for di, q in zip(shifted, probs) if q > 0]
+        p = [q for q in probs if q > 0]
     top, bottom = max(d), min(d)
     if top <= 0.0 or bottom >= 0.0:
-        raise ValueError(f"the mean {s} is not strictly inside the values of positive probability")
+        raise ValueError("the constraint is not strictly inside the values of positive probability")
     lo, hi = -1.0 / top, -1.0 / bottom  # the poles: the root is strictly between them
     x = start if lo < start < hi else 0.0
+    pairs = list(zip(p, d))
     for _ in range(200):
         f = fp = 0.0
-        for pi, di in zip(p, d):
+        for pi, di in pairs:
             t = di / (1.0 + x * di)
             f += pi * t
-            fp -= pi * t * t
+            fp += pi * t * t
         if f > 0.0:  # f decreases: the root is above x
             lo = x
         elif f < 0.0:
             hi = x
         else:
             return x
-        new = x - f / fp
+        new = x + f / fp  # Newton: f' = -fp
         if not lo < new < hi:
             new = 0.5 * (lo + hi)
         if abs(new - x) <= 1e-13 * max(1.0, abs(x)):
@@ -145,8 +185,59 @@ def mle_with_mean(values: Sequence[float], probs: Sequence[float], s: float,
     return [p / (1.0 + x * (a - s)) for a, p in zip(values, probs)], x
 
 
-def llr(counts: Sequence[float], values: Sequence[float], elo0: float, elo1: float) -> float:
-    """The generalized log-likelihood ratio of H1 (elo1) against H0 (elo0), exact MLE (see the module)."""
+def games_per_outcome(values: Sequence[float]) -> int:
+    """How many games one outcome stands for: 2 for a pentanomial unit, 1 for a trinomial game."""
+    return (len(values) - 1) // 2
+
+
+def sigma_per_game(values: Sequence[float], probs: Sequence[float]) -> float:
+    """fishtest's ``sigma_pg``: the standard deviation of the score **per game**, from the
+    distribution of the outcomes (a unit's mean score has the variance ``sigma_pg² / 2``)."""
+    mu = sum(a * p for a, p in zip(values, probs))
+    var = sum(p * (a - mu) ** 2 for a, p in zip(values, probs))
+    return math.sqrt(games_per_outcome(values) * var)
+
+
+def nelo_to_t(nelo: float, values: Sequence[float]) -> float:
+    """The t-value ``(μ - ½) / σ`` of one outcome (σ: the outcome's standard deviation) of a
+    normalized Elo: ``nelo / NELO_PER_NT`` per game, times √2 for a pentanomial unit."""
+    return nelo / NELO_PER_NT * math.sqrt(games_per_outcome(values))
+
+
+def mle_with_t(values: Sequence[float], probs: Sequence[float], t: float, ref: float = 0.5,
+               start: Sequence[float] | None = None, x: float = 0.0) -> tuple[list[float], float]:
+    """The distribution on ``values`` of t-value ``(μ - ref) / σ = t`` that maximises
+    ``Σ p̂_i log p_i`` (``probs`` the observed frequencies, all positive): fishtest's
+    ``MLE_t_value`` (Van den Bergh, *Normalized Elo: practical*, section 4.1). Each step solves
+    the secular equation for the shifted values ``a_i - ref - t σ (1 + ((μ - a_i) / σ)²) / 2``
+    with ``μ``, ``σ`` of the previous step's distribution, from ``start`` (default: uniform),
+    until the distribution moves by less than 1e-10. Returns it and the last multiplier ``x``
+    (``x`` and ``start`` from a previous call warm start the next)."""
+    pdf = list(start) if start is not None else [1.0 / len(values)] * len(values)
+    for _ in range(100):
+        mu = var = 0.0
+        for a, p in zip(values, pdf):
+            mu += a * p
+        for a, p in zip(values, pdf):
+            var += p * (a - mu) * (a - mu)
+        sigma = math.sqrt(var)
+        half_t = 0.5 * t
+        shifted = [a - ref - half_t * (sigma + (mu - a) * (mu - a) / sigma) for a in values]
+        x = _secular(shifted, probs, x)
+        new = [p / (1.0 + x * d) for p, d in zip(probs, shifted)]
+        moved = max(abs(u - v) for u, v in zip(new, pdf))
+        pdf = new
+        if moved < 1e-10:
+            break
+    return pdf, x
+
+
+def llr(counts: Sequence[float], values: Sequence[float], elo0: float, elo1: float,
+        model: EloModel = EloModel.LOGISTIC) -> float:
+    """The generalized log-likelihood ratio of H1 (elo1) against H0 (elo0), exact MLE (see the
+    module), as fishtest's ``LLR_logistic`` or ``LLR_normalized`` for the model's Elo."""
+    if model is EloModel.NORMALIZED:
+        return _llr_t(counts, values, nelo_to_t(elo0, values), nelo_to_t(elo1, values))[0]
     return _llr(counts, values, expected_score(elo0), expected_score(elo1))[0]
 
 
@@ -161,14 +252,39 @@ def _llr(counts: Sequence[float], values: Sequence[float], s0: float, s1: float,
     return n * total, x0, x1
 
 
-def llr_normalized(counts: Sequence[float], values: Sequence[float], elo0: float, elo1: float) -> float:
-    """The normal approximation ``N (s1 - s0)(2 μ - s0 - s1) / (2 σ²)`` of :func:`llr`."""
+_Start = tuple[list[float], float]  # a distribution and a multiplier, to warm start mle_with_t
+
+
+def _llr_t(counts: Sequence[float], values: Sequence[float], t0: float, t1: float,
+           start: tuple[_Start, _Start] | None = None) -> tuple[float, _Start, _Start]:
+    if sum(counts) <= 0:
+        return 0.0, ([], 0.0), ([], 0.0)
+    n, probs = _regularized(counts)
+    m0 = mle_with_t(values, probs, t0, 0.5, *(start[0] if start else (None, 0.0)))
+    m1 = mle_with_t(values, probs, t1, 0.5, *(start[1] if start else (None, 0.0)))
+    return n * sum(p * (math.log(q1) - math.log(q0)) for p, q0, q1 in zip(probs, m0[0], m1[0])), m0, m1
+
+
+def score_of(elo: float, model: EloModel, sigma_pg: float) -> float:
+    """The expected score per game of a difference of ``elo`` in the model (normalized Elo needs
+    the per-game standard deviation; fishtest's ``sprt.elo_to_score``)."""
+    if model is EloModel.NORMALIZED:
+        return 0.5 + elo / NELO_PER_NT * sigma_pg
+    return expected_score(elo)
+
+
+def llr_approx(counts: Sequence[float], values: Sequence[float], elo0: float, elo1: float,
+               model: EloModel = EloModel.LOGISTIC) -> float:
+    """The normal (Brownian) approximation ``N (s1 - s0)(2 μ - s0 - s1) / (2 σ²)`` of the LLR
+    (fishtest's ``LLR_alt2``; ``μ``, ``σ²``: the mean and variance of an outcome's score), with
+    ``s0``, ``s1`` the scores of elo0 and elo1 in the model, as fishtest's ``sprt`` class uses it."""
     if sum(counts) <= 0:
         return 0.0
     n, probs = _regularized(counts)
     mu = sum(a * p for a, p in zip(values, probs))
     var = sum(p * (a - mu) ** 2 for a, p in zip(values, probs))
-    s0, s1 = expected_score(elo0), expected_score(elo1)
+    sigma_pg = sigma_per_game(values, probs)
+    s0, s1 = score_of(elo0, model, sigma_pg), score_of(elo1, model, sigma_pg)
     return n * (s1 - s0) * (2.0 * mu - s0 - s1) / (2.0 * var)
 
 
@@ -177,18 +293,24 @@ def llr_normalized(counts: Sequence[float], values: Sequence[float], elo0: float
 
 @dataclass(frozen=True)
 class Estimate:
-    """The candidate's mean per-game score and Elo difference from outcome counts."""
+    """The candidate's mean per-game score and Elo difference, in both models, from outcome counts."""
 
     n: int
     score: float | None  # mean per-game score
     se: float | None  # its standard error
-    elo: float | None
+    elo: float | None  # logistic Elo
     elo_lo: float | None  # the 95% interval
     elo_hi: float | None
     los: float | None  # likelihood of superiority, in [0, 1]
+    nelo: float | None = None  # normalized Elo
+    nelo_lo: float | None = None  # the 95% interval
+    nelo_hi: float | None = None
 
 
 def estimate(counts: Sequence[int], values: Sequence[float] = PENTANOMIAL) -> Estimate:
+    """The estimates of the module docstring: ``elo(μ)`` with ``elo(μ ± 1.96 se)``, and the
+    normalized Elo ``NELO_PER_NT (μ - ½) / σ_pg`` ± ``NELO_PER_NT · 1.96 / √games`` (the same
+    interval of ``μ`` divided by the per-game standard deviation; None while it is 0)."""
     n = sum(counts)
     if n == 0:
         return Estimate(0, None, None, None, None, None, None)
@@ -199,7 +321,13 @@ def estimate(counts: Sequence[int], values: Sequence[float] = PENTANOMIAL) -> Es
         los = NormalDist().cdf((mu - 0.5) / se)
     else:
         los = 1.0 if mu > 0.5 else 0.0 if mu < 0.5 else 0.5
-    return Estimate(n, mu, se, elo_of(mu), elo_of(mu - Z95 * se), elo_of(mu + Z95 * se), los)
+    nelo = nelo_lo = nelo_hi = None
+    sigma_pg = math.sqrt(games_per_outcome(values) * var)
+    if sigma_pg > 0.0:
+        nelo = NELO_PER_NT * (mu - 0.5) / sigma_pg
+        half = NELO_PER_NT * Z95 / math.sqrt(n * games_per_outcome(values))
+        nelo_lo, nelo_hi = nelo - half, nelo + half
+    return Estimate(n, mu, se, elo_of(mu), elo_of(mu - Z95 * se), elo_of(mu + Z95 * se), los, nelo, nelo_lo, nelo_hi)
 
 
 # --- the test ---------------------------------------------------------------------
@@ -209,17 +337,22 @@ class SPRT:
     """The state of one test: outcome counts, the LLR and its bounds.
 
     ``values`` are the per-game scores of the outcomes (:data:`PENTANOMIAL` for duplicate
-    units, :data:`TRINOMIAL` for single games); :meth:`add` takes an outcome's index."""
+    units, :data:`TRINOMIAL` for single games); :meth:`add` takes an outcome's index.
+    ``elo0`` and ``elo1`` are in the ``model``'s Elo."""
 
     def __init__(self, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05,
-                 values: Sequence[float] = PENTANOMIAL):
-        check_hypotheses(elo0, elo1, alpha, beta)
+                 values: Sequence[float] = PENTANOMIAL, model: EloModel = EloModel.LOGISTIC):
+        model = EloModel(model)
+        check_hypotheses(elo0, elo1, alpha, beta, model)
         self.elo0, self.elo1, self.alpha, self.beta = float(elo0), float(elo1), float(alpha), float(beta)
+        self.model = model
         self.values = tuple(values)
         self.counts = [0] * len(self.values)
-        self.s0, self.s1 = expected_score(elo0), expected_score(elo1)
+        self.s0, self.s1 = expected_score(elo0), expected_score(elo1)  # logistic: the scores of H0 and H1
+        self.t0, self.t1 = nelo_to_t(elo0, self.values), nelo_to_t(elo1, self.values)  # normalized: t-values
         self.lower, self.upper = bounds(alpha, beta)
-        self._x = (0.0, 0.0)
+        self._x: tuple[float, float] = (0.0, 0.0)  # warm starts of the logistic MLEs
+        self._pdfs: tuple[_Start, _Start] | None = None  # and of the normalized ones
         self._llr: float | None = 0.0
 
     @property
@@ -232,9 +365,17 @@ class SPRT:
 
     def llr(self) -> float:
         if self._llr is None:
-            self._llr, x0, x1 = _llr(self.counts, self.values, self.s0, self.s1, self._x)
-            self._x = (x0, x1)
+            if self.model is EloModel.NORMALIZED:
+                self._llr, p0, p1 = _llr_t(self.counts, self.values, self.t0, self.t1, self._pdfs)
+                self._pdfs = (p0, p1)
+            else:
+                self._llr, x0, x1 = _llr(self.counts, self.values, self.s0, self.s1, self._x)
+                self._x = (x0, x1)
         return self._llr
+
+    def llr_approx(self) -> float:
+        """The normal approximation of :meth:`llr` (:func:`llr_approx`)."""
+        return llr_approx(self.counts, self.values, self.elo0, self.elo1, self.model)
 
     def verdict(self) -> Verdict | None:
         """H1 or H0 once the LLR has crossed a bound, else None."""
@@ -246,10 +387,15 @@ class SPRT:
         return None
 
 
-def check_hypotheses(elo0: float, elo1: float, alpha: float, beta: float) -> None:
-    """Raises ValueError unless elo0 < elo1 and 0 < α, β with α + β < 1."""
+def check_hypotheses(elo0: float, elo1: float, alpha: float, beta: float,
+                     model: EloModel = EloModel.LOGISTIC) -> None:
+    """Raises ValueError unless elo0 < elo1 and 0 < α, β with α + β < 1, and, in normalized Elo,
+    both within ±:data:`MAX_NELO`."""
     if not (math.isfinite(elo0) and math.isfinite(elo1) and elo0 < elo1):
         raise ValueError(f"elo0 must be less than elo1, got elo0 = {elo0}, elo1 = {elo1}")
+    if model is EloModel.NORMALIZED and max(abs(elo0), abs(elo1)) > MAX_NELO:
+        raise ValueError(f"normalized Elo hypotheses must lie within ±{MAX_NELO:g} (a larger difference is "
+                         f"decided in a few dozen units anyway), got elo0 = {elo0}, elo1 = {elo1}")
     if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0 and alpha + beta < 1.0):
         raise ValueError(f"alpha and beta must be in (0, 1) with alpha + beta < 1, got {alpha}, {beta}")
 

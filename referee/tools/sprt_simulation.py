@@ -9,11 +9,14 @@ Two parts:
 ``model``: synthetic duplicate play (``referee.stats.simulation.duplicate_model``): a
 deal luck ``L ~ Normal(0, luck)`` logits shared by the two games of a unit, the
 candidate winning with ``σ(δ + L)`` and then, seats swapped, ``σ(δ - L)``; 2% draws.
-For each luck level and each preset it runs ``--runs`` SPRTs with the true Elo at
-elo0 (a pass would be a false positive: the rate should be <= α) and at elo1 (a
-failure would be a false negative: <= β), for the duplicate/pentanomial SPRT and
-for a plain per-game (trinomial) SPRT on independent deals, and prints the error
-rates and the mean number of games each needed.
+For each Elo model (``--models``), each luck level and each preset it runs ``--runs``
+SPRTs with the true Elo at elo0 (a pass would be a false positive: the rate should be
+<= α) and at elo1 (a failure would be a false negative: <= β), and prints the error
+rates and the mean number of games each needed. Logistic Elo: the duplicate/pentanomial
+SPRT and a plain per-game (trinomial) SPRT on independent deals, at the same true Elo.
+Normalized Elo: the pentanomial SPRT, the truth moved to exactly nelo0 and nelo1
+(``duplicate_model_normalized``); a per-game SPRT has no comparable truth there, as a
+game's normalized Elo is measured against its own, larger, variance.
 
 ``real``: games played in process (the engines directly, no referee, no gRPC):
 the heuristic bot against itself weakened to play a random legal action with
@@ -24,7 +27,8 @@ independent deals have the same distribution per game). Printed: the pool's
 outcome counts and Elo, the verdicts and mean games of both SPRTs on the pool
 as it is, and the error rates with the pool's own outcome shape moved to exactly
 elo0 and elo1 (the closest distribution, in the Kullback-Leibler sense, with that
-mean: :func:`referee.stats.sprt.mle_with_mean`).
+mean, :func:`referee.stats.sprt.mle_with_mean`, or, in normalized Elo, with that
+t-value, :func:`referee.stats.sprt.mle_with_t`; normalized: the duplicate SPRT only).
 """
 
 from __future__ import annotations
@@ -38,13 +42,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from referee.stats import sprt as S
-from referee.stats.simulation import duplicate_model
-from referee.stats.sprt import Verdict
+from referee.stats.simulation import duplicate_model, duplicate_model_normalized
+from referee.stats.sprt import EloModel, Verdict
 from referee.tools.strength import play  # one in-process match loop for both tools
 from referee.tournament.sprt.setup import PRESETS
 from referee.tournament.sprt.units import game_outcome, unit_lineups
 
-HYPOTHESES = [("stronger", *PRESETS["stronger"]), ("non-regression", *PRESETS["non-regression"])]
+UNIT = {EloModel.NORMALIZED: "nElo", EloModel.LOGISTIC: "Elo"}
+
+
+def hypotheses(model: EloModel) -> list[tuple[str, float, float]]:
+    """(preset, elo0, elo1) of every preset in the model."""
+    return [(name, *by_model[model]) for name, by_model in PRESETS.items()]
 
 
 # --- running many SPRTs ------------------------------------------------------------------
@@ -64,12 +73,13 @@ def sampler(probs: Sequence[float], rng: random.Random) -> Callable[[], int]:
 
 
 def many(draw: Callable[[], int], values: Sequence[float], elo0: float, elo1: float, runs: int,
-         games_per_draw: int, max_n: int, alpha: float = 0.05, beta: float = 0.05) -> dict[str, Any]:
+         games_per_draw: int, max_n: int, alpha: float = 0.05, beta: float = 0.05,
+         model: EloModel = EloModel.LOGISTIC) -> dict[str, Any]:
     """Verdict counts and mean games over ``runs`` SPRTs fed by ``draw``."""
     verdicts = {Verdict.H1: 0, Verdict.H0: 0, Verdict.INCONCLUSIVE: 0}
     games = []
     for _ in range(runs):
-        verdict, n = S.run_test(draw, S.SPRT(elo0, elo1, alpha, beta, values), max_n)
+        verdict, n = S.run_test(draw, S.SPRT(elo0, elo1, alpha, beta, values, model), max_n)
         verdicts[verdict] += 1
         games.append(n * games_per_draw)
     return {**verdicts, "runs": runs, "games": statistics.fmean(games)}
@@ -91,30 +101,39 @@ def rate(k: int, n: int) -> str:
 
 def part_model(args: argparse.Namespace) -> None:
     print(f"== synthetic duplicate play: {args.runs} SPRTs per line, alpha = beta = 0.05, 2% draws ==")
-    print(f"{'hypotheses':<30}{'luck':>5}  {'SPRT':<13}{'false pass (true elo0)':>26}{'games':>8}"
+    print(f"{'hypotheses':<36}{'luck':>5}  {'SPRT':<13}{'false pass (true elo0)':>26}{'games':>8}"
           f"{'false fail (true elo1)':>26}{'games':>8}")
-    for name, elo0, elo1 in HYPOTHESES:
-        for luck in args.lucks:
-            saved = []
-            for kind in ("pentanomial", "trinomial"):
-                line = []
-                for true in (elo0, elo1):
-                    penta, tri = duplicate_model(true, luck, 0.02)
-                    rng = random.Random(f"{args.seed}:{name}:{luck}:{kind}:{true}")
-                    if kind == "pentanomial":
-                        out = many(sampler(penta, rng), S.PENTANOMIAL, elo0, elo1, args.runs, 2, args.max_units)
-                    else:
-                        out = many(sampler(tri, rng), S.TRINOMIAL, elo0, elo1, args.runs, 1, 2 * args.max_units)
-                    wrong = out[Verdict.H1] if true == elo0 else out[Verdict.H0]
-                    line.append((wrong, out["games"]))
-                saved.append(line)
-                label = f"{name} <{elo0:g}, {elo1:g}>" if kind == "pentanomial" else ""
-                print(f"{label:<30}{luck:>5g}  {kind:<13}{rate(line[0][0], args.runs):>26}{line[0][1]:>8.0f}"
-                      f"{rate(line[1][0], args.runs):>26}{line[1][1]:>8.0f}")
-            (_, p0), (_, p1) = saved[0]
-            (_, t0), (_, t1) = saved[1]
-            print(f"{'':<30}{'':>5}  {'games saved':<13}{f'{100 * (1 - p0 / t0):.0f}%':>26}{'':>8}"
-                  f"{f'{100 * (1 - p1 / t1):.0f}%':>26}")
+    for model in args.models:
+        kinds = ("pentanomial", "trinomial") if model is EloModel.LOGISTIC else ("pentanomial",)
+        for name, elo0, elo1 in hypotheses(model):
+            for luck in args.lucks:
+                saved = []
+                for kind in kinds:
+                    line = []
+                    for true in (elo0, elo1):
+                        # (logistic: the seeds of the figures in docs/regression.md, measured before the models)
+                        tag = "" if model is EloModel.LOGISTIC else f"{model}:"
+                        rng = random.Random(f"{args.seed}:{tag}{name}:{luck}:{kind}:{true}")
+                        if model is EloModel.NORMALIZED:
+                            draw = sampler(duplicate_model_normalized(true, luck, 0.02), rng)
+                            out = many(draw, S.PENTANOMIAL, elo0, elo1, args.runs, 2, args.max_units, model=model)
+                        elif kind == "pentanomial":
+                            draw = sampler(duplicate_model(true, luck, 0.02)[0], rng)
+                            out = many(draw, S.PENTANOMIAL, elo0, elo1, args.runs, 2, args.max_units)
+                        else:
+                            draw = sampler(duplicate_model(true, luck, 0.02)[1], rng)
+                            out = many(draw, S.TRINOMIAL, elo0, elo1, args.runs, 1, 2 * args.max_units)
+                        wrong = out[Verdict.H1] if true == elo0 else out[Verdict.H0]
+                        line.append((wrong, out["games"]))
+                    saved.append(line)
+                    label = f"{name} <{elo0:g}, {elo1:g}> {UNIT[model]}" if kind == "pentanomial" else ""
+                    print(f"{label:<36}{luck:>5g}  {kind:<13}{rate(line[0][0], args.runs):>26}{line[0][1]:>8.0f}"
+                          f"{rate(line[1][0], args.runs):>26}{line[1][1]:>8.0f}", flush=True)
+                if len(saved) == 2:
+                    (_, p0), (_, p1) = saved[0]
+                    (_, t0), (_, t1) = saved[1]
+                    print(f"{'':<36}{'':>5}  {'games saved':<13}{f'{100 * (1 - p0 / t0):.0f}%':>26}{'':>8}"
+                          f"{f'{100 * (1 - p1 / t1):.0f}%':>26}")
     print()
 
 
@@ -161,31 +180,42 @@ def part_real(args: argparse.Namespace) -> None:
               f"{var_game / var_unit:.1f} independent games")
         unit_probs = [c / len(units) for c in counts]
         game_probs = [c / len(singles) for c in tri_counts]
-        print(f"{'hypotheses':<30}{'true Elo':<18}{'SPRT':<24}{'H1':>6}{'H0':>6}{'none':>6}{'wrong verdicts':>25}"
+        print(f"normalized Elo {est.nelo:+.1f} [{est.nelo_lo:+.1f}, {est.nelo_hi:+.1f}]")
+        print(f"{'hypotheses':<36}{'true Elo':<22}{'SPRT':<24}{'H1':>6}{'H0':>6}{'none':>6}{'wrong verdicts':>25}"
               f"{'games':>8}")
-        for name, elo0, elo1 in HYPOTHESES:
-            for label, target in (("pool", None), ("at elo0", elo0), ("at elo1", elo1)):
-                if target is None:
-                    penta, tri = unit_probs, game_probs
-                    true = f"{est.elo:+.0f} (the pool)"
-                else:
-                    s = S.expected_score(target)
-                    penta = S.mle_with_mean(S.PENTANOMIAL, [max(p, 1e-9) for p in unit_probs], s)[0]
-                    tri = S.mle_with_mean(S.TRINOMIAL, [max(p, 1e-9) for p in game_probs], s)[0]
-                    true = f"{target:+g} ({label})"
-                results = []
-                for kind, probs, values, per in (("duplicate, pentanomial", penta, S.PENTANOMIAL, 2),
-                                                 ("per game, trinomial", tri, S.TRINOMIAL, 1)):
-                    rng = random.Random(f"{args.seed}:{game}:{name}:{label}:{kind}")
-                    out = many(sampler(probs, rng), values, elo0, elo1, args.runs, per,
-                               args.max_units * (2 // per))
-                    wrong = "" if target is None else rate(out[Verdict.H1] if target == elo0 else out[Verdict.H0],
-                                                           args.runs)
-                    head = f"{name} <{elo0:g}, {elo1:g}>" if label == "pool" and per == 2 else ""
-                    print(f"{head:<30}{true:<18}{kind:<24}{out[Verdict.H1]:>6}{out[Verdict.H0]:>6}"
-                          f"{out[Verdict.INCONCLUSIVE]:>6}{wrong:>25}{out['games']:>8.0f}")
-                    results.append(out["games"])
-                print(f"{'':<48}{'games saved':<24}{'':>43}{f'{100 * (1 - results[0] / results[1]):.0f}%':>8}")
+        for model in args.models:
+            for name, elo0, elo1 in hypotheses(model):
+                for label, target in (("pool", None), ("at elo0", elo0), ("at elo1", elo1)):
+                    if target is None:
+                        penta, tri = unit_probs, game_probs
+                        true = f"{est.elo if model is EloModel.LOGISTIC else est.nelo:+.0f} (the pool)"
+                    elif model is EloModel.NORMALIZED:
+                        penta = S.mle_with_t(S.PENTANOMIAL, [max(p, 1e-9) for p in unit_probs],
+                                             S.nelo_to_t(target, S.PENTANOMIAL))[0]
+                        true = f"{target:+g} ({label})"
+                    else:
+                        s = S.expected_score(target)
+                        penta = S.mle_with_mean(S.PENTANOMIAL, [max(p, 1e-9) for p in unit_probs], s)[0]
+                        tri = S.mle_with_mean(S.TRINOMIAL, [max(p, 1e-9) for p in game_probs], s)[0]
+                        true = f"{target:+g} ({label})"
+                    results = []
+                    runs = [("duplicate, pentanomial", penta, S.PENTANOMIAL, 2)]
+                    if model is EloModel.LOGISTIC:
+                        runs.append(("per game, trinomial", tri, S.TRINOMIAL, 1))
+                    for kind, probs, values, per in runs:
+                        tag = "" if model is EloModel.LOGISTIC else f"{model}:"
+                        rng = random.Random(f"{args.seed}:{game}:{tag}{name}:{label}:{kind}")
+                        out = many(sampler(probs, rng), values, elo0, elo1, args.runs, per,
+                                   args.max_units * (2 // per), model=model)
+                        wrong = "" if target is None else rate(
+                            out[Verdict.H1] if target == elo0 else out[Verdict.H0], args.runs)
+                        head = f"{name} <{elo0:g}, {elo1:g}> {UNIT[model]}" if label == "pool" and per == 2 else ""
+                        print(f"{head:<36}{true:<22}{kind:<24}{out[Verdict.H1]:>6}{out[Verdict.H0]:>6}"
+                              f"{out[Verdict.INCONCLUSIVE]:>6}{wrong:>25}{out['games']:>8.0f}", flush=True)
+                        results.append(out["games"])
+                    if len(results) == 2:
+                        print(f"{'':<58}{'games saved':<24}{'':>43}"
+                              f"{f'{100 * (1 - results[0] / results[1]):.0f}%':>8}")
         print()
 
 
@@ -204,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--confirmation-noise", type=float, default=0.05)
     parser.add_argument("--rounds", type=int, default=4, help="Confirmation rounds per match (default 4)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--models", type=EloModel, nargs="+", default=list(EloModel),
+                        help="the Elo models of the hypotheses (default: normalized logistic)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.part in ("model", "all"):

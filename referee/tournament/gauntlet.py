@@ -37,6 +37,7 @@ from referee import games
 from referee.games.lineups import balanced_subset
 from referee.tournament import config as tconfig
 from referee.stats import ratings
+from referee.stats.headtohead import elo_difference
 from referee.tournament.config import ConfigFile, TournamentConfig
 from referee.tournament.run import Progress, claim_store, play_schedule
 from referee.tournament.schedule import (
@@ -188,15 +189,14 @@ def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int =
         if not outcomes:
             out.append(Versus(base, len(mine), 0, 0, 0, 0, None, None, None, None, None, None, None))
             continue
-        fit = ratings.rate(outcomes, anchor=(base, 0.0), bootstrap=bootstrap, seed=seed)
-        row = fit[candidate]
+        row, los = elo_difference(outcomes, candidate, base, bootstrap, seed)
         diffs = []
         for r in mine:
             cs = [r.scores[s] for s, b in enumerate(r.lineup) if b == candidate]
             bs = [r.scores[s] for s, b in enumerate(r.lineup) if b == base]
             diffs.append(sum(cs) / len(cs) - sum(bs) / len(bs))
         out.append(Versus(base, len(mine), row.games, row.wins, row.draws, row.losses, row.score_pct, row.elo,
-                          row.lo, row.hi, row.plus_minus, fit.los(candidate, base) if bootstrap else None,
+                          row.lo, row.hi, row.plus_minus, los,
                           sum(diffs) / len(diffs)))
     out.sort(key=lambda v: (-(v.elo if v.elo is not None else -1e9), v.baseline))
     return out

@@ -1,11 +1,15 @@
-"""Standings from stored results: the Elo table, head to head, seat bias.
+"""Standings from stored results: the Elo table, head to head (Elo difference, W-D-L, game
+pairs), the likelihood-of-superiority matrix, seat bias; as text, JSON and CSV.
 
 A match enters the rating fit as the pairwise results between its seats,
 ranked as the game's spec says (``rated_by``): by placing (Aegis: one result
 each, by the match winner) or by final score (Confirmation: equal scores are
 draws). A match whose results name teams (``results["teams"]``: Confirmation's
 pairs) gives one result between the teams instead, never one between partners,
-and the standings add a table of the partnerships. Intervals: ``ratings.rate``.
+and the standings add a table of the partnerships. Intervals come from a
+bootstrap over deal sets, widened for small samples (``ratings.rate``); the
+head-to-head statistics, game pairs, LOS matrix and opponents' average from
+:mod:`referee.stats.headtohead`.
 """
 
 from __future__ import annotations
@@ -21,23 +25,25 @@ from tabulate import tabulate
 
 from referee import games
 from referee.games import RatedBy
-from referee.stats import ratings
+from referee.stats import headtohead, ratings
 from referee.tournament.store import MatchRow
 
 
 @dataclass
 class BotLine:
     name: str
-    elo: float
-    plus_minus: float | None
-    lo: float | None
+    elo: float | None  # None where the results cannot identify individual ratings
+    lo: float | None  # the 95% interval (None without bootstrap)
     hi: float | None
-    matches: int
-    score_pct: float | None
+    plus_minus: float | None  # (hi - lo) / 2
+    matches: int  # matches played
+    results: int  # pairwise results (see referee.stats.headtohead): what W-D-L and score % count
     wins: int
     draws: int
     losses: int
-    mean_points: float | None
+    score_pct: float | None
+    opponents_elo: float | None  # the opponents' average Elo, weighted by the results against each
+    mean_points: float | None  # per seat held
     timeouts: int
     illegal: int
     disconnects: int
@@ -49,11 +55,13 @@ class BotLine:
 class Standings:
     game: str
     lines: list[BotLine]
-    head_to_head: dict[str, dict[str, ratings.Record]]
+    head_to_head: dict[str, dict[str, headtohead.HeadToHead]]
+    los: dict[str, dict[str, float | None]]  # LOS of the row bot over the column bot, in the joint fit
     seat_bias: list[dict[str, Any]]
     matches: int
     deal_sets: int
     bootstrap: int
+    anchor: tuple[str, float] | None = None
     notes: list[str] = field(default_factory=list)
     #: the partnerships rated as players (team games only: Confirmation's pairs), else None
     teams: ratings.Ratings | None = None
@@ -63,22 +71,27 @@ class Standings:
     incomplete: dict[str, str] = field(default_factory=dict)
 
 
-def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
-    out: list[ratings.Outcome] = []
+def match_seats(game: str, rows: Iterable[MatchRow]) -> list[headtohead.MatchSeats]:
+    """The matches as the tables rank their seats: by placing or by final score, as the game says;
+    with their teams where the results name them."""
     by_placing = games.get(game).rated_by is RatedBy.PLACING
-    for row in rows:
-        ranks = [-p for p in row.placing] if by_placing else row.scores
-        if row.results.get("teams"):
-            out += ratings.team_results(row.deal_set, row.lineup, ranks, row.results["teams"])
-        else:
-            out += ratings.pairwise_from_game(row.deal_set, row.lineup, ranks)
-    return out
+    return [headtohead.MatchSeats(row.deal_set, tuple(row.lineup),
+                                  tuple(-p for p in row.placing) if by_placing else tuple(row.scores),
+                                  tuple(map(tuple, row.results["teams"])) if row.results.get("teams") else None)
+            for row in rows]
+
+
+def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome]:
+    """The results the rating fit takes (pairwise, or between teams)."""
+    return headtohead.pair_results(match_seats(game, rows))
 
 
 def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
             seed: int = 0) -> Standings:
-    outcomes = pair_results_of(game, rows)
+    seats_of = match_seats(game, rows)
+    outcomes = headtohead.pair_results(seats_of)
     fit = ratings.rate(outcomes, anchor=anchor, bootstrap=bootstrap, seed=seed)
+    opponents = headtohead.opponents_average(fit)
     teams = None
     if any(isinstance(o, ratings.TeamResult) for o in outcomes):
         teams = ratings.rate_teams(outcomes, fit, seed=seed)
@@ -99,17 +112,21 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
     for r in fit.rows:
         f = faults[r.name]
         pts = points[r.name]
-        line = BotLine(r.name, r.elo, r.plus_minus, r.lo, r.hi, matches[r.name], r.score_pct, r.wins, r.draws,
-                       r.losses, sum(pts) / len(pts) if pts else None, f["timeout"],
-                       f["illegal"] + f["malformed"] + f["wrong_id"], f["disconnect"] + f["no_session"],
-                       r.los_next, r.bound)
+        line = BotLine(r.name, r.elo, r.lo, r.hi, r.plus_minus, matches[r.name], r.games, r.wins, r.draws,
+                       r.losses, r.score_pct, opponents[r.name], sum(pts) / len(pts) if pts else None,
+                       f["timeout"], f["illegal"] + f["malformed"] + f["wrong_id"],
+                       f["disconnect"] + f["no_session"], r.los_next, r.bound)
         if not fit.identifiable:  # the prior's split of the teams' ratings: print none
-            line.elo = line.plus_minus = line.lo = line.hi = line.los_next = None
+            line.elo = line.plus_minus = line.lo = line.hi = line.los_next = line.opponents_elo = None
         lines.append(line)
     bias = [{"seat": s, "games": len(v), "mean_points": sum(p for p, _ in v) / len(v) if v else None,
              "first_place_pct": 100 * sum(1 for _, place in v if place == 1) / len(v) if v else None}
             for s, v in enumerate(by_seat)]
-    return Standings(game, lines, fit.head_to_head, bias, len(rows), len({r.deal_set for r in rows}), bootstrap,
+    los = headtohead.los_matrix(fit)
+    if not fit.identifiable:
+        los = {a: dict.fromkeys(row) for a, row in los.items()}
+    return Standings(game, lines, headtohead.head_to_head(seats_of, bootstrap, seed), los,
+                     bias, len(rows), len({r.deal_set for r in rows}), bootstrap, anchor,
                      [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted)
 
 
@@ -133,30 +150,46 @@ def _f(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.0f}"
+
+
+def _interval(lo: float | None, hi: float | None, fmt=_f) -> str:
+    return "-" if lo is None or hi is None else f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
 def _elo(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
-    """The Elo and ± cells: a bound ("< 1306") for a bot that scored no point or every point."""
+    """The Elo and interval cells: a bound ("< 1306") for a bot that scored no point or every point."""
     if b.bound == "upper" and b.hi is not None:
         return f"< {b.hi:.0f}", "-"
     if b.bound == "lower" and b.lo is not None:
         return f"> {b.lo:.0f}", "-"
-    return _f(b.elo), _f(b.plus_minus)
+    return _f(b.elo), _interval(b.lo, b.hi)
 
 
 def table(st: Standings) -> str:
-    rows = [[rank, _name(st, b.name), *_elo(b), b.matches, _f(b.score_pct, 1),
-             f"{b.wins}-{b.draws}-{b.losses}", _f(b.mean_points, 2), f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
+    rows = [[rank, _name(st, b.name), *_elo(b), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
+             _f(b.score_pct, 1), _f(b.opponents_elo), _f(b.mean_points, 2),
+             f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
             for rank, b in enumerate(st.lines, 1)]
-    headers = ["rank", "bot", "Elo", "±", "games", "score %", "W-D-L", "pts/game", "faults t/i/d"]
+    headers = ["rank", "bot", "Elo", "95% interval", "matches", "results", "W-D-L", "score %", "opp. Elo",
+               "pts/seat", "faults t/i/d"]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
-                    colalign=("right", "left", "right", "right", "right", "right", "right", "right", "right"))
+                    colalign=("right", "left", "right", "right", "right", "right", "right", "right", "right",
+                              "right", "right"))
 
 
 def team_table(teams: ratings.Ratings) -> str:
     """The partnerships (``ratings.rate_teams``); no Elo where even the teams cannot be compared."""
     rows = [[rank, r.name, *(_elo(r) if teams.identifiable else ("-", "-")), r.games, _f(r.score_pct, 1),
              f"{r.wins}-{r.draws}-{r.losses}"] for rank, r in enumerate(teams.rows, 1)]
-    return tabulate(rows, headers=["rank", "team", "Elo", "±", "games", "score %", "W-D-L"], tablefmt="simple",
-                    disable_numparse=True, colalign=("right", "left", "right", "right", "right", "right", "right"))
+    return tabulate(rows, headers=["rank", "team", "Elo", "95% interval", "results", "score %", "W-D-L"],
+                    tablefmt="simple", disable_numparse=True,
+                    colalign=("right", "left", "right", "right", "right", "right", "right"))
 
 
 def _teams_part(st: Standings) -> list[str]:
@@ -168,16 +201,29 @@ def _teams_part(st: Standings) -> list[str]:
     return ["", f"Partnerships (team against team; a team's Elo: {how}):", team_table(st.teams)]
 
 
-def cross_table(st: Standings) -> str:
+def pairs(st: Standings) -> list[tuple[str, str]]:
+    """Every two bots that met, once, the better ranked first, in the order of the ranking."""
     names = [b.name for b in st.lines]
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if b in st.head_to_head.get(a, {})]
+
+
+def pairs_table(st: Standings) -> str:
     rows = []
-    for a in names:
-        row = [a]
-        for b in names:
-            rec = st.head_to_head.get(a, {}).get(b)
-            row.append("" if a == b else "-" if rec is None or not rec.games else f"{rec.score_pct:.0f}% ({rec.games})")
-        rows.append(row)
-    return tabulate(rows, headers=["vs →", *names], tablefmt="simple", disable_numparse=True)
+    for a, b in pairs(st):
+        h = st.head_to_head[a][b]
+        rows.append([f"{a} - {b}", h.results, f"{h.wins}-{h.draws}-{h.losses}", _f(h.score_pct, 1), _signed(h.elo),
+                     _interval(h.elo_lo, h.elo_hi, _signed), _pct(h.los), " ".join(map(str, h.pentanomial)),
+                     h.unpaired])
+    headers = ["pair", "results", "W-D-L", "score %", "Elo diff", "95% interval", "LOS %", "game pairs 0 ½ 1 1½ 2",
+               "unpaired"]
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                    colalign=("left", "right", "right", "right", "right", "right", "right", "right", "right"))
+
+
+def los_table(st: Standings) -> str:
+    names = [b.name for b in st.lines]
+    rows = [[a, *("" if a == b else _pct(st.los[a][b]) for b in names)] for a in names]
+    return tabulate(rows, headers=["LOS %", *names], tablefmt="simple", disable_numparse=True)
 
 
 def bias_table(st: Standings) -> str:
@@ -186,18 +232,35 @@ def bias_table(st: Standings) -> str:
     return tabulate(rows, headers=["seat", "games", "mean points", label], tablefmt="simple", disable_numparse=True)
 
 
-def report(st: Standings) -> str:
+def scale(st: Standings) -> str:
+    """How the ratings are placed: an anchored bot, or the average."""
+    if st.anchor is not None:
+        return f"anchored: {st.anchor[0]} = {st.anchor[1]:g}"
+    return f"average {ratings.DEFAULT_AVERAGE:g}"
+
+
+def report(st: Standings, los: bool = False) -> str:
+    """The standings as text; with ``los``, the likelihood-of-superiority matrix too."""
+    interval = (f"95% intervals by {st.bootstrap} bootstrap resamples of deal sets, widened for small samples"
+                if st.bootstrap else "no intervals (--bootstrap 0)")
     parts = [
         f"{st.game}: {st.matches} match(es) on {st.deal_sets} deal set(s); Elo by Bradley-Terry maximum "
-        f"likelihood, average 1500, ± = half the 95% interval ({st.bootstrap} bootstrap resamples of deal sets, "
-        f"widened for small samples)",
+        f"likelihood, {scale(st)}; {interval}",
         *st.notes,
         "",
         table(st),
+        "matches: matches played; results: pairwise results, one per seat of another bot in a match (what W-D-L "
+        "and score % count);\nopp. Elo: the opponents' average Elo over those results",
         *_teams_part(st),
         "",
-        "Head to head (row's score against column, pairwise games):",
-        cross_table(st),
+        "Head to head (the first bot's results against the second; Elo diff from these results alone; game pairs: "
+        "the same deal set with the two seats swapped, counted by the first bot's points):",
+        pairs_table(st),
+    ]
+    if los:
+        parts += ["", "Likelihood of superiority (row over column, % of bootstrap resamples of the joint fit):",
+                  los_table(st)]
+    parts += [
         "",
         "Seat bias (" + games.get(st.game).seat_order + "):",
         bias_table(st),
@@ -208,21 +271,51 @@ def report(st: Standings) -> str:
 def to_json(st: Standings) -> dict[str, Any]:
     return {
         "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
+        "scale": {"anchor": st.anchor[0], "rating": st.anchor[1]} if st.anchor else
+                 {"average": ratings.DEFAULT_AVERAGE},
         "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
         "standings": [{"rank": i, **b.__dict__, **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete
                                                    else {})} for i, b in enumerate(st.lines, 1)],
-        "head_to_head": {a: {b: rec.__dict__ for b, rec in row.items()} for a, row in st.head_to_head.items()},
+        "head_to_head": {a: {b: h.__dict__ for b, h in row.items()} for a, row in st.head_to_head.items()},
+        "los": st.los,
         "seat_bias": st.seat_bias,
         **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
     }
 
 
 def to_csv(st: Standings) -> str:
-    buf = io.StringIO()
+    """One row per bot, the fields of the standings."""
     fields = ["rank", *BotLine.__dataclass_fields__, *(["incomplete"] if st.incomplete else [])]
+    return _csv(fields, [{"rank": i, **b.__dict__, **({"incomplete": st.incomplete.get(b.name, "")}
+                                                       if st.incomplete else {})}
+                         for i, b in enumerate(st.lines, 1)])
+
+
+#: the CSV columns of a pentanomial: game pairs scoring 0, ½, 1, 1½, 2 points for the row's bot
+PAIRS_COLUMNS = ("pairs_0", "pairs_0.5", "pairs_1", "pairs_1.5", "pairs_2")
+
+
+def to_csv_pairs(st: Standings) -> str:
+    """One row per ordered pair of bots that met: head to head, game pairs and the joint fit's LOS."""
+    fields = ["bot", "opponent",
+              *(c for f in headtohead.HeadToHead.__dataclass_fields__
+                for c in (PAIRS_COLUMNS if f == "pentanomial" else (f,))),
+              "los_joint"]
+    rows = []
+    names = [b.name for b in st.lines]
+    for a in names:
+        for b in names:
+            h = st.head_to_head.get(a, {}).get(b)
+            if h is not None:
+                row = {"bot": a, "opponent": b, **h.__dict__, "los_joint": st.los[a][b]}
+                row.update(zip(PAIRS_COLUMNS, row.pop("pentanomial")))
+                rows.append(row)
+    return _csv(fields, rows)
+
+
+def _csv(fields: list[str], rows: Iterable[dict[str, Any]]) -> str:
+    buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields)
     writer.writeheader()
-    for i, b in enumerate(st.lines, 1):
-        writer.writerow({"rank": i, **b.__dict__, **({"incomplete": st.incomplete.get(b.name, "")}
-                                                     if st.incomplete else {})})
+    writer.writerows(rows)
     return buf.getvalue()

@@ -137,7 +137,7 @@ def standings_source(store: Any, game: str, bootstrap: int) -> Callable[[], dict
         def f(v: float | None) -> str:
             return "-" if v is None else f"{v:.0f}"
 
-        return {"headers": ["rank", "bot", "Elo", "low", "high", "games", "score %", "W-D-L"],
+        return {"headers": ["rank", "bot", "Elo", "low", "high", "matches", "score %", "W-D-L"],
                 "rows": [[i, b.name, f(b.elo), f(b.lo), f(b.hi), b.matches,
                           "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}"]
                          for i, b in enumerate(st.lines, 1)]}

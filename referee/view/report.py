@@ -77,15 +77,16 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], name: str) -
 
 
 def standings_table(st: tstandings.Standings) -> str:
-    head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>low</th><th>high</th><th>±</th>"
-            "<th>games</th><th>score %</th><th>W-D-L</th><th>pts/game</th><th>faults t/i/d</th></tr>")
+    head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>low</th><th>high</th><th>matches</th>"
+            "<th>results</th><th>W-D-L</th><th>score %</th><th>opp. Elo</th><th>pts/seat</th>"
+            "<th>faults t/i/d</th></tr>")
     body = []
     for rank, b in enumerate(st.lines, 1):
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
                     f"<td class=\"elo\">{_f(b.elo)}</td><td class=\"lo\">{_f(b.lo)}</td>"
                     f"<td class=\"hi\">{_f(b.hi)}</td>"
-                    f"<td>{_f(b.plus_minus)}</td><td>{b.matches}</td><td>{_f(b.score_pct, 1)}</td>"
-                    f"<td>{b.wins}-{b.draws}-{b.losses}</td><td>{_f(b.mean_points, 2)}</td>"
+                    f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
+                    f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
                     f"<td>{b.timeouts}/{b.illegal}/{b.disconnects}</td></tr>")
     return f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -154,7 +155,7 @@ def heatmap(st: tstandings.Standings) -> str:
         cells = [f"<th class=\"l\">{html.escape(a)}</th>"]
         for b in names:
             rec = st.head_to_head.get(a, {}).get(b)
-            if a == b or rec is None or not rec.games or rec.score_pct is None:
+            if a == b or rec is None or not rec.results or rec.score_pct is None:
                 cells.append("<td class=\"empty\"></td>")
                 continue
             pct = rec.score_pct
@@ -162,7 +163,7 @@ def heatmap(st: tstandings.Standings) -> str:
             t = (pct - 50) / 50
             color = (f"rgb(255,{255 - int(-t * 150)},{255 - int(-t * 150)})" if t < 0
                      else f"rgb({255 - int(t * 150)},255,{255 - int(t * 150)})")
-            cells.append(f"<td style=\"background:{color}\" data-pct=\"{pct:.1f}\">{pct:.0f}% ({rec.games})</td>")
+            cells.append(f"<td style=\"background:{color}\" data-pct=\"{pct:.1f}\">{pct:.0f}% ({rec.results})</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table class=\"grid heat\" id=\"head-to-head\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 

@@ -6,9 +6,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from referee.stats.sprt import Z95, Estimate, Verdict, estimate, llr_normalized
+from referee.stats.sprt import Z95, EloModel, Estimate, Verdict, estimate
 from referee.tournament.sprt.setup import SprtSetup
 from referee.tournament.sprt.units import Tally
+
+
+#: how the text names each model's unit
+UNITS = {EloModel.NORMALIZED: "normalized Elo", EloModel.LOGISTIC: "logistic Elo"}
 
 
 def conclusion(verdict: Verdict, elo0: float, elo1: float) -> str:
@@ -38,15 +42,17 @@ def summary(setup: SprtSetup, tally: Tally, status: Verdict) -> dict[str, Any]:
     return {
         "game": setup.game, "options": setup.options, "seed": setup.seed,
         "candidate": setup.candidate.name, "baseline": setup.baseline.name,
-        "preset": setup.preset, "elo0": setup.elo0, "elo1": setup.elo1, "alpha": setup.alpha, "beta": setup.beta,
+        "preset": setup.preset, "elo_model": str(sprt.model), "elo0": setup.elo0, "elo1": setup.elo1,
+        "alpha": setup.alpha, "beta": setup.beta,
         "verdict": status, "conclusion": conclusion(status, setup.elo0, setup.elo1),
-        "llr": sprt.llr(), "llr_lower": sprt.lower, "llr_upper": sprt.upper,
-        "llr_normalized": llr_normalized(sprt.counts, sprt.values, setup.elo0, setup.elo1),
+        "llr": sprt.llr(), "llr_lower": sprt.lower, "llr_upper": sprt.upper, "llr_approx": sprt.llr_approx(),
         "units": sprt.n, "games": tally.games, "max_units": setup.max_units,
         "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
+        "draw_ratio": tally.draws / tally.games if tally.games else None,
         "pentanomial": list(sprt.counts),
         "score": est.score, "elo": _finite(est.elo), "elo_lo": _finite(est.elo_lo), "elo_hi": _finite(est.elo_hi),
-        "elo_text": elo_text(est), "los": est.los,
+        "elo_text": elo_text(est), "nelo": est.nelo, "nelo_lo": est.nelo_lo, "nelo_hi": est.nelo_hi,
+        "nelo_text": nelo_text(est), "los": est.los,
         "points_per_unit": mean, "points_per_unit_95": half,
         "faults": {bot: dict(counts) for bot, counts in sorted(tally.faults.items())},
         "seconds": round(tally.seconds, 1),
@@ -68,10 +74,29 @@ def elo_text(est: Estimate) -> str:
     return f"{_signed(est.elo)} [{_signed(est.elo_lo)}, {_signed(est.elo_hi)}]"
 
 
+def nelo_text(est: Estimate) -> str:
+    """The normalized Elo estimate and its 95% interval (``-`` without units or without variance)."""
+    if est.nelo is None:
+        return "-"
+    return f"{_signed(est.nelo)} [{_signed(est.nelo_lo)}, {_signed(est.nelo_hi)}]"
+
+
+def estimates_text(s: Mapping[str, Any]) -> str:
+    """Both Elo estimates with their 95% intervals, and the LOS."""
+    lo = s["los"]
+    return (f"Elo {s['elo_text']}, normalized Elo {s['nelo_text']} (95%), "
+            f"LOS {'-' if lo is None else f'{100 * lo:.1f}%'}")
+
+
 def _hypotheses(s: Mapping[str, Any]) -> str:
     preset = f" (preset {s['preset']})" if s["preset"] else ""
-    return (f"H0 Elo {_signed(s['elo0'], 2)} against H1 Elo {_signed(s['elo1'], 2)}{preset}, "
-            f"alpha {s['alpha']:g}, beta {s['beta']:g}")
+    return (f"H0 {_signed(s['elo0'], 2)} against H1 {_signed(s['elo1'], 2)} {UNITS[EloModel(s['elo_model'])]}"
+            f"{preset}, alpha {s['alpha']:g}, beta {s['beta']:g}")
+
+
+def _draws(s: Mapping[str, Any]) -> str:
+    ratio = s["draw_ratio"]
+    return f"W-D-L {s['wins']}-{s['draws']}-{s['losses']} (draw ratio {'-' if ratio is None else f'{100 * ratio:.1f}%'})"
 
 
 def _faults_text(s: Mapping[str, Any]) -> str:
@@ -92,7 +117,6 @@ def _verdict_text(s: Mapping[str, Any]) -> str:
 def text(s: Mapping[str, Any]) -> str:
     from referee.report import format_options
 
-    lo = s["los"]
     margin = _signed(s["points_per_unit"], 2)
     if s["points_per_unit_95"] is not None:
         margin += f" ± {s['points_per_unit_95']:.2f} (95%)"
@@ -102,8 +126,8 @@ def text(s: Mapping[str, Any]) -> str:
         f"verdict: {_verdict_text(s)}",
         (f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) after {s['units']} unit(s) "
          f"({s['games']} games; cap {s['max_units']} units)"),
-        f"Elo {s['elo_text']} (95%), LOS {'-' if lo is None else f'{100 * lo:.1f}%'}",
-        (f"W-D-L {s['wins']}-{s['draws']}-{s['losses']}; pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) "
+        estimates_text(s),
+        (f"{_draws(s)}; pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) "
          f"{' '.join(str(c) for c in s['pentanomial'])}"),
         f"points per unit ({s['candidate']} - {s['baseline']}) {margin}",
         f"faults t/i/d: {_faults_text(s)}; {s['seconds']:.0f} s",
@@ -116,7 +140,6 @@ def markdown(s: Mapping[str, Any]) -> str:
     from referee import __version__
     from referee.report import format_options
 
-    lo = s["los"]
     verdict = {Verdict.H1: f"**H1 accepted: {s['conclusion']}**",
                Verdict.H0: f"**H0 accepted: {s['conclusion']}**"}.get(s["verdict"], f"**{s['conclusion']}**")
     margin = _signed(s["points_per_unit"], 2)
@@ -126,6 +149,6 @@ def markdown(s: Mapping[str, Any]) -> str:
         f"**SPRT `{s['candidate']}` vs `{s['baseline']}`** ({s['game']}, {format_options(s['options'])}): "
         f"{verdict} after {s['units']} duplicate units ({s['games']} games). "
         f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) for {_hypotheses(s)}. "
-        f"Elo {s['elo_text']} (95%), LOS {'-' if lo is None else f'{100 * lo:.1f}%'}; "
-        f"W-D-L {s['wins']}-{s['draws']}-{s['losses']}, pentanomial {s['pentanomial']}; "
+        f"{estimates_text(s)}; "
+        f"{_draws(s)}, pentanomial {s['pentanomial']}; "
         f"points per unit {margin}. Seed {s['seed']}, referee {__version__}.\n")

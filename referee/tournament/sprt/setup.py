@@ -13,15 +13,22 @@ from typing import Any
 
 from referee import games
 from referee.runner import Clock
-from referee.stats.sprt import check_hypotheses
+from referee.stats.sprt import EloModel, check_hypotheses
 from referee.tournament import config as tconfig
 from referee.tournament.config import BotSpec, ConfigFile
 
-#: ``(elo0, elo1)`` of the presets: fishtest's <0, 2> and <-1.75, 0.25>, scaled by 10 (docs/regression.md)
-PRESETS: dict[str, tuple[float, float]] = {"stronger": (0.0, 20.0), "non-regression": (-17.5, 2.5)}
+#: ``(elo0, elo1)`` of the presets in each Elo model (docs/regression.md, "Presets"). Normalized:
+#: fishtest's <0, 2> and <-1.75, 0.25> (normalized Elo too) scaled by 12.5, an SPRT of about a
+#: thousand games at its bounds whatever the game. Logistic: this project's own, about a minute of
+#: CI in Aegis (its units are worth 8 independent games) but twice that in Confirmation (3).
+PRESETS: dict[str, dict[EloModel, tuple[float, float]]] = {
+    "stronger": {EloModel.NORMALIZED: (0.0, 25.0), EloModel.LOGISTIC: (0.0, 20.0)},
+    "non-regression": {EloModel.NORMALIZED: (-22.0, 3.0), EloModel.LOGISTIC: (-17.5, 2.5)},
+}
+DEFAULT_MODEL = EloModel.NORMALIZED
 #: the default cap on units (see docs/regression.md for how it compares with the expected length)
 DEFAULT_MAX_UNITS = 2000
-_SPRT_KEYS = {"candidate", "baseline", "preset", "elo0", "elo1", "alpha", "beta", "max_units"}
+_SPRT_KEYS = {"candidate", "baseline", "preset", "elo0", "elo1", "elo_model", "alpha", "beta", "max_units"}
 
 
 class SetupError(ValueError):
@@ -34,26 +41,30 @@ class SetupError(ValueError):
 
 @dataclass(frozen=True)
 class Hypotheses:
-    """H0: the candidate is ``elo0`` Elo stronger, against H1: ``elo1``; from a preset, or given."""
+    """H0: the candidate is ``elo0`` Elo stronger, against H1: ``elo1``, in the ``model``'s Elo;
+    from a preset, or given."""
 
     elo0: float
     elo1: float
     preset: str | None = None
+    model: EloModel = DEFAULT_MODEL
 
     @classmethod
-    def of_preset(cls, preset: str) -> Hypotheses:
-        return cls(*PRESETS[preset], preset)
+    def of_preset(cls, preset: str, model: EloModel = DEFAULT_MODEL) -> Hypotheses:
+        return cls(*PRESETS[preset][model], preset, model)
 
     @classmethod
-    def given(cls, preset: str | None, elo0: float | None, elo1: float | None,
+    def given(cls, preset: str | None, elo0: float | None, elo1: float | None, model: EloModel | None = None,
               name: Callable[[str], str] = "--{}".format) -> Hypotheses | None:
-        """The hypotheses of a preset, or of elo0 and elo1; None if neither is given. A
-        SetupError if both are, or one Elo without the other (``name`` spells the keys)."""
+        """The hypotheses of a preset, or of elo0 and elo1, in ``model`` (default: normalized);
+        None if neither is given. A SetupError if both are, or one Elo without the other (``name``
+        spells the keys)."""
         _check_choice(preset, elo0, elo1, name)
+        model = EloModel(model or DEFAULT_MODEL)
         if preset is not None:
-            return cls.of_preset(preset)
+            return cls.of_preset(preset, model)
         if elo0 is not None:
-            return cls(elo0, elo1)
+            return cls(elo0, elo1, None, model)
         return None
 
 
@@ -75,8 +86,8 @@ class SprtSetup:
     seed: int
     clock: Clock
     concurrency: int = 2
-    elo0: float = PRESETS["stronger"][0]
-    elo1: float = PRESETS["stronger"][1]
+    elo0: float = PRESETS["stronger"][DEFAULT_MODEL][0]
+    elo1: float = PRESETS["stronger"][DEFAULT_MODEL][1]
     alpha: float = 0.05
     beta: float = 0.05
     max_units: int = DEFAULT_MAX_UNITS
@@ -86,9 +97,10 @@ class SprtSetup:
     source: Path | None = None       # the SPRT file, hidden from the bots
     isolation: str = "tournament"    # [tournament] isolation of an SPRT file
     startup_s: float = 30.0          # [tournament] startup_s of an SPRT file
+    elo_model: EloModel = DEFAULT_MODEL  # the unit of elo0 and elo1
 
     def __post_init__(self) -> None:
-        check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
+        check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta, self.elo_model)
         if self.candidate.name == self.baseline.name:
             raise ValueError(f"the candidate and the baseline have the same name {self.candidate.name!r}")
 
@@ -101,20 +113,27 @@ class SprtSetup:
     def describe(self) -> dict[str, Any]:
         return {"game": self.game, "options": self.options, "seed": self.seed,
                 "sprt": {"candidate": self.candidate.name, "baseline": self.baseline.name, "elo0": self.elo0,
-                         "elo1": self.elo1, "alpha": self.alpha, "beta": self.beta, "max_units": self.max_units},
+                         "elo1": self.elo1, "elo_model": str(self.elo_model), "alpha": self.alpha,
+                         "beta": self.beta, "max_units": self.max_units},
                 "clock": {"decision_ms": round(self.clock.decision_s * 1000),
                           "bank_ms": round(self.clock.bank_s * 1000)},
                 "concurrency": self.concurrency}
 
-    def with_overrides(self, hypotheses: Hypotheses | None = None, *, seed: int | None = None,
+    def with_overrides(self, hypotheses: Hypotheses | None = None, *, elo_model: EloModel | None = None,
+                       seed: int | None = None,
                        decision_ms: int | None = None, bank_ms: int | None = None, alpha: float | None = None,
                        beta: float | None = None, max_units: int | None = None, concurrency: int | None = None,
                        output: str | Path | None = None) -> SprtSetup:
         """This set-up with what is given (not None) in place of its own: command-line options
-        over an SPRT file. A ValueError if the result is not a valid set-up."""
+        over an SPRT file. A ValueError if the result is not a valid set-up. An ``elo_model`` alone
+        restates the file's preset in that model (explicit elo0 and elo1 are taken in it as they are)."""
         changes: dict[str, Any] = {}
+        if hypotheses is None and elo_model is not None:
+            hypotheses = (Hypotheses.of_preset(self.preset, elo_model) if self.preset is not None
+                          else Hypotheses(self.elo0, self.elo1, None, elo_model))
         if hypotheses is not None:
-            changes.update(elo0=hypotheses.elo0, elo1=hypotheses.elo1, preset=hypotheses.preset)
+            changes.update(elo0=hypotheses.elo0, elo1=hypotheses.elo1, preset=hypotheses.preset,
+                           elo_model=hypotheses.model)
         given = {"seed": seed, "alpha": alpha, "beta": beta, "max_units": max_units, "concurrency": concurrency}
         changes.update({key: value for key, value in given.items() if value is not None})
         if output is not None:
@@ -140,7 +159,8 @@ def from_options(game: str, candidate: BotSpec, baseline: BotSpec, seed: int, *,
     hypotheses = hypotheses or Hypotheses.of_preset("stronger")
     return SprtSetup(game, games.get(game).parse_options(dict(options or {})), candidate, baseline, seed,
                      Clock(decision_ms / 1000, bank_ms / 1000), concurrency, hypotheses.elo0, hypotheses.elo1,
-                     alpha, beta, max_units, Path(output).resolve() if output else None, hypotheses.preset)
+                     alpha, beta, max_units, Path(output).resolve() if output else None, hypotheses.preset,
+                     elo_model=hypotheses.model)
 
 
 # --- the SPRT file ----------------------------------------------------------------------
@@ -179,6 +199,10 @@ def parse(loc: ConfigFile) -> SprtSetup:
             raise loc.error(f"sprt.{key} must be a number, got {value!r}", "sprt", key)
         return float(value)
 
+    model = s.get("elo_model", str(DEFAULT_MODEL))
+    if model not in list(EloModel):
+        raise loc.error(f"sprt.elo_model must be one of {', '.join(EloModel)}, got {model!r}", "sprt", "elo_model")
+    model = EloModel(model)
     preset = s.get("preset")
     if preset is not None and preset not in PRESETS:
         raise loc.error(f"sprt.preset must be one of {', '.join(PRESETS)}, got {preset!r}", "sprt", "preset")
@@ -190,10 +214,10 @@ def parse(loc: ConfigFile) -> SprtSetup:
         elo0, elo1 = number("elo0", 0.0), number("elo1", 0.0)
     else:
         preset = preset or "stronger"
-        elo0, elo1 = PRESETS[preset]
+        elo0, elo1 = PRESETS[preset][model]
     alpha, beta = number("alpha", 0.05), number("beta", 0.05)
     try:
-        check_hypotheses(elo0, elo1, alpha, beta)
+        check_hypotheses(elo0, elo1, alpha, beta, model)
     except ValueError as err:
         raise loc.error(f"sprt: {err}", "sprt", "elo0" if "elo" in str(err) else "alpha") from None
     max_units = loc.integer("sprt", "max_units", s.get("max_units", DEFAULT_MAX_UNITS), 1)
@@ -201,4 +225,4 @@ def parse(loc: ConfigFile) -> SprtSetup:
     has_output = isinstance(t, dict) and "output" in t
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
-                     preset, base.sandbox, base.source, base.isolation, base.startup_s)
+                     preset, base.sandbox, base.source, base.isolation, base.startup_s, model)

@@ -1,0 +1,216 @@
+"""What the rating tables print beside the ratings: head to head, game pairs, LOS, opponents.
+
+Pure computation, no I/O. The input is the matches as the store keeps them, reduced to what
+ranks the seats (``MatchSeats``: the deal set, the bot in each seat and a value per seat,
+higher is better: the final score, or the placing negated).
+
+Pairwise results
+----------------
+A match gives one **pairwise result** for every two seats held by different bots (win, draw or
+loss by the ranking value), as the rating fit counts them (:mod:`referee.stats.ratings`): an
+Aegis match gives one, a Confirmation match of four different bots six (three per bot), one of
+three bots (one of them in two seats) five.
+
+Game pairs and the pentanomial
+------------------------------
+Duplicate play deals every deal set to every seat, so a pairwise result of A in seat ``s``
+against B in seat ``t`` has a **seat-swapped twin**: the result of the same deal set with B in
+seat ``s`` and A in seat ``t`` (Aegis: the return match; Confirmation: another rotation of
+the line-up). The two form a **game pair**, as fishtest's two games of one opening with the
+colours reversed; A's points over the pair are 0, ½, 1, 1½ or 2, and the counts of pairs by
+those points are the pair's **pentanomial**. Results are paired in the order of the matches;
+a result whose twin was not played (an interrupted run, a schedule without it) stays
+**unpaired** and is counted as such.
+
+Elo difference head to head
+---------------------------
+From the two bots' results against each other alone (not the joint fit): the Bradley-Terry
+fit of :func:`referee.stats.ratings.rate` for two players, with the other anchored at 0, its
+95% interval by bootstrap over deal sets (never narrower than the observed-information
+interval, and finite after a clean sweep thanks to the fit's prior) and the likelihood of
+superiority, the fraction of resamples in which the first is rated above the second (or, if
+it is nearer to ½, ``Φ(1.96 · elo / h)`` with ``h`` the distance from ``elo`` to the end of the
+interval on the side of 0, so that the interval excludes 0 exactly when the LOS passes 97.5%:
+with one or two deal sets every resample can agree, and the LOS must not claim more than the
+interval).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import NamedTuple
+
+from referee.stats import ratings
+from referee.stats.ratings import PairResult, Record
+
+Z95 = NormalDist().inv_cdf(0.975)
+
+
+class MatchSeats(NamedTuple):
+    """One match as the tables need it: ``rank_by[seat]`` is higher for the better seat;
+    ``teams``, in a team game (Confirmation's pairs), the seats of each team."""
+
+    deal_set: int
+    lineup: tuple[str, ...]
+    rank_by: tuple[float, ...]
+    teams: tuple[tuple[int, ...], ...] | None = None
+
+    def opposed(self) -> Iterator[tuple[int, int]]:
+        """Every two seats (s < t) held by different bots that are not partners."""
+        team_of = {s: i for i, team in enumerate(self.teams or ()) for s in team}
+        for s in range(len(self.lineup)):
+            for t in range(s + 1, len(self.lineup)):
+                if self.lineup[s] != self.lineup[t] and (not self.teams or team_of[s] != team_of[t]):
+                    yield s, t
+
+
+def _score(m: MatchSeats, s: int, t: int) -> float:
+    d = m.rank_by[s] - m.rank_by[t]
+    return 1.0 if d > 0 else 0.0 if d < 0 else 0.5  # seat s's
+
+
+def pair_results(matches: Iterable[MatchSeats]) -> list[ratings.Outcome]:
+    """The results of these matches as the rating fit takes them: pairwise between seats, or, in
+    a team game, between the teams (:func:`referee.stats.ratings.team_results`)."""
+    out: list[ratings.Outcome] = []
+    for m in matches:
+        if m.teams:
+            out += ratings.team_results(m.deal_set, m.lineup, m.rank_by, m.teams)
+        else:
+            out += ratings.pairwise_from_game(m.deal_set, m.lineup, m.rank_by)
+    return out
+
+
+def seat_results(matches: Iterable[MatchSeats]) -> list[PairResult]:
+    """One pairwise result per two opposed seats (:meth:`MatchSeats.opposed`): what head-to-head
+    records count. Without teams these are the fit's own results; in a team game each bot's
+    result against each opponent (never a partner), by its team's result."""
+    return [PairResult(m.deal_set, m.lineup[s], m.lineup[t], _score(m, s, t))
+            for m in matches for s, t in m.opposed()]
+
+
+# --- game pairs -------------------------------------------------------------------
+
+
+@dataclass
+class Pentanomial:
+    """Game pairs of one bot against another: ``counts[k]`` pairs in which it scored k/2 points."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * 5)
+    unpaired: int = 0  # pairwise results whose seat-swapped twin was not played
+
+
+def game_pairs(matches: Iterable[MatchSeats]) -> dict[str, dict[str, Pentanomial]]:
+    """``out[a][b]``: the pentanomial of ``a`` against ``b`` (see the module docstring); for
+    every pair that met, ``out[b][a]`` is its mirror image."""
+    waiting: dict[tuple[int, int, int, str, str], list[float]] = {}  # unpaired scores of the seat's bot
+    out: dict[str, dict[str, Pentanomial]] = {}
+
+    def cell(a: str, b: str) -> Pentanomial:
+        return out.setdefault(a, {}).setdefault(b, Pentanomial())
+
+    for m in matches:
+        for s, t in m.opposed():
+            a, b = m.lineup[s], m.lineup[t]
+            score = _score(m, s, t)  # a's, in seat s
+            mine, theirs = cell(a, b), cell(b, a)
+            twins = waiting.get((m.deal_set, s, t, b, a))
+            if twins:
+                points = score + 1.0 - twins.pop(0)  # a's points over the pair
+                k = round(2 * points)
+                mine.counts[k] += 1
+                theirs.counts[4 - k] += 1
+            else:
+                waiting.setdefault((m.deal_set, s, t, a, b), []).append(score)
+    for (_d, _s, _t, a, b), scores in waiting.items():
+        out[a][b].unpaired += len(scores)
+        out[b][a].unpaired += len(scores)
+    return out
+
+
+# --- head to head -----------------------------------------------------------------
+
+
+@dataclass
+class HeadToHead:
+    """One bot's results against another, and the Elo difference they show (see the module)."""
+
+    results: int  # pairwise results
+    wins: int
+    draws: int
+    losses: int
+    score_pct: float | None
+    elo: float | None  # this bot minus the other, from these results alone
+    elo_lo: float | None  # the 95% interval (None without bootstrap)
+    elo_hi: float | None
+    los: float | None  # likelihood that this bot is the stronger, in [0, 1] (None without bootstrap)
+    pentanomial: list[int]  # game pairs scoring 0, 0.5, 1, 1.5, 2 points for this bot
+    unpaired: int
+
+
+def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: int = 1000,
+                   seed: int = 0) -> tuple[ratings.PlayerRating, float | None]:
+    """``a``'s rating with ``b`` anchored at 0, from their results against each other alone
+    (``outcomes`` may hold others: they are ignored), and the LOS of ``a`` over ``b``."""
+    mine = [o for o in outcomes if {o.a, o.b} == {a, b}]
+    if not mine:
+        raise ValueError(f"{a} and {b} have no result against each other")
+    fit = ratings.rate(mine, anchor=(b, 0.0), bootstrap=bootstrap, seed=seed)
+    row = fit[a]
+    los = fit.los(a, b)
+    if los is not None and row.lo is not None:
+        # no surer than the interval: with one or two deal sets the resamples can all agree,
+        # while the interval is never narrower than the observed-information one (ratings.rate)
+        half = row.elo - row.lo if row.elo > 0 else row.hi - row.elo  # the side towards 0
+        if half > 0:
+            los = min(los, NormalDist(0.0, half / Z95).cdf(row.elo), key=lambda p: abs(p - 0.5))
+    return row, los
+
+
+def head_to_head(matches: Sequence[MatchSeats], bootstrap: int = 1000,
+                 seed: int = 0) -> dict[str, dict[str, HeadToHead]]:
+    """``out[a][b]`` for every two bots that met: records, Elo difference and game pairs."""
+    outcomes = seat_results(matches)
+    pairs = game_pairs(matches)
+    records: dict[str, dict[str, Record]] = {}
+    for o in outcomes:
+        records.setdefault(o.a, {}).setdefault(o.b, Record()).add(o.score)
+        records.setdefault(o.b, {}).setdefault(o.a, Record()).add(1.0 - o.score)
+    out: dict[str, dict[str, HeadToHead]] = {}
+    for a in sorted(records):
+        for b in sorted(records[a]):
+            if a > b:
+                continue
+            row, los = elo_difference(outcomes, a, b, bootstrap, seed)
+            for x, y, sign in ((a, b, 1.0), (b, a, -1.0)):
+                rec, pen = records[x][y], pairs[x][y]
+                lo, hi = (row.lo, row.hi) if sign > 0 else (
+                    (None, None) if row.lo is None else (-row.hi, -row.lo))
+                out.setdefault(x, {})[y] = HeadToHead(
+                    rec.games, rec.wins, rec.draws, rec.losses, rec.score_pct, sign * row.elo, lo, hi,
+                    los if sign > 0 or los is None else 1.0 - los, list(pen.counts), pen.unpaired)
+    return out
+
+
+# --- from the joint fit -------------------------------------------------------------
+
+
+def los_matrix(fit: ratings.Ratings) -> dict[str, dict[str, float | None]]:
+    """``out[a][b]``: the likelihood of superiority of ``a`` over ``b`` in the joint fit (the
+    fraction of bootstrap resamples rating ``a`` above ``b``, as Ordo's simulated LOS), for every
+    two players, best first; None without bootstrap."""
+    names = [r.name for r in fit.rows]
+    return {a: {b: fit.los(a, b) for b in names if b != a} for a in names}
+
+
+def opponents_average(fit: ratings.Ratings) -> dict[str, float | None]:
+    """Each player's opponents' average Elo, weighted by the pairwise results against each."""
+    elos = fit.elos
+    out: dict[str, float | None] = {}
+    for name in elos:
+        row = fit.head_to_head.get(name, {})
+        n = sum(rec.games for rec in row.values())
+        out[name] = sum(rec.games * elos[opp] for opp, rec in row.items()) / n if n else None
+    return out

@@ -1,0 +1,155 @@
+"""The rating tables' statistics (referee/stats/headtohead.py) and what `referee ratings` prints of them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from referee.stats import headtohead, ratings
+from referee.stats.headtohead import MatchSeats
+from referee.tournament import standings
+from referee.tournament.schedule import rotations
+from referee.tournament.store import MatchRow
+
+
+def duel(deal_set: int, first: str, second: str, first_wins: bool | None) -> MatchSeats:
+    """A two-seat match; ``first_wins`` None is a draw."""
+    value = 0.0 if first_wins is None else 1.0 if first_wins else -1.0
+    return MatchSeats(deal_set, (first, second), (value, 0.0))
+
+
+def test_a_seat_swapped_return_match_makes_a_game_pair():
+    matches = [duel(0, "a", "b", True), duel(0, "b", "a", True),    # 1-1: one point each
+               duel(1, "a", "b", True), duel(1, "b", "a", False),   # a 2 points
+               duel(2, "a", "b", None), duel(2, "b", "a", False),   # a 1.5
+               duel(3, "a", "b", False)]                            # no twin yet: unpaired
+    pairs = headtohead.game_pairs(matches)
+    assert pairs["a"]["b"].counts == [0, 0, 1, 1, 1]
+    assert pairs["b"]["a"].counts == [1, 1, 1, 0, 0]
+    assert pairs["a"]["b"].unpaired == pairs["b"]["a"].unpaired == 1
+
+
+def test_twins_must_share_the_deal_set_and_the_seats():
+    # the same two bots swapped, but on another deal set: no pair
+    pairs = headtohead.game_pairs([duel(0, "a", "b", True), duel(1, "b", "a", True)])
+    assert pairs["a"]["b"].counts == [0] * 5 and pairs["a"]["b"].unpaired == 2
+
+
+def test_confirmation_rotations_pair_every_result():
+    # three bots in four seats, every rotation of every group, as the schedule plays them: every
+    # pairwise result has its seat-swapped twin in another rotation
+    groups = [("h", "r1", "h", "r2"), ("h", "r2", "h", "r1"), ("r1", "h", "r1", "r2")]
+    matches = []
+    for k, lineup in enumerate(lineup for g in groups for lineup in rotations(g)):
+        scores = tuple(float((7 * k + 3 * seat) % 5) for seat in range(4))
+        matches.append(MatchSeats(0, lineup, scores))
+    results = headtohead.pair_results(matches)
+    pairs = headtohead.game_pairs(matches)
+    for a in ("h", "r1", "r2"):
+        for b in ("h", "r1", "r2"):
+            if a != b:
+                n = sum(1 for o in results if {o.a, o.b} == {a, b})
+                assert pairs[a][b].unpaired == 0
+                assert 2 * sum(pairs[a][b].counts) == n
+                assert pairs[b][a].counts == pairs[a][b].counts[::-1]
+                # the points of the pairs are the points of the results
+                points = sum(o.score if o.a == a else 1 - o.score for o in results if {o.a, o.b} == {a, b})
+                assert sum(k / 2 * c for k, c in enumerate(pairs[a][b].counts)) == points
+
+
+def test_head_to_head_mirrors_and_matches_a_two_player_fit():
+    matches = []
+    for d in range(6):
+        matches += [duel(d, "a", "b", d % 3 != 0), duel(d, "b", "a", d % 2 == 0), duel(d, "a", "c", True),
+                    duel(d, "c", "a", None)]
+    h2h = headtohead.head_to_head(matches, bootstrap=200)
+    ab, ba = h2h["a"]["b"], h2h["b"]["a"]
+    assert (ab.results, ab.wins, ab.draws, ab.losses) == (12, ba.losses + 0, 0, ba.wins)
+    assert ab.elo == pytest.approx(-ba.elo) and ab.elo_lo == pytest.approx(-ba.elo_hi)
+    assert ab.los == pytest.approx(1 - ba.los)
+    alone = ratings.rate([o for o in headtohead.pair_results(matches) if {o.a, o.b} == {"a", "b"}],
+                         anchor=("b", 0.0), bootstrap=200)
+    assert ab.elo == pytest.approx(alone["a"].elo) and ab.elo_lo == pytest.approx(alone["a"].lo)
+    assert "c" not in h2h["b"]  # never met
+    assert h2h["a"]["c"].draws == 6 and h2h["a"]["c"].wins == 6 and h2h["a"]["c"].elo > 0
+
+
+def test_los_is_no_surer_than_the_interval():
+    # one deal set: every bootstrap resample is the same, so the resamples alone say 100%
+    matches = [duel(0, "a", "b", True), duel(0, "b", "a", False)] * 2
+    h = headtohead.head_to_head(matches, bootstrap=200)["a"]["b"]
+    assert h.elo_lo < 0 < h.elo  # the interval covers 0
+    assert 0.5 < h.los < 1.0
+
+
+def test_opponents_average_and_los_matrix():
+    results = [ratings.PairResult(d, "a", "b", 1.0) for d in range(5)] + \
+              [ratings.PairResult(d, "a", "c", 0.5) for d in range(15)] + \
+              [ratings.PairResult(d, "b", "c", 0.0) for d in range(5)]
+    fit = ratings.rate(results, bootstrap=100)
+    elos = fit.elos
+    opp = headtohead.opponents_average(fit)
+    assert opp["a"] == pytest.approx((5 * elos["b"] + 15 * elos["c"]) / 20)
+    assert opp["b"] == pytest.approx((elos["a"] + elos["c"]) / 2)
+    los = headtohead.los_matrix(fit)
+    assert set(los["a"]) == {"b", "c"}
+    assert los["a"]["b"] == pytest.approx(1 - los["b"]["a"])
+    assert headtohead.los_matrix(ratings.rate(results, bootstrap=0))["a"]["b"] is None
+
+
+def rows() -> list[MatchRow]:
+    out = []
+    for d in range(4):
+        for first, second in (("x", "y"), ("y", "x"), ("x", "z"), ("z", "x"), ("y", "z"), ("z", "y")):
+            win = first if (d + len(first + second)) % 3 else second
+            placing = (1, 2) if win == first else (2, 1)
+            out.append(MatchRow(f"{d}:{first}|{second}", d, (first, second),
+                                {"scores": [10 if p == 1 else 3 for p in placing], "placing": list(placing),
+                                 "faults": [{}, {}]}))
+    return out
+
+
+def test_standings_text_json_and_csv_agree():
+    st = standings.compute("aegis", rows(), anchor=("z", 1000.0), bootstrap=100)
+    text = standings.report(st, los=True)
+    assert "anchored: z = 1000" in text and "average 1500" not in text
+    assert "Likelihood of superiority" in text
+    data = standings.to_json(st)
+    assert data["scale"] == {"anchor": "z", "rating": 1000.0}
+    first = data["standings"][0]
+    assert {"lo", "hi", "matches", "results", "opponents_elo"} <= set(first)
+    assert first["matches"] == 16 and first["results"] == 16
+    assert f"[{first['lo']:.0f}, {first['hi']:.0f}]" in text
+    pair = data["head_to_head"]["x"]["y"]
+    assert {"elo", "elo_lo", "elo_hi", "los", "draws", "pentanomial", "unpaired"} <= set(pair)
+    assert sum(pair["pentanomial"]) == 4 and pair["unpaired"] == 0
+    bots = list(csv.DictReader(io.StringIO(standings.to_csv(st))))
+    assert [b["name"] for b in bots] == [s["name"] for s in data["standings"]]
+    assert float(bots[0]["opponents_elo"]) == pytest.approx(first["opponents_elo"])
+    pairs = list(csv.DictReader(io.StringIO(standings.to_csv_pairs(st))))
+    assert len(pairs) == 6
+    xy = next(p for p in pairs if p["bot"] == "x" and p["opponent"] == "y")
+    assert [int(xy[k]) for k in ("pairs_0", "pairs_0.5", "pairs_1", "pairs_1.5", "pairs_2")] == pair["pentanomial"]
+    assert float(xy["los_joint"]) == pytest.approx(data["los"]["x"]["y"])
+    assert standings.to_json(standings.compute("aegis", rows(), bootstrap=0))["scale"] == {"average": 1500.0}
+
+
+def test_ratings_command_prints_the_anchor_and_the_los_matrix(tmp_path, invoke):
+    from referee.tournament.store import Store
+
+    store = Store(tmp_path / "out")
+    store.claim("{}", {"game": "aegis"}, [])
+    for row in rows():
+        store.save(row.key, row.deal_set, 0, row.lineup, row.results, {"game": "aegis"}, 0.0)
+    store.close()
+    result = invoke("ratings", str(tmp_path / "out"), "--anchor", "z=1000", "--los", "--bootstrap", "50")
+    assert result.exit_code == 0, result.output
+    assert "anchored: z = 1000" in result.output and "average 1500" not in result.output
+    assert "LOS %" in result.output
+    as_csv = invoke("ratings", str(tmp_path / "out"), "--format", "csv-pairs", "--bootstrap", "50")
+    assert as_csv.output.startswith("bot,opponent,results,wins,draws,losses")
+    as_json = json.loads(invoke("ratings", str(tmp_path / "out"), "--format", "json", "--bootstrap", "50").output)
+    assert as_json["los"]["x"]
