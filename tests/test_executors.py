@@ -16,12 +16,14 @@ from referee.tournament.schedule import Seating
 class Scripted(Executor):
     """Plays nothing: each match takes ``delay(seating)`` seconds and 'wins' for seat 0."""
 
-    def __init__(self, delay=lambda s: 0.01, dead=()):
-        super().__init__("aegis", {}, Clock(), bots=[], capacity={})
+    def __init__(self, delay=lambda s: 0.01, dead=(), isolation="tournament"):
+        super().__init__("aegis", {}, Clock(), bots=[], capacity={}, isolation=isolation)
         self.delay, self.dead = delay, set(dead)
         self.started: list[str] = []
         self.cancelled: list[str] = []
         self.running = self.most_at_once = 0
+        self.by_deal_set: dict[int, int] = {}
+        self.most_of_one_deal_set = 0
 
     async def _open(self, stack) -> str:
         return "nowhere"
@@ -31,10 +33,12 @@ class Scripted(Executor):
             raise BotsDead({b: "died 3 times" for b in set(seating.lineup) & self.dead})
         return await super().play(seating, match_id)
 
-    async def _run(self, seating: Seating, match_id: str):
+    async def _run(self, seating: Seating, match_id: str, sessions=None):
         self.started.append(match_id)
         self.running += 1
         self.most_at_once = max(self.most_at_once, self.running)
+        self.by_deal_set[seating.deal_set] = self.by_deal_set.get(seating.deal_set, 0) + 1
+        self.most_of_one_deal_set = max(self.most_of_one_deal_set, self.by_deal_set[seating.deal_set])
         try:
             await asyncio.sleep(self.delay(seating))
         except asyncio.CancelledError:
@@ -42,6 +46,7 @@ class Scripted(Executor):
             raise
         finally:
             self.running -= 1
+            self.by_deal_set[seating.deal_set] -= 1
         return {"scores": [1, 0], "placing": [1, 2]}, {"meta": {"game_id": match_id}}
 
 
@@ -112,3 +117,24 @@ def test_an_empty_match_id_lets_the_referee_name_the_match():
 def test_seat_capacity_is_the_most_seats_in_one_match_times_concurrency():
     s = [Seating(0, 1, ("a", "b", "a", "b")), Seating(0, 1, ("a", "b", "c", "c")), Seating(0, 1, ("c", "a", "b", "a"))]
     assert seat_capacity(s, 3) == {"a": 6, "b": 6, "c": 6}
+
+
+def deal_sets(n: int) -> list[Seating]:
+    """Each deal set played by two pairs, both ways round (four matches)."""
+    return [Seating(k, 100 + k, lineup) for k in range(n)
+            for lineup in (("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"))]
+
+
+@pytest.mark.parametrize("isolation", ["tournament", "match"])
+def test_with_isolation_match_no_two_matches_of_one_deal_set_play_at_once(isolation):
+    ex, got = Scripted(isolation=isolation), []
+    run(ex, deal_sets(3), 3, got.append)
+    assert sorted(p.seating.key for p in got) == sorted(s.key for s in deal_sets(3))
+    assert ex.most_at_once == 3  # still three at a time: other deal sets' matches fill in
+    assert ex.most_of_one_deal_set == (1 if isolation == "match" else 3)
+
+
+def test_a_single_deal_set_with_isolation_match_plays_one_match_at_a_time():
+    ex, got = Scripted(isolation="match"), []
+    run(ex, deal_sets(1), 4, got.append)
+    assert len(got) == 4 and ex.most_at_once == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import secrets
@@ -63,6 +64,10 @@ def seat_capacity(seatings: Sequence[Seating], concurrency: int) -> dict[str, in
         for bot in set(s.lineup):
             most[bot] = max(most.get(bot, 0), s.lineup.count(bot))
     return {bot: n * concurrency for bot, n in most.items()}
+
+
+#: how far ahead of the next seating a free worker looks for one whose deal set is free
+LOOKAHEAD = 256
 
 
 class _Stop(Exception):
@@ -328,14 +333,41 @@ class Executor(ABC):
         as each ends. When ``on_played`` returns True, no further match starts and those
         playing are cancelled. A :class:`BotsDead` goes to ``on_dead`` (the match is skipped)
         or, without one, stops everything and is raised. ``seatings`` may be a generator:
-        it is read one seating at a time, as workers become free."""
+        it is read as workers become free (a little ahead, see below).
+
+        With isolation = "match" no two matches of one deal set play at the same time: their
+        bots' processes hold the same cards from other seats, and two processes of one bot
+        alive together could tell each other (docs/security.md). A free worker then takes the
+        first seating, within :data:`LOOKAHEAD` of the next, whose deal set is not being played."""
         todo = iter(seatings)
         stopped = False
+        apart = self.isolation == "match"
+        pending: list[Seating] = []  # read from ``todo``, waiting for their deal set to be free
+        playing: collections.Counter[int] = collections.Counter()  # deal sets being played
+        freed = asyncio.Event()  # set when a match ends
+
+        def take() -> Seating | None:
+            for i, seating in enumerate(pending):
+                if not (apart and playing[seating.deal_set]):
+                    return pending.pop(i)
+            while len(pending) < LOOKAHEAD and (seating := next(todo, None)) is not None:
+                if not (apart and playing[seating.deal_set]):
+                    return seating
+                pending.append(seating)
+            return None
+
+        async def next_seating() -> Seating | None:
+            while (seating := take()) is None and pending:
+                freed.clear()  # every pending deal set is being played: wait for a match to end
+                await freed.wait()
+            if seating is not None:
+                playing[seating.deal_set] += 1
+            return seating
 
         async def worker() -> None:
             nonlocal stopped
             # checked before every match: a worker whose cancellation was lost still stops here
-            while not stopped and (seating := next(todo, None)) is not None:
+            while not stopped and (seating := await next_seating()) is not None:
                 try:
                     played = await self.play(seating)
                 except BotsDead as dead:
@@ -343,6 +375,9 @@ class Executor(ABC):
                         raise
                     on_dead(seating, dead)
                     continue
+                finally:
+                    playing[seating.deal_set] -= 1
+                    freed.set()
                 if on_played(played):
                     stopped = True
                     raise _Stop
