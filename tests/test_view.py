@@ -231,3 +231,36 @@ def test_serve_http_serves_the_live_page():
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_the_live_page_needs_its_token_unless_public():
+    """The public events of a match being played are not for bots (its twin holds the same cards
+    in other seats): without the token the page and its data answer 403."""
+    import asyncio
+    import urllib.error
+    import urllib.request
+
+    async def fetch(url: str) -> tuple[int, bytes]:
+        def get() -> tuple[int, bytes]:
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    return response.status, response.read()
+            except urllib.error.HTTPError as err:
+                return err.code, err.read()
+        return await asyncio.to_thread(get)
+
+    async def main():
+        secret = live.LivePage("t", token="s3cret")
+        async with secret.serving(0) as url:
+            assert url.endswith("/?token=s3cret")
+            base = url.split("?")[0]
+            assert (await fetch(url))[0] == 200
+            assert (await fetch(base + "state?token=s3cret"))[0] == 200
+            for wrong in (base, base + "state", base + "state?token=s3cre", base + "?token=bot-token"):
+                status, body = await fetch(wrong)
+                assert status == 403 and b"games" not in body
+        public = live.LivePage("t")
+        async with public.serving(0) as url:
+            assert "token" not in url and (await fetch(url + "state"))[0] == 200
+
+    asyncio.run(main())

@@ -185,7 +185,7 @@ def test_the_live_page_shows_a_running_tournaments_standings_change(page, tmp_pa
         deadline = time.monotonic() + 60
         while url is None and time.monotonic() < deadline:
             line = proc.stderr.readline()
-            if match := re.search(r"live page: (http://127\.0\.0\.1:\d+/)", line):
+            if match := re.search(r"live page: (http://127\.0\.0\.1:\d+/\S*)", line):
                 url = match.group(1)
         assert url, "no live page address"
         page.goto(url)

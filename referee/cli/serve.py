@@ -65,19 +65,23 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
     try:
         asyncio.run(serve_forever(host, port, allowed or None, admin_token, unix, spectator_token or None,
                                   public_spectators,
-                                  around=None if http_port is None else live_page(http_host, http_port)))
+                                  around=None if http_port is None else
+                                  live_page(http_host, http_port, public=public_spectators or not allowed)))
     except KeyboardInterrupt:
         pass
     except CannotListen as err:
         raise ServeError(str(err)) from None
 
 
-def live_page(host: str, port: int):
-    """The live page of a standalone referee: its games, and a tally of its finished matches."""
+def live_page(host: str, port: int, public: bool):
+    """The live page of a standalone referee: its games, and a tally of its finished matches;
+    unless ``public`` (as Spectate is), at an address holding a token of its own."""
+    import secrets
+
     from referee.view.live import LivePage, arena_tally
 
     def around(arena):
-        live = LivePage("referee: live", arena_tally(arena))
+        live = LivePage("referee: live", arena_tally(arena), token=None if public else secrets.token_urlsafe(16))
         live.watch(arena)
         return live.serving(port, host)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import secrets
 import sys
 from collections.abc import Sequence
 
@@ -56,7 +57,8 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     if http_port is not None:
         from referee.view.live import LivePage, standings_source
 
-        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, cfg.game, bootstrap))
+        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, cfg.game, bootstrap),
+                        token=secrets.token_urlsafe(16))  # the bots must not watch their matches' twins
     play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live, http=(http_host, http_port))
     print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
     exit_if_incomplete(store)

@@ -7,6 +7,12 @@ JSON, which the page asks for every second. A game in progress is shown from the
 events the arena hands its spectators, fed to the game's table view: the same path as a
 spectator's, so no hand, exchange or blind choice reaches the browser (a finished match's
 record is never read here). It listens on 127.0.0.1 unless told otherwise.
+
+The public events of a match still being played are not for the bots: the seat-swapped twin of
+a deal set holds, in other seats, the very cards of its twin's hands. So the page, like the
+referee's Spectate call, needs a token: given in its address (``/?token=...``, which the page
+passes on to ``/state``), compared in constant time; without the right one, 403. ``token=None``
+makes it public (``referee serve --public-spectators``, or a server without bot tokens).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
+import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -38,8 +46,10 @@ class LivePage:
     (:meth:`progress`) and, if given, ``standings()``: ``{"headers": [...], "rows": [[...]]}``
     or None (computed only when ``finished`` changes)."""
 
-    def __init__(self, title: str, standings: Callable[[], dict[str, Any] | None] | None = None):
+    def __init__(self, title: str, standings: Callable[[], dict[str, Any] | None] | None = None,
+                 token: str | None = None):
         self.title = title
+        self.token = token  # None: public
         self.arena: Any = None
         self.finished = 0
         self.total: int | None = None
@@ -91,10 +101,13 @@ class LivePage:
             request = await asyncio.wait_for(reader.readline(), 10)
             while await asyncio.wait_for(reader.readline(), 10) not in (b"\r\n", b"\n", b""):
                 pass  # the headers: nothing in them matters here
-            method, path, *_ = request.decode("latin-1").split() + ["", ""]
-            path = path.split("?")[0]
+            method, target, *_ = request.decode("latin-1").split() + ["", ""]
+            path, _, query = target.partition("?")
+            given = urllib.parse.parse_qs(query).get("token", [""])[0]
             if method != "GET":
                 status, kind, body = "405 Method Not Allowed", "text/plain", b"GET only\n"
+            elif self.token is not None and not secrets.compare_digest(given.encode(), self.token.encode()):
+                status, kind, body = "403 Forbidden", "text/plain", b"this page needs its token: /?token=...\n"
             elif path == "/":
                 status, kind, body = "200 OK", "text/html; charset=utf-8", self.html().encode()
             elif path == "/state":
@@ -115,6 +128,8 @@ class LivePage:
         server = await asyncio.start_server(self._handle, host, port)
         bound = server.sockets[0].getsockname()[1]
         url = f"http://{host}:{bound}/"
+        if self.token is not None:
+            url += "?" + urllib.parse.urlencode({"token": self.token})
         log.info("live page: %s", url)
         try:
             yield url

@@ -32,7 +32,7 @@ function drawStandings(st) {
 
 async function refresh() {
   try {
-    const response = await fetch("state", { cache: "no-store" });
+    const response = await fetch("state" + location.search, { cache: "no-store" });  // the page's token
     const state = await response.json();
     document.getElementById("progress").textContent = state.total !== null
       ? state.finished + " of " + state.total + " matches finished"
