@@ -413,3 +413,30 @@ def test_referee_serve_also_listens_on_a_unix_socket(tmp_path):
         server.send_signal(signal.SIGINT)
         server.wait(10)
     assert not path.exists()
+
+
+@pytest.mark.e2e
+def test_another_bots_code_named_by_absolute_path_is_masked(tmp_path, bwrap):
+    """The red team's finding: a victim that runs ``python /abs/victim_code/victim.py`` from another
+    directory had its code directory (and its opening book) readable to a bot in the tournament's
+    directory, which only masked the other bots' working directories."""
+    tour = tmp_path / "tour"
+    code = tour / "victim_code"
+    code.mkdir(parents=True)
+    (code / "victim.py").write_text("pass\n")
+    (code / "book.txt").write_text("the victim's opening book\n")
+    (tour / "victim_run").mkdir()
+    look = ("import os, sys; d = sys.argv[1]\n"
+            "try: print(sorted(os.listdir(d)))\nexcept OSError as e: print(e.strerror)")
+    attacker = BotSpec("attacker", ("python", "-c", look, "victim_code"), str(tour))  # relative: found at run time
+    victim = BotSpec("victim", ("python", str(code / "victim.py")), str(tour / "victim_run"))
+    launcher = Launcher([attacker, victim], "unix:/nowhere", {"attacker": "a", "victim": "v"},
+                        {"attacker": 1, "victim": 1}, tmp_path / "logs", box=bwrap)
+    seen = subprocess.run(launcher.command(launcher.bots["attacker"]), capture_output=True, text=True, timeout=30)
+    assert seen.stdout.strip() == "[]", seen.stdout + seen.stderr  # an empty, read-only tmpfs
+    # two versions of one bot side by side in one directory both see it
+    old = BotSpec("old", ("python", "-c", look, str(code), str(code / "victim.py")), str(tour / "victim_run"))
+    launcher = Launcher([victim, old], "unix:/nowhere", {"old": "o", "victim": "v"},
+                        {"old": 1, "victim": 1}, tmp_path / "logs", box=bwrap)
+    seen = subprocess.run(launcher.command(launcher.bots["old"]), capture_output=True, text=True, timeout=30)
+    assert seen.stdout.strip() == "['book.txt', 'victim.py']", seen.stdout + seen.stderr

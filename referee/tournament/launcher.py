@@ -113,7 +113,8 @@ class Launcher:
         if not self.box.isolated:
             return command
         cwd = Path(spec.cwd or os.getcwd())
-        others = {Path(b.spec.cwd).resolve() for b in self.bots.values() if b.spec.cwd} - {cwd.resolve()}
+        others = sandbox.others_paths(spec.command, cwd, [(b.spec.command, Path(b.spec.cwd) if b.spec.cwd else None)
+                                                           for b in self.bots.values() if b.spec.name != spec.name])
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
         return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=[*self.hide, *others],
                                      env=spec.env, scratch_mb=spec.limits.file_mb)

@@ -154,7 +154,7 @@ def _program_home(program: str, cwd: Path) -> Path | None:
     return real.parent if real.name == "bin" else real
 
 
-def _named_paths(args: Iterable[str]) -> set[Path]:
+def named_paths(args: Iterable[str]) -> set[Path]:
     """The directories of the files a command names by absolute path (``python /x/mybot.py``: /x,
     where its own modules are too), and the directories it names."""
     found = set()
@@ -167,6 +167,22 @@ def _named_paths(args: Iterable[str]) -> set[Path]:
 
 def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
+
+
+def others_paths(mine: Sequence[str], cwd: Path, others: Iterable[tuple[Sequence[str], Path | None]]) -> set[Path]:
+    """What one bot must not see of the other bots (each given as its command and ``cwd``): their
+    directories (unless it is this bot's own), and the directories of the files their commands name
+    by absolute path (``python /x/theirbot.py``: /x) unless this bot's command names them too (two
+    versions of one bot side by side) or they hold what it names; never the runtime all share."""
+    cwd = cwd.resolve()
+    named = named_paths(mine[1:])
+    found: set[Path] = set()
+    for command, their_cwd in others:
+        found |= {p for p in named_paths(command[1:]) if p not in named and not any(_inside(n, p) for n in named)}
+        if their_cwd is not None:
+            found.add(their_cwd.resolve())
+    shared = [*_runtime(), Path("/usr")]
+    return {p for p in found - {cwd} if not any(_inside(p, r) for r in shared) and p != Path("/")}
 
 
 def _homes() -> set[Path]:
@@ -186,7 +202,7 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     hidden, homes = {Path(p).resolve() for p in hide}, _homes()
     masks = hidden | homes
     # what the command names, unless hidden, or a home (a file in one is fine: the bot's own code)
-    named = {p for p in _named_paths(argv[1:])
+    named = {p for p in named_paths(argv[1:])
              if not any(_inside(p, h) for h in hidden) and not any(_inside(h, p) for h in homes)}
     visible = {*_runtime(), cwd, *named}
     if (home := _program_home(argv[0], cwd)) is not None:
