@@ -14,7 +14,7 @@ from referee import records
 from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
-from referee.tournament.executors import RemoteRefereeError
+from referee.tournament.executors import ClusterError, RemoteRefereeError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
 
@@ -48,6 +48,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
+    (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
 )
 #: the exit code of each outcome of ``referee sprt``
 SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {

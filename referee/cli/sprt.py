@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from referee.cli.options import (
     BotCommand,
     announce_sandbox,
     bank_ms_option,
+    chosen_executor,
     decision_ms_option,
     fresh_seed,
     quiet_option,
@@ -70,7 +72,8 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, baseline: BotSpec | None,
          seed: int | None, rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int,
          preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, max_units: int,
-         concurrency: int, output: str | None, server: str | None, admin_token: str | None, fmt: str,
+         concurrency: int, output: str | None, server: str | None, admin_token: str | None,
+         executor: str | None, address: str | None, fmt: str,
          markdown_file: str | None, quiet: bool) -> None:
     """Is the candidate stronger than the baseline? A sequential probability
     ratio test (GSPRT, pentanomial, as fishtest) on duplicate units.
@@ -109,6 +112,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         if isinstance(err, (click.ClickException, ConfigError)):
             raise
         raise click.UsageError(str(err)) from None
+    setup = dataclasses.replace(setup, executor=chosen_executor(setup.executor, executor, address, server))
 
     store = sprt_run.open_store(setup)
     tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta))

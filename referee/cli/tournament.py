@@ -10,7 +10,14 @@ from collections.abc import Sequence
 import click
 
 from referee.cli.exits import ExitCode, run_interruptibly
-from referee.cli.options import announce_sandbox, config_argument, quiet_option, remote_options, standings_options
+from referee.cli.options import (
+    announce_sandbox,
+    chosen_executor,
+    config_argument,
+    quiet_option,
+    remote_options,
+    standings_options,
+)
 from referee.tournament.store import MatchRow
 
 
@@ -19,8 +26,8 @@ from referee.tournament.store import MatchRow
 @remote_options
 @standings_options
 @quiet_option
-def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-               bootstrap: int, quiet: bool) -> None:
+def tournament(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
+               address: str | None, anchor: tuple[str, float] | None, bootstrap: int, quiet: bool) -> None:
     """Run the round-robin tournament described by the TOML file CONFIG.
 
     Duplicate play: every deal set is played from every seat. Results go to
@@ -31,6 +38,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     from referee.tournament import run as trun
 
     cfg = trun.with_stored_seed(tconfig.load(config_file))
+    cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
     schedule = trun.schedule_of(cfg)
     store = trun.open_store(cfg)
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
@@ -58,8 +66,8 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 @standings_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @quiet_option
-def gauntlet(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-             bootstrap: int, fmt: str, quiet: bool) -> None:
+def gauntlet(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
+             address: str | None, anchor: tuple[str, float] | None, bootstrap: int, fmt: str, quiet: bool) -> None:
     """Run the gauntlet described by the TOML file CONFIG: one candidate against
     every baseline (a tournament file with a [gauntlet] table naming the candidate).
 
@@ -73,7 +81,9 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, anch
     from referee.tournament import standings
 
     cfg = tgauntlet.load(config_file)
-    cfg = dataclasses.replace(cfg, tournament=trun.with_stored_seed(cfg.tournament))
+    cfg = dataclasses.replace(cfg, tournament=dataclasses.replace(
+        trun.with_stored_seed(cfg.tournament), executor=chosen_executor(cfg.tournament.executor, executor, address,
+                                                                        server)))
     schedule = tgauntlet.make_schedule(cfg)
     store = tgauntlet.open_store(cfg)
     note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"

@@ -66,7 +66,8 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     if not todo:
         return 0
     skipped = 0
-    executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
+    executor = executor_for(server, admin_token, config.executor,
+                            game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
                             sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],

@@ -15,7 +15,7 @@ from referee import games
 from referee.runner import Clock
 from referee.stats.sprt import check_hypotheses
 from referee.tournament import config as tconfig
-from referee.tournament.config import BotSpec, ConfigFile
+from referee.tournament.config import BotSpec, ConfigFile, ExecutorSpec
 
 #: ``(elo0, elo1)`` of the presets: fishtest's <0, 2> and <-1.75, 0.25>, scaled by 10 (docs/regression.md)
 PRESETS: dict[str, tuple[float, float]] = {"stronger": (0.0, 20.0), "non-regression": (-17.5, 2.5)}
@@ -85,6 +85,7 @@ class SprtSetup:
     sandbox: str = "auto"            # [limits] sandbox of an SPRT file
     source: Path | None = None       # the SPRT file, hidden from the bots
     isolation: str = "tournament"    # [tournament] isolation of an SPRT file
+    executor: ExecutorSpec = ExecutorSpec()  # [executor] of an SPRT file, or --executor
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta)
@@ -200,4 +201,4 @@ def parse(loc: ConfigFile) -> SprtSetup:
     has_output = isinstance(t, dict) and "output" in t
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
-                     preset, base.sandbox, base.source, base.isolation)
+                     preset, base.sandbox, base.source, base.isolation, base.executor)
