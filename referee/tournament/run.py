@@ -88,6 +88,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
         async with executor:
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", config.isolation)
+            store.set_meta("executor", executor.describe())
             await executor.play_all(todo, config.concurrency, save, skip)
     finally:
         if executor.launcher is not None:

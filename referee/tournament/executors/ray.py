@@ -242,7 +242,11 @@ class RayExecutor(Executor):
             ray.init(**options)
         except Exception as err:  # Ray's own errors: ConnectionError, RuntimeError, ValueError...
             where = f"the Ray cluster at {self.spec.address}" if self.spec.address else "an embedded Ray"
-            raise ClusterError(f"cannot start or join {where}: {_first_line(err)}") from None
+            reason = "; ".join(_first_line(e) for e in (err, err.__cause__) if e is not None)
+            if "InvalidAuthToken" in reason:
+                reason += (" (a cluster with token authentication: set RAY_AUTH_MODE=token, with its token in "
+                           "~/.ray/auth_token or $RAY_AUTH_TOKEN)")
+            raise ClusterError(f"cannot start or join {where}: {reason}") from None
         finally:
             if sigterm is not None:  # ray.init sets its own, which would bypass a clean stop
                 signal.signal(signal.SIGTERM, sigterm)
@@ -325,6 +329,12 @@ class RayExecutor(Executor):
         self.workers.clear()
         ray.shutdown()
         self._connected = False
+
+    def describe(self) -> str:
+        nodes = {w.where for w in self.workers.values()}
+        where = f"the Ray cluster at {self.spec.address}" if self.spec.address else "an embedded Ray"
+        return (f"ray: {len(self.workers)} match worker(s) of {self._worker_cpus()} CPU(s) on {len(nodes)} node(s) "
+                f"of {where}")
 
     # --- matches -------------------------------------------------------------------------
 

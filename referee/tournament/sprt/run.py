@@ -100,5 +100,6 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
         if store is not None:
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", setup.isolation)
+            store.set_meta("executor", executor.describe())
         await executor.play_all(to_play(), setup.concurrency, played, dead)
     return tally.verdict or Verdict.INCONCLUSIVE
