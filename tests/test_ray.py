@@ -26,17 +26,10 @@ from referee.tournament.config import BotSpec, ConfigError, ExecutorSpec
 from referee.tournament.executors.ray import bot_files, missing_file, rebased
 from referee.tournament.store import Store
 
-BOTS = f"""
-[[bots]]
-name = "random1"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "{ROOT}"
-
-[[bots]]
-name = "heuristic"
-command = ["python", "-m", "sample_bots.heuristic"]
-cwd = "{ROOT}"
-"""
+#: two launched bots, deterministic (their [[bots]] tables)
+BOTS = "".join(f'\n[[bots]]\nname = "{name}"\ncommand = {command}\ncwd = "{ROOT}"\n' for name, command in (
+    ("random1", '["python", "-m", "sample_bots.random", "--seed", "1"]'),
+    ("heuristic", '["python", "-m", "sample_bots.heuristic"]')))
 
 
 # --- the [executor] table and the options (no Ray needed) -------------------------------------

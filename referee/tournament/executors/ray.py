@@ -381,8 +381,9 @@ class RayExecutor(Executor):
             ref = worker.actor.play.remote(seating, match_id)
             try:
                 outcome, dead = await ref
-            except asyncio.CancelledError:
-                self.ray.cancel(ref)
+            except asyncio.CancelledError:  # Ctrl-C: the worker stops the match too
+                with contextlib.suppress(Exception):
+                    self.ray.cancel(ref)
                 raise
             except errors.RayActorError as err:
                 self._lose(worker, err, seating)
