@@ -216,6 +216,7 @@ class RayExecutor(Executor):
         super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation)
         self.spec = spec
         self.ray = import_ray()
+        self._actor_class = self.ray.remote(MatchWorker)
         self.workers: dict[int, _Worker] = {}
         self.lost: list[str] = []  # one line per worker that died
         self._numbers = iter(range(1, 1 << 30))
@@ -265,32 +266,35 @@ class RayExecutor(Executor):
     def _settings(self) -> WorkerSettings:
         bots = [b if b.external or self.spec.working_dir is None else rebased(b, self.spec.working_dir)
                 for b in self.bots]
-        return WorkerSettings(self.game, self.options, self.clock, tuple(bots),
-                              {b.name: bot_files(b) for b in self.bots if not b.external}, self.capacity, self.log_dir, self.connect_timeout, self.sandbox_mode, self.hide,
-                              self.isolation)
+        files = {b.name: bot_files(b) for b in self.bots if not b.external}
+        return WorkerSettings(self.game, self.options, self.clock, tuple(bots), files, self.capacity, self.log_dir,
+                              self.connect_timeout, self.sandbox_mode, self.hide, self.isolation)
 
     def _new_worker(self) -> _Worker:
         number = next(self._numbers)
-        actor = self.ray.remote(MatchWorker).options(
-            num_cpus=self._worker_cpus(), scheduling_strategy="SPREAD", max_restarts=0,
-            name=None).remote(number, self._worker_settings)
+        actor = self._actor_class.options(num_cpus=self._worker_cpus(), scheduling_strategy="SPREAD",
+                                          max_restarts=0).remote(number, self._worker_settings)
         worker = _Worker(number, actor)
         self.workers[number] = worker
         return worker
 
     async def _start(self, worker: _Worker) -> None:
-        missing, worker.where = await worker.actor.start.remote()
+        """Start a worker's referee and bots; a ClusterError if it cannot."""
+        try:
+            missing, worker.where = await worker.actor.start.remote()
+        except self.ray.exceptions.RayError as err:  # it raised, or died, on its way up
+            cause = getattr(err, "cause", None) or err
+            raise ClusterError(f"match worker {worker.number} did not start: {_first_line(cause)}") from None
         if missing:
             raise ClusterError(missing)
 
     async def __aenter__(self) -> Self:
         self.sandbox = sandbox.resolve(self.sandbox_mode)  # what the store says the bots ran in
-        await asyncio.to_thread(lambda: None)  # the default thread pool exists before ray.init's threads
         self._connect()
         try:
             room = self._room()
             if room == 0:
-                raise ClusterError(f"no node of the Ray cluster has {self._worker_cpus()} CPU(s) free for a match "
+                raise ClusterError(f"no node of the Ray cluster has {self._worker_cpus()} CPU(s) for a match "
                                    f"worker (one per seat of the game; [executor] cpus sets another number)")
             self._worker_settings = self._settings()
             workers = [self._new_worker() for _ in range(room)]
@@ -342,6 +346,8 @@ class RayExecutor(Executor):
         """A worker died (its process, or its node): forget it, and start another in its place."""
         if self.workers.pop(worker.number, None) is None:
             return
+        with contextlib.suppress(Exception):  # merely out of reach, it would hold its CPUs
+            self.ray.kill(worker.actor)
         self._last_loss = time.monotonic()
         line = (f"match worker {worker.number} on {worker.where or 'its node'} died ({_first_line(err)}); "
                 f"match {seating.key} is played again by another worker")
@@ -355,7 +361,7 @@ class RayExecutor(Executor):
         worker = self._new_worker()
         try:
             await self._start(worker)  # waits while no node has room
-        except (ClusterError, self.ray.exceptions.RayActorError) as err:
+        except ClusterError as err:
             self.workers.pop(worker.number, None)
             log.warning(f"a new match worker could not start: {_first_line(err)}")
             return
