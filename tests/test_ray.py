@@ -111,8 +111,9 @@ def golden_file(tmp_path: Path, game: str = "aegis", extra: str = "") -> Path:
 
 
 def start_cli(*args, env=None) -> subprocess.Popen:
+    """``referee ARGS`` in a process group of its own (as a terminal's foreground job)."""
     return subprocess.Popen([sys.executable, "-m", "referee", *map(str, args)], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
 def stored(directory: Path) -> int:
@@ -232,22 +233,23 @@ def test_embedded_ray_survives_a_dead_worker_and_resumes_with_the_local_executor
 def test_ctrl_c_stops_the_ray_run_cleanly_and_a_rerun_resumes(tmp_path):
     require_ray()
     path = write_tournament(tmp_path / "t.toml", BOTS + '\n[executor]\nkind = "ray"\ncpus = 1\n', game="aegis",
-                            deal_sets=10, seed=7, concurrency=2)
+                            deal_sets=15, seed=7, concurrency=2)
     out = tmp_path / "out"
     proc = start_cli("tournament", path)
     wait_for(out, 3, proc)
     started = descendants(proc.pid)
-    proc.send_signal(signal.SIGINT)
+    before = stored(out)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground job
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     saved = stored(out)
-    assert f"interrupted: {saved} of 20 matches are saved; run the same command to resume" in stderr
-    assert saved < 20
+    assert f"interrupted: {saved} of 30 matches are saved; run the same command to resume" in stderr
+    assert saved <= before + 6, "the matches being played were stopped, no new one started"
     assert not left_running(started), "the embedded Ray, its workers and their bots are gone"
     rerun = subprocess.run([sys.executable, "-m", "referee", "tournament", path], capture_output=True, text=True,
                            cwd=ROOT, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"played {20 - saved} match(es) now, 20 in all" in rerun.stderr
+    assert f"played {30 - saved} match(es) now, 30 in all" in rerun.stderr
 
 
 @pytest.mark.e2e
