@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -188,6 +189,11 @@ def loads(text: str, source: str = "<record>") -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise RecordFileError(f"{source}: line {e.lineno}, column {e.colno}: not valid JSON: {e.msg}") from None
+    except RecursionError:
+        raise RecordFileError(f"{source}: JSON nested too deeply to be a record") from None
+    except ValueError:  # an integer of more digits than Python converts
+        raise RecordFileError(f"{source}: a number of more than {sys.get_int_max_str_digits()} digits "
+                              "(no record field needs one)") from None
     if not isinstance(data, dict):
         raise RecordError(f"{source}: a record is a JSON object, got {_json_type(data)}")
     return data

@@ -131,8 +131,9 @@ class RefereeServicer(pb_grpc.RefereeServicer):
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "RunMatch needs the server's admin token")
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
         try:
+            options = games.get(request.game).parse_options(dict(request.options))
             outcome = await self.arena.run_match(
-                request.game, dict(request.options), list(request.lineup), seed=seed,
+                request.game, options, list(request.lineup), seed=seed,
                 clock=wire.clock_from(request.clock, Clock()), game_id=request.match_id or None)
         except (games.GameError, ValueError) as err:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))

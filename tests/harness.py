@@ -27,10 +27,11 @@ def invoke_cli(*args) -> Result:
     return CliRunner().invoke(referee, [str(a) for a in args])
 
 
-def run_cli(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``python -m referee ARGS`` in the checkout's root, its output captured as text."""
+def run_cli(*args, timeout: float = 300, cwd: Path = ROOT, env: dict[str, str] | None = None,
+            ) -> subprocess.CompletedProcess:
+    """``python -m referee ARGS`` (in the checkout's root unless ``cwd``), its output captured as text."""
     return subprocess.run([sys.executable, "-m", "referee", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, check=False)
+                          timeout=timeout, cwd=cwd, env=env, check=False)
 
 
 TOURNAMENT = """
@@ -54,6 +55,14 @@ def write_tournament(path: Path, tables: str, *, game: str, deal_sets: int, seed
     path.write_text(TOURNAMENT.format(game=game, deal_sets=deal_sets, seed=seed, concurrency=concurrency,
                                       output=output, extra=extra, options=options) + tables)
     return path
+
+
+def sample_bots(**commands: str) -> str:
+    """A [clock] (2 s a decision) and a [[bots]] table per ``name="command"``, run from the root."""
+    tables = "\n[clock]\ndecision_ms = 2000\nbank_ms = 10000\n"
+    for name, command in commands.items():
+        tables += f'\n[[bots]]\nname = "{name}"\ncommand = "{command}"\ncwd = "{ROOT}"\n'
+    return tables
 
 
 class Bots:

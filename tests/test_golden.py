@@ -44,8 +44,10 @@ def snapshot(store: Store) -> str:
 
 
 def machine_free(output: str) -> str:
-    """The output without its ``sandbox:`` line, which says what this machine can contain bots in."""
-    return "".join(line for line in output.splitlines(keepends=True) if not line.startswith("sandbox:"))
+    """The output without its ``sandbox:`` line, which says what this machine can contain bots in,
+    and its ``progress:`` lines, which tell the time."""
+    return "".join(line for line in output.splitlines(keepends=True)
+                   if not line.startswith(("sandbox:", "progress:")))
 
 
 def check(name: str, text: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 import pytest
-from harness import ROOT, require_ray, write_tournament
+from harness import ROOT, require_ray, sample_bots, write_tournament
 from test_golden import GOLDEN, snapshot
 
 from referee.cli.options import chosen_executor
@@ -26,10 +26,8 @@ from referee.tournament.config import BotSpec, ConfigError, ExecutorSpec
 from referee.tournament.executors.ray import bot_files, missing_file, rebased
 from referee.tournament.store import Store
 
-#: two launched bots, deterministic (their [[bots]] tables)
-BOTS = "".join(f'\n[[bots]]\nname = "{name}"\ncommand = {command}\ncwd = "{ROOT}"\n' for name, command in (
-    ("random1", '["python", "-m", "sample_bots.random", "--seed", "1"]'),
-    ("heuristic", '["python", "-m", "sample_bots.heuristic"]')))
+#: two launched bots, deterministic (a [clock] and their [[bots]] tables)
+BOTS = sample_bots(random1="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
 
 
 # --- the [executor] table and the options (no Ray needed) -------------------------------------

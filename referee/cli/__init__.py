@@ -1,8 +1,8 @@
 """The ``referee`` command line: a thin Click layer over the modules of the package.
 
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
-:mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match` and
-:mod:`.sprt`. Their options are defined once, in :mod:`.options`; exit codes are decided
+:mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
+:mod:`.sprt` and :mod:`.export`. Their options are defined once, in :mod:`.options`; exit codes are decided
 in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
 """
 
@@ -14,6 +14,7 @@ import click
 
 from referee import __version__
 from referee.cli.exits import HANDLED, error_text, exit_code_for
+from referee.cli.export import export
 from referee.cli.match import match
 from referee.cli.records import play, replay
 from referee.cli.serve import serve
@@ -32,7 +33,7 @@ class _Group(click.Group):
             ctx.exit(exit_code_for(error))
 
 
-@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt],
+@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:
@@ -45,7 +46,9 @@ def referee() -> None:
          early) or stated results that differ from the replay
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
-         holds another tournament; sprt: a bot that never came to play
+         holds another tournament, a directory with no results or no
+         such match (export, replay DIR N); sprt: a bot that never came
+         to play
       3  sprt: inconclusive, no verdict within --max-units units
     130  interrupted (Ctrl-C): what finished is saved (tournament,
          gauntlet) or reported (sprt)

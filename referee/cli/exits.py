@@ -15,6 +15,7 @@ from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
 from referee.tournament.executors import ClusterError, RemoteRefereeError
+from referee.tournament.export import ExportError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
 
@@ -46,6 +47,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game
     (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
+    (ExportError, ExitCode.USAGE),  # not a results directory, an unknown match id, an output path that is a file
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot

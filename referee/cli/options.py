@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -88,7 +89,7 @@ bank_ms_option = click.option("--bank-ms", type=click.IntRange(0), default=10000
 
 def game_options(spec: GameSpec, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
     """Check ``--option`` strings against the game's schema (raises OptionError)."""
-    return spec.check_options(dict(pairs))
+    return spec.parse_options(dict(pairs))
 
 
 def fresh_seed() -> int:
@@ -108,6 +109,37 @@ server_option = click.option("--server", metavar="HOST:PORT",
 admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
                                   help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+
+
+def progress_options(command: Callable) -> Callable:
+    """``--quiet``, ``--verbose``, ``--score-every``, ``--progress-every``, ``--progress-seconds``:
+    what a run prints while it plays, handed to the command as one ``progress`` argument
+    (:class:`referee.cli.progress.ProgressSettings`)."""
+    from referee.cli import progress
+
+    @functools.wraps(command)
+    def with_settings(*args: Any, quiet: bool, verbose: bool, score_every: int, progress_every: int | None,
+                      progress_seconds: float, **kwargs: Any) -> Any:
+        settings = progress.ProgressSettings(quiet, verbose, score_every, progress_every, progress_seconds)
+        return command(*args, progress=settings, **kwargs)
+
+    options = [
+        quiet_option,
+        click.option("--verbose", "-v", is_flag=True,
+                     help="A line per finished match, and every --score-every matches a "
+                          "'Score of A vs B: W - L - D' line per pair of bots."),
+        click.option("--score-every", type=click.IntRange(1), default=progress.DEFAULT_SCORE_EVERY,
+                     show_default=True, metavar="N", help="With --verbose: the 'Score of' lines every N matches."),
+        click.option("--progress-every", type=click.IntRange(1), default=None, metavar="N",
+                     help="Off a terminal (a CI log): a progress line every N matches "
+                          "[default: 5% of the schedule] ..."),
+        click.option("--progress-seconds", type=click.FloatRange(0, min_open=True),
+                     default=progress.DEFAULT_SECONDS, show_default=True, metavar="S",
+                     help="... or every S seconds, whichever comes first (checked as matches end)."),
+    ]
+    for option in reversed(options):
+        with_settings = option(with_settings)
+    return with_settings
 
 
 executor_option = click.option(

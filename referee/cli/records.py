@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -21,20 +22,24 @@ from referee.report import default_seat_names, final_table, format_options, game
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path(), metavar="FILE | DIRECTORY MATCH_ID")
+@click.argument("match_id", required=False, metavar="")
 @json_flag
 @click.option("--log", "show_log", is_flag=True, help="Also print the game's log.")
-def replay(file: str, as_json: bool, show_log: bool) -> None:
-    """Replay the game record FILE through the rules and check it.
+def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> None:
+    """Replay the game record FILE through the rules and check it; or, given
+    a results DIRECTORY (of a tournament, gauntlet or sprt run) and a match's
+    number, the record of that match as stored there.
 
     Prints the computed results. Exits 0 when every action is legal, the
     record ends with the game and the results it states (if any) match; 1
     naming the first illegal action or difference; 2 if FILE cannot be read
-    or is not JSON. See docs/records.md for the format.
+    or is not JSON, or the match is not in DIRECTORY. See docs/records.md
+    for the format; `referee export DIRECTORY` lists the matches' numbers.
     """
     rep: records.Replay | None = None
     try:
-        rep = records.replay(records.read(file))
+        rep = records.replay(_record(file, match_id))
     except records.ResultsMismatchError as error:
         rep = error.replay
         failure: records.RecordError | None = error
@@ -65,6 +70,22 @@ def replay(file: str, as_json: bool, show_log: bool) -> None:
     click.echo("\n".join(results_report(rep.game, rep.results, rep.seats)))
     if failure is not None:
         raise failure
+
+
+def _record(path: str, match_id: str | None) -> dict:
+    """The record in the file, or the one stored for the match in the results directory."""
+    from referee.tournament import export
+
+    if match_id is None:
+        if Path(path).is_dir():
+            raise export.ExportError(f"{path} is a directory: give a match id too (referee replay {path} N; "
+                                     f"referee export {path} lists them in matches.csv)")
+        return records.read(path)
+    store = export.open_results(path)
+    try:
+        return export.record_of(store, export.find(store, match_id))
+    finally:
+        store.close()
 
 
 # --- play ---------------------------------------------------------------------

@@ -69,12 +69,13 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False),
               help="Also write the one-paragraph Markdown summary (for a pull request) to this file.")
 @quiet_option
+@click.option("--verbose", "-v", is_flag=True, help="A line per finished match.")
 def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, baseline: BotSpec | None,
          seed: int | None, rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int,
          preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float, max_units: int,
          concurrency: int, output: str | None, server: str | None, admin_token: str | None,
-         executor: str | None, address: str | None, fmt: str,
-         markdown_file: str | None, quiet: bool) -> None:
+         executor: str | None, address: str | None, fmt: str, markdown_file: str | None, quiet: bool,
+         verbose: bool) -> None:
     """Is the candidate stronger than the baseline? A sequential probability
     ratio test (GSPRT, pentanomial, as fishtest) on duplicate units.
 
@@ -124,7 +125,8 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     announce_sandbox(setup.sandbox, setup.isolation)
     try:
         status = run_interruptibly(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
-                                          server=server, admin_token=admin_token))
+                                                server=server, admin_token=admin_token,
+                                                on_match=_match_lines(setup.game, store) if verbose else None))
     except KeyboardInterrupt:
         status = Verdict.INTERRUPTED
         click.echo(f"\ninterrupted after {tally.sprt.n} unit(s); the report covers them"
@@ -142,6 +144,23 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     if markdown_file:
         Path(markdown_file).write_text(sprt_report.markdown(report), encoding="utf-8")
     ctx.exit(SPRT_EXIT_CODES[status])
+
+
+def _match_lines(game: str, store):
+    """``--verbose``: "Finished match N (...)" on stderr for every match played (N: the store's number
+    of the match, or without --output the count of matches this run)."""
+    from referee.cli.progress import match_line
+    from referee.tournament.store import MatchRow
+
+    count = [0]
+
+    def show(played) -> None:
+        count[0] += 1
+        s = played.seating
+        number = store.number(s.key) if store is not None else count[0]
+        click.echo(match_line(game, number, MatchRow(s.key, s.deal_set, s.lineup, played.results)), err=True)
+
+    return show
 
 
 def _progress(every: int = 10, seconds: float = 10.0):

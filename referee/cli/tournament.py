@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Sequence
 
 import click
@@ -14,10 +15,11 @@ from referee.cli.options import (
     announce_sandbox,
     chosen_executor,
     config_argument,
-    quiet_option,
+    progress_options,
     remote_options,
     standings_options,
 )
+from referee.cli.progress import ProgressSettings, RunDisplay
 from referee.tournament.store import MatchRow
 
 
@@ -25,9 +27,10 @@ from referee.tournament.store import MatchRow
 @config_argument
 @remote_options
 @standings_options
-@quiet_option
+@progress_options
 def tournament(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
-               address: str | None, anchor: tuple[str, float] | None, bootstrap: int, quiet: bool) -> None:
+               address: str | None, anchor: tuple[str, float] | None, bootstrap: int,
+               progress: ProgressSettings) -> None:
     """Run the round-robin tournament described by the TOML file CONFIG.
 
     Duplicate play: every deal set is played from every seat. Results go to
@@ -44,7 +47,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
                f"{notes[0]}; results in {cfg.output}", err=True)
-    play_with_progress(cfg, schedule, store, quiet, server, admin_token)
+    play_with_progress(cfg, schedule, store, progress, server, admin_token)
     print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
 
 
@@ -65,9 +68,10 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 @remote_options
 @standings_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@quiet_option
+@progress_options
 def gauntlet(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
-             address: str | None, anchor: tuple[str, float] | None, bootstrap: int, fmt: str, quiet: bool) -> None:
+             address: str | None, anchor: tuple[str, float] | None, bootstrap: int, fmt: str,
+             progress: ProgressSettings) -> None:
     """Run the gauntlet described by the TOML file CONFIG: one candidate against
     every baseline (a tournament file with a [gauntlet] table naming the candidate).
 
@@ -90,7 +94,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
                f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
                f"results in {cfg.tournament.output}", err=True)
-    play_with_progress(cfg.tournament, schedule, store, quiet, server, admin_token)
+    play_with_progress(cfg.tournament, schedule, store, progress, server, admin_token, first=cfg.candidate)
     rows = list(store.matches())
     check_anchor(rows, anchor)
     against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
@@ -135,51 +139,28 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
         click.echo(standings.report(st))
 
 
-def play_with_progress(cfg, schedule, store, quiet: bool, server: str | None, admin_token: str | None) -> None:
-    """Play what the store lacks of the schedule, with a live progress bar; Ctrl-C or
-    SIGTERM stop cleanly (exit 130), what finished being saved."""
+def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server: str | None,
+                       admin_token: str | None, first: str | None = None) -> None:
+    """Play what the store lacks of the schedule, showing the progress (:mod:`referee.cli.progress`;
+    ``first``: the bot the "Score of" lines put first); Ctrl-C or SIGTERM stop cleanly (exit 130),
+    what finished being saved."""
     from referee.tournament import run as trun
 
     announce_sandbox(cfg.sandbox, cfg.isolation)
-    bar = None if quiet else _LiveBar(cfg.game, len(schedule.seatings))
+    names = [b.name for b in cfg.bots]
+    display = RunDisplay(cfg.game, len(schedule.seatings), progress, stored=store.matches(),
+                         number_of=store.number, names=sorted(names, key=lambda n: n != first),
+                         stream=sys.stderr)
     try:
-        played = run_interruptibly(trun.play_schedule(cfg, schedule, store, progress=bar.update if bar else None,
-                                                server=server, admin_token=admin_token))
+        played = run_interruptibly(trun.play_schedule(cfg, schedule, store, progress=display.update,
+                                                      server=server, admin_token=admin_token))
     except KeyboardInterrupt:
+        display.close()
         click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
                    f"run the same command to resume", err=True)
         raise SystemExit(ExitCode.INTERRUPTED) from None
     finally:
-        if bar:
-            bar.close()
+        display.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
     if cfg.seed_drawn:
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again)", err=True)
-
-
-class _LiveBar:
-    """A progress bar on stderr showing the live standings (point estimates)."""
-
-    def __init__(self, game: str, total: int):
-        self.game = game
-        self.rows: list = []
-        self.text = ""
-        self.bar = click.progressbar(length=total, label="matches", file=click.get_text_stream("stderr"),
-                                     item_show_func=lambda _: self.text, show_pos=True)
-        self.bar.__enter__()
-
-    def update(self, finished: int, total: int, played) -> None:
-        from referee.stats import ratings
-        from referee.tournament import standings
-
-        if played is None:
-            self.bar.update(finished - self.bar.pos)
-            return
-        self.rows.append(MatchRow(played.seating.key, played.seating.deal_set, played.seating.lineup,
-                                  played.results))
-        elos = ratings.fit(standings.pair_results_of(self.game, self.rows))
-        self.text = "  ".join(f"{name} {elo:.0f}" for name, elo in sorted(elos.items(), key=lambda kv: -kv[1])[:6])
-        self.bar.update(finished - self.bar.pos)
-
-    def close(self) -> None:
-        self.bar.__exit__(None, None, None)

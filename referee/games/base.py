@@ -18,6 +18,7 @@ protobuf.
 from __future__ import annotations
 
 import json
+import re
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -156,15 +157,18 @@ class Option:
     choices: tuple[Any, ...] | None = None
     minimum: int | None = None
 
-    def check(self, key: str, value: Any) -> Any:
+    def check(self, key: str, value: Any, from_text: bool = False) -> Any:
+        """The checked value. ``from_text``: the value was written as text (a command line's
+        ``-o double=no``, the protocol's string map) and may spell a boolean or an integer; a typed
+        source (a record's JSON, a tournament file) must give the type itself."""
         kind = type(self.default)
         if kind is bool:
-            if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-                value = value.lower() in ("true", "yes", "on", "1")
+            if from_text and isinstance(value, str) and value.lower() in _BOOLEAN_WORDS:
+                value = _BOOLEAN_WORDS[value.lower()]
             if not isinstance(value, bool):
                 raise OptionError(f"option {key!r} must be true or false, got {value!r}")
         elif kind is int:
-            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            if from_text and isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,18}", value.strip()):
                 value = int(value)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise OptionError(f"option {key!r} must be an integer, got {value!r}")
@@ -178,14 +182,21 @@ class Option:
         return value
 
 
-def check_options(game: str, schema: Mapping[str, Option], given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Every option of the schema, with the given values checked and defaults filled in."""
+_BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False,
+                  "0": False}
+
+
+def check_options(game: str, schema: Mapping[str, Option], given: Mapping[str, Any] | None,
+                  from_text: bool = False) -> dict[str, Any]:
+    """Every option of the schema, with the given values checked and defaults filled in
+    (``from_text``: see :meth:`Option.check`)."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(schema))
     if unknown:
         raise OptionError(f"{game} has no option {', '.join(map(repr, unknown))} "
                           f"(its options: {', '.join(schema)})")
-    return {key: opt.check(key, given[key]) if key in given else opt.default for key, opt in schema.items()}
+    return {key: opt.check(key, given[key], from_text) if key in given else opt.default
+            for key, opt in schema.items()}
 
 
 # --- the state interface ----------------------------------------------------
@@ -376,7 +387,12 @@ class GameSpec:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def check_options(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Typed option values (a record, a tournament file, code) checked, defaults filled in."""
         return check_options(self.name, self.options, given)
+
+    def parse_options(self, given: Mapping[str, str] | None) -> dict[str, Any]:
+        """Option values written as text (``-o rounds=1``, the protocol's string map) checked."""
+        return check_options(self.name, self.options, given, from_text=True)
 
     def new(self, options: Mapping[str, Any] | None = None, seed: int | None = None,
             decks: Sequence[Sequence[int]] | None = None, suits: Sequence[int] | None = None) -> GameState:

@@ -37,6 +37,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from referee.bot import GameView
@@ -51,16 +52,28 @@ VARIANTS = [dict(zip(("trump", "double", "blind", "pairs"), combo))
                                            (False, True))]
 
 
+def _load_module(module: str) -> Any:
+    if module.endswith(".py"):  # a bot's own file, wherever it is
+        spec = importlib.util.spec_from_file_location(Path(module).stem, module)
+        if spec is None or not Path(module).is_file():
+            raise SystemExit(f"error: no bot file {module}")
+        bot = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bot)
+        return bot
+    if "." not in module and importlib.util.find_spec(f"sample_bots.{module}") is not None:
+        module = f"sample_bots.{module}"
+    return importlib.import_module(module)
+
+
 def load_policy(module: str, think_ms: float | None = None, rollouts: int | None = None) -> Policy:
-    """``decide`` of a module: a bare name is looked up in ``sample_bots`` first
-    (``heuristic`` means ``sample_bots.heuristic``), then as a module of its own.
+    """``decide`` of a module: a file ending in ``.py`` is loaded from that path; a bare name
+    is looked up in ``sample_bots`` first (``heuristic`` means ``sample_bots.heuristic``), then as
+    a module of its own.
 
     A searching bot's module (one with ``Settings`` and ``policy``, as
     ``sample_bots.search``) plays with ``think_ms`` and ``rollouts`` when
     either is given (``think_ms=None``: the module's default)."""
-    if "." not in module and importlib.util.find_spec(f"sample_bots.{module}") is not None:
-        module = f"sample_bots.{module}"
-    bot = importlib.import_module(module)
+    bot = _load_module(module)
     if hasattr(bot, "Settings") and (think_ms is not None or rollouts is not None):
         settings = bot.Settings(rollouts=rollouts) if think_ms is None else bot.Settings(think_ms, rollouts)
         return bot.policy(settings)

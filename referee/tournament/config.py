@@ -254,6 +254,8 @@ def read(path: str | Path) -> ConfigFile:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

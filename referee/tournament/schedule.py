@@ -15,6 +15,7 @@ filling several seats (``referee/games/confirmation/lineups.py``).
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +45,10 @@ class Schedule:
 
 
 def deal_seed(master_seed: int, deal_set: int) -> int:
-    """The shoe seed of a deal set: a hash of the master seed, stable across versions."""
-    digest = hashlib.sha256(f"referee-deals:{master_seed}:{deal_set}".encode()).digest()
+    """The shoe seed of a deal set (64 bits, as the protocol's RunMatch carries): HMAC-SHA-256
+    keyed with the master seed, stable across versions. Knowing some deal sets' seeds (a
+    released record holds its own) tells nothing of the master seed or of another deal set's."""
+    digest = hmac.new(str(master_seed).encode(), f"referee-deals:{deal_set}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big")
 
 

@@ -82,12 +82,20 @@ class Store:
         path = self.directory / DB_NAME
         if not create and not path.exists():
             raise StoreError(f"{self.directory}: no tournament results here ({DB_NAME} not found)")
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        with self.db:
-            self.db.executescript(SCHEMA)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise StoreError(f"{self.directory}: is a file, not a results directory") from None
+        except OSError as e:
+            raise StoreError(f"{self.directory}: cannot create the results directory: {e.strerror or e}") from None
+        try:
+            self.db = sqlite3.connect(path)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            with self.db:
+                self.db.executescript(SCHEMA)
+        except sqlite3.Error as e:
+            raise StoreError(f"{path}: cannot open the results database: {e}") from None
 
     def close(self) -> None:
         self.db.close()
@@ -170,6 +178,16 @@ class Store:
     def record(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT record FROM matches WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    def numbers(self) -> dict[str, int]:
+        """Each stored match's number (its id for ``referee replay DIR N`` and ``referee export``):
+        SQLite's rowid, which counts the matches in the order the store saved them, 1 first."""
+        return dict(self.db.execute("SELECT key, rowid FROM matches"))
+
+    def number(self, key: str) -> int | None:
+        """The number of one stored match (as :meth:`numbers`), None if it is not stored."""
+        row = self.db.execute("SELECT rowid FROM matches WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
 
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]

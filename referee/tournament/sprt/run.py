@@ -26,11 +26,12 @@ def open_store(setup: SprtSetup) -> Store | None:
 
 async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] | None = None,
               store: Any = None, server: str | None = None, admin_token: str | None = None,
-              connect_timeout: float = 30.0) -> Verdict:
+              connect_timeout: float = 30.0, on_match: Callable[[Any], None] | None = None) -> Verdict:
     """Play units (``setup.concurrency`` matches at a time, units started in order) until a
     verdict or ``setup.max_units``; returns H1, H0 or inconclusive. ``tally`` holds what was
     counted even if this is interrupted. With a ``store``, every match is saved and matches
-    already in it are not played again (a run resumes where it stopped)."""
+    already in it are not played again (a run resumes where it stopped). ``on_match`` is told of
+    every match played (a :class:`~referee.tournament.executors.Played`), once saved."""
     from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
     from referee.tournament.schedule import Seating, deal_seed
 
@@ -82,6 +83,8 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
         nonlocal over
         if store is not None:
             store.save_played(p)
+        if on_match:
+            on_match(p)
         over = over or record(p.seating, p.results)
         return over
 

@@ -138,7 +138,7 @@ def from_options(game: str, candidate: BotSpec, baseline: BotSpec, seed: int, *,
     OptionError), the hypotheses of the stronger preset unless others are given. A ValueError
     if it is not a valid set-up."""
     hypotheses = hypotheses or Hypotheses.of_preset("stronger")
-    return SprtSetup(game, games.get(game).check_options(dict(options or {})), candidate, baseline, seed,
+    return SprtSetup(game, games.get(game).parse_options(dict(options or {})), candidate, baseline, seed,
                      Clock(decision_ms / 1000, bank_ms / 1000), concurrency, hypotheses.elo0, hypotheses.elo1,
                      alpha, beta, max_units, Path(output).resolve() if output else None, hypotheses.preset)
 

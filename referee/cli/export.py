@@ -1,0 +1,30 @@
+"""``referee export``: every match of a results directory as a record file, and ``matches.csv``."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("directory", type=click.Path())
+@click.option("--to", "to", type=click.Path(), default=None,
+              help="The directory to write to (default: DIRECTORY/export; created if need be).")
+def export(directory: str, to: str | None) -> None:
+    """Write every match stored in DIRECTORY (the output directory of a
+    tournament, gauntlet or sprt run) as a game record, match-NNNN.json, which
+    `referee replay` checks, and one row per match in matches.csv: the match's
+    number (its id for `referee replay DIRECTORY N`), key, deal set, the bot,
+    score, place and fault count of each seat, its seconds and record file.
+    Files of the same name are replaced. See docs/tournaments.md."""
+    from referee.tournament import export as texport
+
+    store = texport.open_results(directory)
+    try:
+        out = texport.output_directory(store.directory, to)
+        matches, missing = texport.export(store, out)
+    finally:
+        store.close()
+    click.echo(f"{len(matches) - len(missing)} match record(s) and {texport.CSV_NAME} written to {out}")
+    if missing:
+        click.echo(f"{len(missing)} match(es) stored without a game record (e.g. {missing[0].row.key}): "
+                   f"in {texport.CSV_NAME} only", err=True)

@@ -1,0 +1,131 @@
+"""Games out of a results directory: one record file per stored match and ``matches.csv``.
+
+Every match a tournament, gauntlet or SPRT stores keeps its full record
+(``docs/records.md``); :func:`export` writes each as ``match-NNNN.json``
+(``referee replay`` checks it) and one row per match in ``matches.csv``.
+A match is known by its number: the order in which the store saved it, 1
+first (:meth:`Store.numbers`), the id that ``referee replay DIR N`` takes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee import records
+from referee.tournament.store import DB_NAME, MatchRow, Store
+
+CSV_NAME = "matches.csv"
+#: where ``referee export DIR`` writes without ``--to``
+DEFAULT_SUBDIRECTORY = "export"
+
+
+class ExportError(ValueError):
+    """A results directory, match id or output path that cannot be used."""
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    number: int
+    row: MatchRow
+
+    @property
+    def file_name(self) -> str:
+        return f"match-{self.number:04d}.json"
+
+
+def open_results(directory: str | Path) -> Store:
+    """The store of a results directory (of a tournament, gauntlet or SPRT), or an ExportError."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise ExportError(f"{path}: not a results directory ({'a file' if path.exists() else 'not found'}); "
+                          f"give the output directory of a tournament, gauntlet or sprt run")
+    if not (path / DB_NAME).is_file():
+        raise ExportError(f"{path}: not a results directory (no {DB_NAME} in it)")
+    return Store(path, create=False)
+
+
+def stored_matches(store: Store) -> list[StoredMatch]:
+    """Every stored match with its number, in number order."""
+    numbers = store.numbers()
+    return sorted((StoredMatch(numbers[row.key], row) for row in store.matches()), key=lambda m: m.number)
+
+
+def record_of(store: Store, match: StoredMatch) -> dict[str, Any]:
+    """The match's record as the referee stored it, its number, key and deal set added to ``meta``."""
+    record = store.record(match.row.key) or {}
+    record["meta"] = {"match": match.number, "key": match.row.key, "deal_set": match.row.deal_set,
+                      "seconds": round(match.row.seconds, 3), **record.get("meta", {})}
+    return record
+
+
+def find(store: Store, match_id: str) -> StoredMatch:
+    """The stored match with this number (or key), or an ExportError saying where ids are found."""
+    matches = stored_matches(store)
+    for m in matches:
+        if match_id.strip() in (str(m.number), m.row.key):
+            return m
+    numbers = (f"numbered {matches[0].number} to {matches[-1].number}" if matches else "none stored yet")
+    raise ExportError(f"no match {match_id!r} in {store.directory} (its matches: {numbers}); the ids are the "
+                      f"first column of matches.csv from `referee export {store.directory}`, or the numbers "
+                      f"in --verbose's \"Finished match N\" lines")
+
+
+def output_directory(results: Path, to: str | Path | None) -> Path:
+    out = Path(to) if to is not None else results / DEFAULT_SUBDIRECTORY
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out}: exists and is not a directory; give --to a directory (new or existing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ExportError(f"cannot create {out}: {e.strerror or e}") from None
+    return out
+
+
+def export(store: Store, out: Path) -> tuple[list[StoredMatch], list[StoredMatch]]:
+    """Write every stored match's record and ``matches.csv`` into ``out``; returns the matches, and
+    those stored without a game record (none is written for them)."""
+    matches = stored_matches(store)
+    missing = []
+    for m in matches:
+        record = record_of(store, m)
+        if record.get("format") == records.FORMAT:
+            records.write(out / m.file_name, record)
+        else:
+            missing.append(m)
+    _write(out / CSV_NAME, matches_csv(matches, {m.number for m in missing}))
+    return matches, missing
+
+
+def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
+    """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
+    its faults (all kinds together; the record's ``meta.faults`` has each), the seconds, the record file
+    (empty for the matches ``without_record``)."""
+    seats = max((len(m.row.lineup) for m in matches), default=0)
+    header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
+              + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
+              + [f"faults{i}" for i in range(seats)] + ["seconds", "record"])
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(_csv_rows(matches, without_record))
+    return text.getvalue()
+
+
+def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[list[Any]]:
+    for m in matches:
+        r = m.row
+        yield [m.number, r.key, r.deal_set, *r.lineup, *r.scores, *r.placing,
+               *(sum(f.values()) for f in r.faults), f"{r.seconds:.3f}",
+               "" if m.number in without_record else m.file_name]
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ExportError(f"cannot write {path}: {e.strerror or e}") from None
