@@ -99,6 +99,18 @@ def test_bots_inside_the_working_directory_are_rebased(tmp_path):
     assert rebased(outside, tmp_path) == outside
 
 
+def test_the_bots_status_of_every_worker_adds_up():
+    from referee.tournament.executors.ray import _Statuses
+
+    one = {"a": {"starts": 1, "exits": ["exit code 1"], "dead": None, "dropped_bytes": 5}}
+    two = {"a": {"starts": 4, "exits": ["a", "b", "c"], "dead": "died 4 times", "dropped_bytes": 0},
+           "b": {"starts": 1, "exits": [], "dead": None, "dropped_bytes": 0}}
+    merged = _Statuses([one, two]).status()
+    assert merged["a"] == {"starts": 5, "exits": ["exit code 1", "a", "b", "c"], "dead": "died 4 times",
+                           "dropped_bytes": 5}
+    assert merged["b"] == two["b"]
+
+
 # --- real runs ---------------------------------------------------------------------------------
 
 

@@ -178,17 +178,19 @@ class _Worker:
 
 
 class _Statuses:
-    """The launched bots' status over every worker (what ``Launcher.status`` gives for one)."""
+    """The launched bots' status over every worker (what ``Launcher.status`` gives for one): starts,
+    exits and dropped output added up, the first reason a bot was given up on; other keys as the
+    first worker gave them."""
 
     def __init__(self, statuses: Iterable[Mapping[str, Mapping[str, Any]]]):
         self.merged: dict[str, dict[str, Any]] = {}
         for status in statuses:
             for name, st in status.items():
-                m = self.merged.setdefault(name, {"starts": 0, "exits": [], "dead": None, "dropped_bytes": 0})
-                m["starts"] += st["starts"]
-                m["exits"] += st["exits"]
-                m["dead"] = m["dead"] or st["dead"]
-                m["dropped_bytes"] += st["dropped_bytes"]
+                m = self.merged.setdefault(name, {**st, "starts": 0, "exits": [], "dead": None, "dropped_bytes": 0})
+                m["starts"] += st.get("starts", 0)
+                m["exits"] += st.get("exits", [])
+                m["dead"] = m["dead"] or st.get("dead")
+                m["dropped_bytes"] += st.get("dropped_bytes", 0)
 
     def status(self) -> dict[str, dict[str, Any]]:
         return self.merged
