@@ -6,9 +6,11 @@ for byte, and whose worker node is killed mid-tournament."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -109,6 +111,19 @@ def test_the_bots_status_of_every_worker_adds_up():
     assert merged["a"] == {"starts": 5, "exits": ["exit code 1", "a", "b", "c"], "dead": "died 4 times",
                            "dropped_bytes": 5}
     assert merged["b"] == two["b"]
+
+
+def test_an_unreachable_cluster_is_one_line_and_exit_2(tmp_path, invoke):
+    require_ray()
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.2", 0))
+        port = s.getsockname()[1]
+    path = write_tournament(tmp_path / "t.toml", BOTS, game="aegis", deal_sets=1, seed=1, concurrency=1)
+    result = invoke("tournament", path, "--address", f"127.0.0.2:{port}")
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert errors == [f"Error: cannot reach the Ray cluster at 127.0.0.2:{port}: Connection refused (is its head "
+                      f"started, with `ray start --head --port={port}`?)"]
 
 
 # --- real runs ---------------------------------------------------------------------------------
@@ -344,6 +359,18 @@ def test_two_node_standings_equal_the_local_executors_byte_for_byte(tmp_path, cl
     assert resumed.returncode == 0, resumed.stderr
     assert "played 8 match(es) now, 18 in all" in resumed.stderr
     assert resumed.stdout == local.stdout
+
+
+@pytest.mark.e2e
+def test_the_ray_bench_runs_on_a_cluster(tmp_path, cluster):
+    bench = subprocess.run([sys.executable, "-m", "referee.bench.ray", "--address", cluster.address, "--matches", "2",
+                            "--rounds", "1", "--json", tmp_path / "b.json"], capture_output=True, text=True, cwd=ROOT,
+                           timeout=300, env=cluster.env())
+    assert bench.returncode == 0, bench.stderr
+    printed = bench.stdout
+    assert "ms_per_match" in printed and f"Ray cluster at {cluster.address}" in printed
+    rows = json.loads((tmp_path / "b.json").read_text())["two_nodes"]
+    assert [row["workers"] for row in rows] == [2, 2] and all(row["matches_per_s"] > 0 for row in rows)
 
 
 @pytest.mark.e2e

@@ -76,10 +76,15 @@ async def alternate(address: str | None, matches: int, rounds: int) -> list[dict
     return [rows["local"], rows["ray"]]
 
 
-def run(matches: int, rounds: int, nodes: int) -> dict:
+def run(matches: int, rounds: int, nodes: int, address: str | None = None) -> dict:
+    """On one node (embedded) then on a loopback cluster of ``nodes``; or, given an ``address``,
+    on that cluster alone (its rows under "two_nodes")."""
     from referee.bench.cluster import LoopbackCluster
 
     cpus = os.cpu_count() or 1
+    if address is not None:
+        return {"cores": cpus, "load": os.getloadavg()[0], "one_node": [],
+                "two_nodes": asyncio.run(alternate(address, matches, rounds))}
     one = asyncio.run(alternate(None, matches, rounds))
     with LoopbackCluster(nodes=nodes, cpus=cpus) as cluster:
         os.environ.update(cluster.env())
@@ -91,14 +96,15 @@ def run(matches: int, rounds: int, nodes: int) -> dict:
 def report(results: dict) -> str:
     keys = ["executor", "workers", "start_s", "ms_per_match", "matches_per_s", "matches_per_s_per_cpu"]
     rows = [[r[k] for k in keys] for r in results["one_node"] + results["two_nodes"]]
-    one = results["one_node"][0]
+    one = (results["one_node"] or results["two_nodes"])[0]
     return "\n".join([
         f"Ray executor bench: {results['cores']} core(s), load average {results['load']:.1f}; Aegis, two random "
         f"bots, no sandbox; {one['matches']} matches per batch, local and ray in turn, medians of "
         f"{one['rounds']} rounds; a match worker reserves 2 CPUs (a seat each); the loopback cluster's nodes "
         f"share this machine's cores",
         tabulate(rows, headers=keys),
-        f"Ray's overhead at equal concurrency (embedded): {results['ray_overhead_ms_per_match']:+.1f} ms per match"])
+        *([f"Ray's overhead at equal concurrency (embedded): {results['ray_overhead_ms_per_match']:+.1f} ms "
+           f"per match"] if "ray_overhead_ms_per_match" in results else [])])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -106,9 +112,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--matches", type=int, default=20, help="matches per batch (default 20)")
     parser.add_argument("--rounds", type=int, default=3, help="batches of each executor, in turn (default 3)")
     parser.add_argument("--nodes", type=int, default=2, help="nodes of the loopback cluster (default 2)")
+    parser.add_argument("--address", metavar="HOST:PORT",
+                        help="measure on this Ray cluster instead (the driver's machine plays the local rows)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
-    results = run(args.matches, args.rounds, args.nodes)
+    results = run(args.matches, args.rounds, args.nodes, args.address)
     print(report(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

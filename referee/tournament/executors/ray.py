@@ -239,13 +239,16 @@ class RayExecutor(Executor):
             options.update(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False,
                            object_store_memory=EMBEDDED_OBJECT_STORE)
         else:
+            _reachable(self.spec.address)
             options["address"] = self.spec.address
         sigterm = signal.getsignal(signal.SIGTERM)
         try:
             ray.init(**options)
         except Exception as err:  # Ray's own errors: ConnectionError, RuntimeError, ValueError...
             where = f"the Ray cluster at {self.spec.address}" if self.spec.address else "an embedded Ray"
-            reason = "; ".join(_first_line(e) for e in (err, err.__cause__) if e is not None)
+            reason = _first_line(err)
+            if err.__cause__ is not None:  # Ray's own cause ends with the error it met (a traceback before it)
+                reason += f": {str(err.__cause__).strip().splitlines()[-1] if str(err.__cause__).strip() else ''}"
             if "InvalidAuthToken" in reason:
                 reason += (" (a cluster with token authentication: set RAY_AUTH_MODE=token, with its token in "
                            "~/.ray/auth_token or $RAY_AUTH_TOKEN)")
@@ -418,6 +421,18 @@ class RayExecutor(Executor):
 async def _gather_quietly(refs: Iterable[Any]) -> list[Any]:
     """Every ref's value, or its exception (a worker that died)."""
     return await asyncio.gather(*refs, return_exceptions=True)
+
+
+def _reachable(address: str, timeout: float = 10.0) -> None:
+    """A ClusterError unless something listens at HOST:PORT (Ray itself would retry for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if "://" in address or not sep or not port.isdigit():
+        return  # ray://... or another form: Ray's own connection says
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {err.strerror or err} (is its head "
+                           f"started, with `ray start --head --port={port}`?)") from None
 
 
 def _first_line(err: BaseException) -> str:
