@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-fast demo bench proto clean
+.PHONY: install install-ray test test-fast demo bench bench-ray proto clean
 
 install: $(STAMP)
 
@@ -15,6 +15,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# The optional Ray extra (`--executor ray`, docs/scaling.md): about 240 MB, so not part of
+# `install`; CI installs it (.ci/run) and its tests may not skip there.
+install-ray: install
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	$(BIN)/python -m pip check
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -40,6 +46,10 @@ proto: install
 
 bench: install
 	$(BIN)/python -m referee.bench --json bench.json
+
+# The Ray executor against the local one: per-match overhead, throughput on one and two nodes.
+bench-ray: install-ray
+	$(BIN)/python -m referee.bench.ray
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

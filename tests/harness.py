@@ -125,6 +125,18 @@ def require_sandbox() -> None:
     pytest.skip(why)
 
 
+def require_ray() -> None:
+    """Skip the test, with the one-line reason, where Ray (the ``referee[ray]`` extra) is not
+    installed; with REFEREE_REQUIRE_RAY=1 (set by .ci/run, which installs it) fail instead."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        why = "ray is not installed (the referee[ray] extra: make install-ray)"
+        if os.environ.get("REFEREE_REQUIRE_RAY") == "1":
+            pytest.fail(f"REFEREE_REQUIRE_RAY=1 but {why}", pytrace=False)
+        pytest.skip(why)
+
+
 def require_cgroups() -> None:
     """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits);
     with REFEREE_REQUIRE_SANDBOX=1 (CI, which runs as root on a machine that has them) fail instead."""

@@ -15,7 +15,7 @@ from referee.cli.serve import ServeError
 from referee.games.base import GameError
 from referee.stats.sprt import Verdict
 from referee.tournament.config import ConfigError
-from referee.tournament.executors import BotsNotReady, RemoteRefereeError
+from referee.tournament.executors import BotsNotReady, ClusterError, RemoteRefereeError
 from referee.tournament.export import ExportError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
@@ -56,6 +56,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played
     (ServeError, ExitCode.USAGE),  # serve: an address it cannot listen on, a bad --tokens-file
+    (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
 )
 #: the exit code of each outcome of ``referee sprt``
 SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {

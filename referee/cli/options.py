@@ -11,7 +11,7 @@ import click
 
 from referee.games import GAMES
 from referee.games.base import GameSpec
-from referee.tournament.config import BotSpec
+from referee.tournament.config import EXECUTORS, BotSpec, ExecutorSpec
 
 def announce_sandbox(mode: str, isolation: str = "tournament") -> None:
     """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
@@ -157,9 +157,30 @@ def live_options(command: Callable) -> Callable:
                              "information only, the standings, the progress.")(command)
 
 
+executor_option = click.option(
+    "--executor", type=click.Choice(EXECUTORS), default=None,
+    help="Where the matches are played: local (this process) or ray (match workers on a Ray cluster; "
+         "needs referee[ray]; docs/scaling.md). Default: the file's [executor] kind, else local.")
+address_option = click.option("--address", metavar="HOST:PORT",
+                              help="With --executor ray: the Ray cluster to join (default: an embedded Ray on "
+                                   "this machine, using every core).")
+
+
 def remote_options(command: Callable) -> Callable:
-    """``--server`` and ``--admin-token``: play on a remote referee."""
-    return server_option(admin_token_option(command))
+    """``--server`` and ``--admin-token``: play on a remote referee; ``--executor`` and ``--address``:
+    or on a Ray cluster."""
+    return server_option(admin_token_option(executor_option(address_option(command))))
+
+
+def chosen_executor(spec: ExecutorSpec, kind: str | None, address: str | None, server: str | None) -> ExecutorSpec:
+    """The file's ``[executor]`` with ``--executor`` and ``--address`` over it; a usage error
+    for choices that contradict each other."""
+    if address is not None and kind == "local":
+        raise click.UsageError("--address names a Ray cluster: it goes with --executor ray")
+    spec = spec.overridden(kind, address)
+    if spec.kind == "ray" and server is not None:
+        raise click.UsageError("--server plays on one remote referee: it cannot be combined with the ray executor")
+    return spec
 
 
 def standings_options(command: Callable) -> Callable:

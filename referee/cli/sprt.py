@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from referee.cli.options import (
     BotCommand,
     announce_sandbox,
     bank_ms_option,
+    chosen_executor,
     decision_ms_option,
     fresh_seed,
     quiet_option,
@@ -78,7 +80,8 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
          elo_model: str | None, preset: str | None, elo0: float | None, elo1: float | None, alpha: float,
          beta: float, max_units: int,
          concurrency: int, output: str | None, server: str | None, admin_token: str | None,
-         rerun: tuple[str, ...], fmt: str, markdown_file: str | None, quiet: bool, verbose: bool) -> None:
+         executor: str | None, address: str | None, rerun: tuple[str, ...], fmt: str, markdown_file: str | None,
+         quiet: bool, verbose: bool) -> None:
     """Is the candidate stronger than the baseline? A sequential probability
     ratio test (GSPRT, pentanomial, as fishtest) on duplicate units, with the
     hypotheses in normalized Elo (the default) or logistic Elo.
@@ -123,6 +126,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         if isinstance(err, (click.ClickException, ConfigError)):
             raise
         raise click.UsageError(str(err)) from None
+    setup = dataclasses.replace(setup, executor=chosen_executor(setup.executor, executor, address, server))
 
     store = sprt_run.open_store(setup, rerun, announce=lambda line: click.echo(line, err=True))
     tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta, model=setup.elo_model))

@@ -14,6 +14,7 @@ import click
 from referee.cli.exits import ExitCode, run_interruptibly
 from referee.cli.options import (
     announce_sandbox,
+    chosen_executor,
     config_argument,
     live_options,
     los_option,
@@ -34,9 +35,9 @@ from referee.tournament.store import MatchRow
 @rerun_option
 @progress_options
 @live_options
-def tournament(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-               bootstrap: int, rerun: tuple[str, ...], progress: ProgressSettings, http_port: int | None,
-               http_host: str) -> None:
+def tournament(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
+               address: str | None, anchor: tuple[str, float] | None, bootstrap: int, rerun: tuple[str, ...],
+               progress: ProgressSettings, http_port: int | None, http_host: str) -> None:
     """Run the round-robin tournament described by the TOML file CONFIG.
 
     Duplicate play: every deal set is played from every seat. Results go to
@@ -48,6 +49,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, an
     from referee.tournament import run as trun
 
     cfg = trun.with_stored_seed(tconfig.load(config_file))
+    cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
     schedule = trun.schedule_of(cfg)
     store = trun.open_store(cfg, rerun, announce=_say)
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
@@ -86,8 +88,9 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @rerun_option
 @progress_options
-def gauntlet(config_file: str, server: str | None, admin_token: str | None, anchor: tuple[str, float] | None,
-             bootstrap: int, fmt: str, rerun: tuple[str, ...], progress: ProgressSettings) -> None:
+def gauntlet(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
+             address: str | None, anchor: tuple[str, float] | None, bootstrap: int, fmt: str,
+             rerun: tuple[str, ...], progress: ProgressSettings) -> None:
     """Run the gauntlet described by the TOML file CONFIG: one candidate against
     every baseline (a tournament file with a [gauntlet] table naming the candidate).
 
@@ -102,7 +105,9 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, anch
     from referee.tournament import standings
 
     cfg = tgauntlet.load(config_file)
-    cfg = dataclasses.replace(cfg, tournament=trun.with_stored_seed(cfg.tournament))
+    cfg = dataclasses.replace(cfg, tournament=dataclasses.replace(
+        trun.with_stored_seed(cfg.tournament), executor=chosen_executor(cfg.tournament.executor, executor, address,
+                                                                        server)))
     schedule = tgauntlet.make_schedule(cfg)
     store = tgauntlet.open_store(cfg, rerun, announce=_say)
     note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"

@@ -39,6 +39,12 @@
     log_kb = 1024               # output kept in logs/NAME.log; the rest is counted, not kept
     max_restarts = 3            # a bot that dies more often is skipped, with the reason
 
+    [executor]                  # where the matches are played (docs/scaling.md); --executor overrides
+    kind = "ray"                # "local" (default): this process; "ray": match workers on a Ray cluster
+    address = "10.0.0.5:6379"   # ray: the cluster to join (default: an embedded Ray on this machine)
+    cpus = 2                    # ray: CPUs reserved per match worker (default: the game's seats)
+    working_dir = "."           # ray: a directory shipped to every node (runtime_env); bots' paths inside it
+
 Unknown keys and bad values raise :class:`ConfigError` naming the file, the
 line and the reason.
 """
@@ -67,6 +73,30 @@ class ConfigError(ValueError):
 
 
 SANDBOXES = ("auto", "bwrap", "none")
+#: where matches are played: in this process, or by match workers on a Ray cluster
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """Where a run's matches are played (the ``[executor]`` table, ``--executor``/``--address``).
+
+    ``local``: a referee in this process. ``ray``: match workers on the Ray cluster at
+    ``address`` (None: an embedded one on this machine), each reserving ``cpus`` CPUs (None: one
+    per seat of the game), bots' files shipped from ``working_dir`` if given. Not part of a run's
+    fingerprint: a run started with one executor resumes with another."""
+
+    kind: str = "local"
+    address: str | None = None
+    cpus: int | None = None
+    working_dir: Path | None = None
+
+    def overridden(self, kind: str | None, address: str | None) -> ExecutorSpec:
+        """This one with the command line's ``--executor`` and ``--address`` (when given) in place;
+        an address alone means ray."""
+        if address is not None and kind is None:
+            kind = "ray"
+        return replace(self, kind=kind or self.kind, address=address or self.address)
 
 
 @dataclass(frozen=True)
@@ -130,6 +160,7 @@ class TournamentConfig:
     release: str = "deal-set"
     #: seconds every bot has to be running and connected, before the first match and after a restart
     startup_s: float = 30.0
+    executor: ExecutorSpec = ExecutorSpec()
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -241,12 +272,13 @@ def read(path: str | Path) -> ConfigFile:
 
 # --- reading a tournament ------------------------------------------------------------
 
-_TOP = {"tournament", "clock", "limits", "bots"}
+_TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
                "release", "startup_s"}
 #: what a bot keeps between matches: its processes and scratch through the run, or nothing
 ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
+_EXECUTOR = {"kind", "address", "cpus", "working_dir"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
 _BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
 
@@ -325,7 +357,27 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
                             concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
-                            release, float(startup_s))
+                            release, float(startup_s), _executor(loc, data.get("executor", {}), base))
+
+
+def _executor(loc: ConfigFile, e: Any, base: Path) -> ExecutorSpec:
+    if not isinstance(e, dict):
+        raise loc.error("[executor] must be a table", "executor")
+    loc.check_keys(e, _EXECUTOR, "executor")
+    kind = e.get("kind", "local")
+    if kind not in EXECUTORS:
+        raise loc.error(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {kind!r}", "executor", "kind")
+    address = e.get("address")
+    if address is not None and (not isinstance(address, str) or not address):
+        raise loc.error(f"executor.address must be HOST:PORT, got {address!r}", "executor", "address")
+    cpus = loc.integer("executor", "cpus", e["cpus"], 1) if "cpus" in e else None
+    working_dir = e.get("working_dir")
+    if working_dir is not None:
+        if not isinstance(working_dir, str) or not (base / working_dir).is_dir():
+            raise loc.error(f"executor.working_dir must be a directory, got {working_dir!r}", "executor",
+                            "working_dir")
+        working_dir = (base / working_dir).resolve()
+    return ExecutorSpec(kind, address, cpus, working_dir)
 
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:

@@ -85,7 +85,8 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     dead: dict[str, str] = {}  # bots dead for good in this run: why
     played = 0
     releases = Releases(schedule.seatings, done, config.release)
-    executor = executor_for(server, admin_token, game=config.game, options=config.options, clock=config.clock,
+    executor = executor_for(server, admin_token, config.executor,
+                            game=config.game, options=config.options, clock=config.clock,
                             bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
                             sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
@@ -107,6 +108,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
         async with executor:
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", config.isolation)
+            store.set_meta("executor", executor.describe())
             if watch:
                 watch(executor.arena)
             try:

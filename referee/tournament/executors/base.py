@@ -158,6 +158,10 @@ class Executor(ABC):
                 await open_door(door / sandbox.SOCKET_NAME)
         return f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
 
+    def describe(self) -> str:
+        """Where the matches are played, in one line (kept in the store's meta as "executor")."""
+        return type(self).__name__
+
     def max_connections(self) -> int:
         """Connections one sandboxed bot may hold to the referee at once: the kit opens one per
         process, and with isolation = "match" a bot has up to ``capacity`` processes at once."""

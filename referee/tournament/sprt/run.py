@@ -103,7 +103,8 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
 
     capacity = seat_capacity([seating(0, j) for j in range(len(lineups))], setup.concurrency)
     log_dir = setup.output / "logs" if setup.output is not None else None
-    executor = executor_for(server, admin_token, game=setup.game, options=setup.options, clock=setup.clock,
+    executor = executor_for(server, admin_token, setup.executor,
+                            game=setup.game, options=setup.options, clock=setup.clock,
                             bots=[setup.candidate, setup.baseline], capacity=capacity, log_dir=log_dir,
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
                             hide=[p for p in (setup.output, setup.source) if p is not None],
@@ -112,5 +113,6 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
         if store is not None:
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", setup.isolation)
+            store.set_meta("executor", executor.describe())
         await executor.play_all(to_play(), setup.concurrency, played, dead)
     return tally.verdict or Verdict.INCONCLUSIVE

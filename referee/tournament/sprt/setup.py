@@ -15,7 +15,7 @@ from referee import games
 from referee.runner import Clock
 from referee.stats.sprt import EloModel, check_hypotheses
 from referee.tournament import config as tconfig
-from referee.tournament.config import BotSpec, ConfigFile
+from referee.tournament.config import BotSpec, ConfigFile, ExecutorSpec
 
 #: ``(elo0, elo1)`` of the presets in each Elo model (docs/regression.md, "Presets"). Normalized:
 #: fishtest's <0, 2> and <-1.75, 0.25> (normalized Elo too) scaled by 12.5, an SPRT of about a
@@ -98,6 +98,7 @@ class SprtSetup:
     isolation: str = "tournament"    # [tournament] isolation of an SPRT file
     startup_s: float = 30.0          # [tournament] startup_s of an SPRT file
     elo_model: EloModel = DEFAULT_MODEL  # the unit of elo0 and elo1
+    executor: ExecutorSpec = ExecutorSpec()  # [executor] of an SPRT file, or --executor
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta, self.elo_model)
@@ -225,4 +226,4 @@ def parse(loc: ConfigFile) -> SprtSetup:
     has_output = isinstance(t, dict) and "output" in t
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
-                     preset, base.sandbox, base.source, base.isolation, base.startup_s, model)
+                     preset, base.sandbox, base.source, base.isolation, base.startup_s, model, base.executor)
