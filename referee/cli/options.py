@@ -21,7 +21,8 @@ def announce_sandbox(mode: str, isolation: str = "tournament") -> None:
 
     box = sandbox.resolve(mode)
     kept = ("nothing: a fresh process and scratch for every match" if isolation == "match"
-            else "their processes and scratch for the whole run")
+            else "their processes and scratch for the whole run, and can remember a deal for its twin match: "
+                 "use isolation = \"match\" for entrants")
     click.echo(f"{box.warning or box.describe()}; isolation: {isolation} (bots keep {kept})", err=True)
 
 
