@@ -164,7 +164,9 @@ def test_the_reports_standings_are_those_of_referee_ratings(page, tmp_path, invo
     assert len(rows) == len(rated["standings"])
     for row, line in zip(rows, rated["standings"]):
         assert row.get_attribute("data-bot") == line["name"]
-        for cls in ("elo", "lo", "hi"):
+        elo = {"upper": f"< {line['hi']:.0f}", "lower": f"> {line['lo']:.0f}"}.get(line["bound"], f"{line['elo']:.0f}")
+        assert row.query_selector("td.elo").inner_text() == elo  # a bound where the bot won or lost everything
+        for cls in ("lo", "hi"):
             assert row.query_selector(f"td.{cls}").inner_text() == f"{line[cls]:.0f}"
     assert page.query_selector("svg#elo-bars circle") and page.query_selector("#head-to-head td[data-pct]")
     page.click("#matches a >> nth=0")

@@ -162,7 +162,7 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def _elo(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
+def elo_cells(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
     """The Elo and interval cells: a bound ("< 1306") for a bot that scored no point or every point."""
     if b.bound == "upper" and b.hi is not None:
         return f"< {b.hi:.0f}", "-"
@@ -172,7 +172,7 @@ def _elo(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
 
 
 def table(st: Standings) -> str:
-    rows = [[rank, _name(st, b.name), *_elo(b), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
+    rows = [[rank, _name(st, b.name), *elo_cells(b), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
              _f(b.score_pct, 1), _f(b.opponents_elo), _f(b.mean_points, 2),
              f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
             for rank, b in enumerate(st.lines, 1)]
@@ -185,7 +185,7 @@ def table(st: Standings) -> str:
 
 def team_table(teams: ratings.Ratings) -> str:
     """The partnerships (``ratings.rate_teams``); no Elo where even the teams cannot be compared."""
-    rows = [[rank, r.name, *(_elo(r) if teams.identifiable else ("-", "-")), r.games, _f(r.score_pct, 1),
+    rows = [[rank, r.name, *(elo_cells(r) if teams.identifiable else ("-", "-")), r.games, _f(r.score_pct, 1),
              f"{r.wins}-{r.draws}-{r.losses}"] for rank, r in enumerate(teams.rows, 1)]
     return tabulate(rows, headers=["rank", "team", "Elo", "95% interval", "results", "score %", "W-D-L"],
                     tablefmt="simple", disable_numparse=True,

@@ -83,7 +83,7 @@ def standings_table(st: tstandings.Standings) -> str:
     body = []
     for rank, b in enumerate(st.lines, 1):
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
-                    f"<td class=\"elo\">{_f(b.elo)}</td><td class=\"lo\">{_f(b.lo)}</td>"
+                    f"<td class=\"elo\">{html.escape(tstandings.elo_cells(b)[0])}</td><td class=\"lo\">{_f(b.lo)}</td>"
                     f"<td class=\"hi\">{_f(b.hi)}</td>"
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
@@ -113,8 +113,9 @@ def elo_bars(st: tstandings.Standings) -> str:
         if b.lo is not None and b.hi is not None:
             parts += [_line(x(b.lo), y, x(b.hi), y, "bar"), _line(x(b.lo), y - 6, x(b.lo), y + 6, "bar"),
                       _line(x(b.hi), y - 6, x(b.hi), y + 6, "bar")]
-        parts.append(f"<circle cx=\"{x(b.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\"><title>{html.escape(b.name)}: "
-                     f"{_f(b.elo)} [{_f(b.lo)}, {_f(b.hi)}]</title></circle>")
+        if b.elo is not None and b.bound is None:  # a bound (no win, or no loss) has no point estimate
+            parts.append(f"<circle cx=\"{x(b.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\"><title>"
+                         f"{html.escape(b.name)}: {_f(b.elo)} [{_f(b.lo)}, {_f(b.hi)}]</title></circle>")
     parts.append("</svg>")
     return "".join(parts)
 
