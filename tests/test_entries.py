@@ -164,7 +164,9 @@ def test_a_bot_that_dies_after_two_matches_leaves_the_run_incomplete(tmp_path):
     table = [line.split() for line in done.stdout.splitlines() if re.match(r"\s+\d\s", line)]
     assert [line[1] for line in table][-1] == "crash" and table[-1][2] == "*"
 
-    as_json = json.loads(run_cli("ratings", tmp_path / "out", "--format", "json", "--bootstrap", "0").stdout)
+    rated = run_cli("ratings", tmp_path / "out", "--format", "json", "--bootstrap", "0")
+    assert rated.returncode == ExitCode.INCOMPLETE  # the standings of an incomplete run say so by their exit code too
+    as_json = json.loads(rated.stdout)
     last = as_json["standings"][-1]
     assert last["name"] == "crash" and last["incomplete"].startswith("died 4 times")
     assert all("incomplete" not in line for line in as_json["standings"][:-1])
@@ -181,6 +183,7 @@ def test_a_bot_that_dies_after_two_matches_leaves_the_run_incomplete(tmp_path):
     assert fixed.returncode == ExitCode.OK, fixed.stderr
     assert f"played {missing} match(es) now, 18 in all" in fixed.stderr
     assert "*" not in fixed.stdout and "did not play" not in fixed.stdout
+    assert run_cli("ratings", tmp_path / "out", "--bootstrap", "0").returncode == ExitCode.OK
 
 
 def test_an_incomplete_bot_ranks_below_every_bot_that_played_all():

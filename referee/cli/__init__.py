@@ -54,8 +54,9 @@ def referee() -> None:
          address it cannot listen on, a bad --tokens-file; --server:
          unreachable, a wrong admin token, a refused match
       3  sprt: inconclusive, no verdict within --max-units units
-      4  tournament, gauntlet: incomplete, a bot died for good mid-run
-         and did not play all its matches (the standings mark it)
+      4  tournament, gauntlet (and ratings of their results): incomplete,
+         a bot died for good mid-run and did not play all its matches
+         (the standings mark it)
     130  interrupted (Ctrl-C): what finished is saved (tournament,
          gauntlet) or reported (sprt)
 

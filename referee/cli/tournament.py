@@ -74,11 +74,13 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
 def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool) -> None:
     """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
-    the likelihood-of-superiority matrix. docs/tournaments.md explains every column."""
+    the likelihood-of-superiority matrix. docs/tournaments.md explains every column. Exit code 4
+    (incomplete): a bot died for good and did not play all its matches (marked in the table)."""
     from referee.tournament.store import Store
 
     store = Store(directory, create=False)
     print_standings(store, store.config()["game"], anchor, bootstrap, fmt, show_los=show_los)
+    exit_if_incomplete(store)
 
 
 @click.command()
