@@ -7,8 +7,10 @@ It always plays the first legal action: what the referee plays for a seat that
 hangs, faults or has no bot, so its opponents' games are the same whether it
 answers, is killed by a limit or never connects. The attacks (attacks.ATTACKS)
 start in a thread as soon as its first session is welcomed (a runner plays no match
-before every bot has connected: an attacker that kills itself before would only stop
-the tournament, with its name), and report as ``ATTACK {json}`` lines on stdout;
+before every bot has connected), or, for an attacker that SIGXFSZ kills (``--native-signals``),
+at its first decision: one that kills itself while the runner checks that every bot is up
+is a bot that crashes at start, and only stops the tournament, with its name. They
+report as ``ATTACK {json}`` lines on stdout;
 its first answer waits (up to WAIT seconds, well within the clock's bank) until
 the one-shot attacks are done, so the tournament is still running when they
 report. The repeated ones (attacks.REPEATED) go on until the process ends.
@@ -37,6 +39,7 @@ from referee.bot import run_bot
 WAIT = 25.0
 attacked = threading.Event()
 welcomed = threading.Event()
+decided = threading.Event()  # its first decision request came: a match is being played
 started = time.monotonic()
 _welcome = kit.BotSession._on_welcome
 
@@ -50,12 +53,13 @@ kit.BotSession._on_welcome = _on_welcome  # the attacks start once it is connect
 
 
 def first_legal(observation, legal, game):
+    decided.set()
     attacked.wait(max(0.0, started + WAIT - time.monotonic()))
     return 0
 
 
-def run_attacks(names: list[str], ctx: attacks.Context) -> None:
-    welcomed.wait()
+def run_attacks(names: list[str], ctx: attacks.Context, start: threading.Event) -> None:
+    start.wait()
     for name in names:
         if name in attacks.REPEATED:
             threading.Thread(target=run_attack, args=(name, ctx), daemon=True).start()
@@ -101,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         ctx = attacks.Context(address, mine.victim, mine.hint, mine.canary_port, mine.canary_abstract,
                               mine.listen_port, mine.mark, mine.forks, mine.write_mb, mine.children, mine.child_mb,
                               mine.write_dir)
-        threading.Thread(target=run_attacks, args=(mine.attack, ctx), daemon=True).start()
+        start = decided if mine.native_signals else welcomed
+        threading.Thread(target=run_attacks, args=(mine.attack, ctx, start), daemon=True).start()
     run_bot(first_legal, kit_args, default_name="attacker")
 
 
