@@ -59,10 +59,10 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     if http_port is not None:
         from referee.view.live import LivePage, standings_source
 
-        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, cfg.game, bootstrap),
+        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, bootstrap),
                         token=secrets.token_urlsafe(16))  # the bots must not watch their matches' twins
     play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live, http=(http_host, http_port))
-    print_standings(store, cfg.game, anchor, bootstrap, notes=notes)
+    print_standings(store, anchor, bootstrap, notes=notes)
     exit_if_incomplete(store)
 
 
@@ -79,7 +79,7 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     from referee.tournament.store import Store
 
     store = Store(directory, create=False)
-    print_standings(store, store.config()["game"], anchor, bootstrap, fmt, show_los=show_los)
+    print_standings(store, anchor, bootstrap, fmt, show_los=show_los)
     exit_if_incomplete(store)
 
 
@@ -120,10 +120,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     rows = list(store.matches())
     check_anchor(rows, anchor)
     against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
-    st = standings.compute(cfg.game, rows, anchor=anchor, bootstrap=bootstrap)
-    st.notes.append(note)
-    st.notes.extend(store.bot_notes())
-    standings.mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
+    st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
     if fmt == "json":
         click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
                                **standings.to_json(st)}, indent=2))
@@ -145,7 +142,7 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
         raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
 
 
-def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table", notes=(),
+def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
                     show_los: bool = False) -> None:
     from referee.tournament import standings
 
@@ -153,10 +150,7 @@ def print_standings(store, game: str, anchor, bootstrap: int, fmt: str = "table"
     if not rows:
         raise click.UsageError(f"{store.directory}: no finished matches yet")
     check_anchor(rows, anchor)
-    st = standings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
-    st.notes.extend(notes)
-    st.notes.extend(store.bot_notes())
-    standings.mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
+    st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=notes)
     if fmt == "json":
         click.echo(json.dumps(standings.to_json(st), indent=2))
     elif fmt == "csv":

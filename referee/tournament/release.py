@@ -45,8 +45,8 @@ class Releases:
         """``seating``'s match is stored: the keys whose records may be released now (maybe none)."""
         self._missing.setdefault(seating.deal_set, set()).discard(seating.key)
         self._played.setdefault(seating.deal_set, []).append(seating.key)
-        if self.mode == "deal-set":
-            ready = [k for k, missing in self._missing.items() if not missing and k in self._played]
+        if self.mode == "deal-set":  # only this deal set can have just become complete
+            ready = [] if self._missing[seating.deal_set] else [seating.deal_set]
         elif not any(self._missing.values()):
             ready = list(self._played)
         else:

@@ -26,7 +26,7 @@ from tabulate import tabulate
 from referee import games
 from referee.games import RatedBy
 from referee.stats import headtohead, ratings
-from referee.tournament.store import MatchRow
+from referee.tournament.store import MatchRow, Store
 
 
 @dataclass
@@ -87,7 +87,9 @@ def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome
 
 
 def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
-            seed: int = 0) -> Standings:
+            seed: int = 0, pairs: bool = True) -> Standings:
+    """The standings of these matches; ``pairs=False`` leaves out head to head (a two-player fit
+    with its bootstrap for every two bots that met: most of the work when there are many bots)."""
     seats_of = match_seats(game, rows)
     outcomes = headtohead.pair_results(seats_of)
     fit = ratings.rate(outcomes, anchor=anchor, bootstrap=bootstrap, seed=seed)
@@ -125,9 +127,22 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
     los = headtohead.los_matrix(fit)
     if not fit.identifiable:
         los = {a: dict.fromkeys(row) for a, row in los.items()}
-    return Standings(game, lines, headtohead.head_to_head(seats_of, bootstrap, seed), los,
+    return Standings(game, lines, headtohead.head_to_head(seats_of, bootstrap, seed) if pairs else {}, los,
                      bias, len(rows), len({r.deal_set for r in rows}), bootstrap, anchor,
                      [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted)
+
+
+def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str, float] | None = None,
+             bootstrap: int = 1000, notes: Iterable[str] = (), pairs: bool = True) -> Standings:
+    """The standings of a results directory as every command shows them (``rows``: its matches,
+    if already read): ``notes``, then the store's notes on its bots, and the bots that did not
+    play all their matches marked and ranked last (:func:`mark_incomplete`)."""
+    rows = list(store.matches()) if rows is None else rows
+    st = compute(store.config()["game"], rows, anchor=anchor, bootstrap=bootstrap, pairs=pairs)
+    st.notes.extend(notes)
+    st.notes.extend(store.bot_notes())
+    mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
+    return st
 
 
 def mark_incomplete(st: Standings, incomplete: dict[str, str]) -> None:

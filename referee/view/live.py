@@ -138,16 +138,17 @@ class LivePage:
             await server.wait_closed()
 
 
-def standings_source(store: Any, game: str, bootstrap: int) -> Callable[[], dict[str, Any] | None]:
+def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] | None]:
     """The live standings of a tournament's store: the table of ``referee ratings`` (the same
-    :func:`referee.tournament.standings.compute`), as headers and rows."""
+    :func:`referee.tournament.standings.of_store`, without its head to head, which the page does
+    not show and which would cost a fit per pair of bots in the referee's loop), as headers and rows."""
     from referee.tournament import standings
 
     def table() -> dict[str, Any] | None:
         rows = list(store.matches())
         if not rows:
             return None
-        st = standings.compute(game, rows, bootstrap=bootstrap)
+        st = standings.of_store(store, rows, bootstrap=bootstrap, pairs=False)
 
         def f(v: float | None) -> str:
             return "-" if v is None else f"{v:.0f}"

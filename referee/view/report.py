@@ -36,12 +36,10 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
     returns the path of its ``index.html``. Raises StoreError for a directory without results."""
     store = Store(directory, create=False)
     try:
-        game = store.config()["game"]
         rows = list(store.matches())
         if not rows:
             raise StoreError(f"{directory}: no finished matches yet")
-        st = tstandings.compute(game, rows, anchor=anchor, bootstrap=bootstrap)
-        st.notes.extend(store.bot_notes())
+        st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
         out = Path(out) if out is not None else Path(directory) / "report"
         (out / REPLAYS).mkdir(parents=True, exist_ok=True)
         for row in rows:
