@@ -142,7 +142,7 @@ class LiveStandings:
     def __init__(self, game: str, rows: Iterable[MatchRow] = (), clock: Callable[[], float] = time.monotonic):
         self.game = game
         self.clock = clock
-        self.outcomes: list[ratings.PairResult] = []
+        self.outcomes: list[ratings.Outcome] = []
         #: (a, b) -> [wins, losses, draws] of a against b, a < b
         self.tally: dict[tuple[str, str], list[int]] = {}
         self._elos: list[tuple[str, float]] = []
@@ -153,10 +153,12 @@ class LiveStandings:
             self.add(row)
 
     def add(self, row: MatchRow) -> None:
-        from referee.tournament.standings import pair_results_of
+        from referee.stats import headtohead
+        from referee.tournament.standings import match_seats
 
-        for o in pair_results_of(self.game, [row]):
-            self.outcomes.append(o)
+        seats = match_seats(self.game, [row])
+        self.outcomes += headtohead.pair_results(seats)  # what the fit takes: team results in pairs
+        for o in headtohead.seat_results(seats):  # bot against bot, never partners, as head to head counts
             a, b, score = (o.a, o.b, o.score) if o.a < o.b else (o.b, o.a, 1 - o.score)
             self.tally.setdefault((a, b), [0, 0, 0])[0 if score == 1 else 1 if score == 0 else 2] += 1
         self._stale = True
