@@ -66,6 +66,7 @@ def check_export(directory: Path, invoke, out: Path | None = None) -> list[dict[
             assert [int(line[f"score{i}"]) for i in seats] == row.scores
             assert [int(line[f"place{i}"]) for i in seats] == row.placing
             assert [int(line[f"faults{i}"]) for i in seats] == [sum(f.values()) for f in row.faults]
+            assert [{k: int(line[f"{k}{i}"]) for k in FaultKind} for i in seats] == row.faults  # each kind
             assert float(line["seconds"]) == pytest.approx(row.seconds, abs=1e-3)
             path = out / line["record"]
             replayed = invoke("replay", str(path))

@@ -264,3 +264,31 @@ def test_the_live_page_needs_its_token_unless_public():
             assert "token" not in url and (await fetch(url + "state"))[0] == 200
 
     asyncio.run(main())
+
+
+def test_the_report_and_the_live_page_count_faults_by_kind(tmp_path):
+    """681 malformed answers are malformed answers, not illegal actions: each kind its own count."""
+    directory = small_results(tmp_path / "res", "aegis", matches=4)
+    store = Store(directory)
+    row = next(store.matches())
+    faults = [{"timeout": 2, "illegal": 0, "malformed": 681, "wrong_id": 1, "disconnect": 0, "no_session": 0},
+              {"timeout": 0, "illegal": 4, "malformed": 0, "wrong_id": 0, "disconnect": 3, "no_session": 1}]
+    store.db.execute("UPDATE matches SET results = ? WHERE key = ?", (json.dumps({**row.results, "faults": faults}),
+                                                                      row.key))
+    store.db.commit()
+    charged = dict(zip(row.lineup, faults))
+    text = report.write_report(directory, bootstrap=0).read_text()
+    for bot, kinds in charged.items():
+        cell = re.search(rf'<tr data-bot="{bot}">.*?<td class="faults" ([^>]*)>([^<]*)</td>', text).groups()
+        assert cell[1] == "/".join(str(n) for n in kinds.values())
+        assert dict(re.findall(r'data-([a-z-]+)="(\d+)"', cell[0])) == {
+            k.replace("_", "-"): str(n) for k, n in kinds.items()}
+    assert "faults t/i/m/w/d/n" in text
+    listed = f"{row.lineup[0]} (seat 0): timeout 2, malformed 681, wrong_id 1; {row.lineup[1]} (seat 1): illegal 4, " \
+             f"disconnect 3, no_session 1"
+    assert listed in text
+    table = live.standings_source(store, 0)()
+    store.close()
+    assert table["headers"][-1] == "faults t/i/m/w/d/n"
+    cells = {r[1]: r[-1] for r in table["rows"]}
+    assert {bot: cells[bot] for bot in charged} == {bot: "/".join(map(str, k.values())) for bot, k in charged.items()}

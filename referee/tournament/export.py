@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from referee import records
+from referee.runner import FaultKind
 from referee.tournament.store import DB_NAME, MatchRow, Store
 
 CSV_NAME = "matches.csv"
@@ -103,12 +104,13 @@ def export(store: Store, out: Path) -> tuple[list[StoredMatch], list[StoredMatch
 
 def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
-    its faults (all kinds together; the record's ``meta.faults`` has each), the seconds, the record file
-    (empty for the matches ``without_record``)."""
+    its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``; the record's
+    ``meta.faults`` has each fault), the seconds, the record file (empty for the matches ``without_record``)."""
     seats = max((len(m.row.lineup) for m in matches), default=0)
     header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
               + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
-              + [f"faults{i}" for i in range(seats)] + ["seconds", "record"])
+              + [f"faults{i}" for i in range(seats)]
+              + [f"{kind}{i}" for i in range(seats) for kind in FaultKind] + ["seconds", "record"])
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
@@ -120,7 +122,8 @@ def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[
     for m in matches:
         r = m.row
         yield [m.number, r.key, r.deal_set, *r.lineup, *r.scores, *r.placing,
-               *(sum(f.values()) for f in r.faults), f"{r.seconds:.3f}",
+               *(sum(f.values()) for f in r.faults), *(f.get(kind, 0) for f in r.faults for kind in FaultKind),
+               f"{r.seconds:.3f}",
                "" if m.number in without_record else m.file_name]
 
 

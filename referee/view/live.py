@@ -153,10 +153,13 @@ def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] 
         def f(v: float | None) -> str:
             return "-" if v is None else f"{v:.0f}"
 
-        return {"headers": ["rank", "bot", "Elo", "low", "high", "matches", "score %", "W-D-L"],
+        return {"headers": ["rank", "bot", "Elo", "low", "high", "matches", "score %", "W-D-L",
+                            standings.FAULTS_HEADER],
                 "rows": [[i, b.name, f(b.elo), f(b.lo), f(b.hi), b.matches,
-                          "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}"]
-                         for i, b in enumerate(st.lines, 1)]}
+                          "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}",
+                          standings.fault_cell(b.faults)]
+                         for i, b in enumerate(st.lines, 1)],
+                "legend": standings.FAULTS_LEGEND}
 
     return table
 

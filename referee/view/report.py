@@ -77,7 +77,7 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], name: str) -
 def standings_table(st: tstandings.Standings) -> str:
     head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>low</th><th>high</th><th>matches</th>"
             "<th>results</th><th>W-D-L</th><th>score %</th><th>opp. Elo</th><th>pts/seat</th>"
-            "<th>faults t/i/d</th></tr>")
+            f"<th><abbr title=\"{html.escape(tstandings.FAULTS_LEGEND)}\">{tstandings.FAULTS_HEADER}</abbr></th></tr>")
     body = []
     for rank, b in enumerate(st.lines, 1):
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
@@ -85,8 +85,24 @@ def standings_table(st: tstandings.Standings) -> str:
                     f"<td class=\"hi\">{_f(b.hi)}</td>"
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
-                    f"<td>{b.timeouts}/{b.illegal}/{b.disconnects}</td></tr>")
-    return f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+                    f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td></tr>")
+    return (f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+            f"<p class=\"muted\">{html.escape(tstandings.FAULTS_LEGEND)}</p>")
+
+
+def _fault_attributes(faults: dict[str, int]) -> str:
+    """Each kind's count as a data attribute (``data-malformed="681"``), for scripts and tests."""
+    return " ".join(f"data-{kind.replace('_', '-')}=\"{n}\"" for kind, n in faults.items())
+
+
+def match_faults(row: MatchRow) -> str:
+    """A match's faults by seat and kind (the names of records and JSON): ``bob (seat 1): timeout 2, malformed 1``."""
+    parts = []
+    for seat, counts in enumerate(row.faults):
+        kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n)
+        if kinds:
+            parts.append(f"{row.lineup[seat]} (seat {seat}): {kinds}")
+    return "; ".join(parts)
 
 
 def elo_bars(st: tstandings.Standings) -> str:
@@ -226,11 +242,10 @@ def match_list(rows: Sequence[MatchRow]) -> str:
     for row in rows:
         seats = ", ".join(f"{html.escape(bot)} {row.scores[s]}" + (" &#x2605;" if row.placing[s] == 1 else "")
                           for s, bot in enumerate(row.lineup))
-        faults = sum(n for seat in row.faults for n in seat.values())
         href = f"{REPLAYS}/{replay_file(row.key)}"
         body.append(f"<tr><td>{row.deal_set}</td><td class=\"l\"><a href=\"{html.escape(href)}\">"
                     f"{html.escape(row.key)}</a></td><td class=\"l\">{seats}</td>"
-                    f"<td>{faults or ''}</td></tr>")
+                    f"<td class=\"l\">{html.escape(match_faults(row))}</td></tr>")
     return ("<table class=\"grid\" id=\"matches\"><thead><tr><th>deal set</th><th class=\"l\">match (its replay)</th>"
-            "<th class=\"l\">seats: points (&#x2605; first)</th><th>faults</th></tr></thead>"
+            "<th class=\"l\">seats: points (&#x2605; first)</th><th class=\"l\">faults by seat and kind</th></tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")

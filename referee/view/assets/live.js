@@ -27,7 +27,9 @@ function drawStandings(st) {
     row.forEach((v, k) => tr.append(el("td", { class: k === 1 ? "l" : "" }, v)));
     body.append(tr);
   }
-  box.replaceChildren(el("table", { class: "grid", id: "standings-table" }, el("thead", {}, head), body));
+  box.replaceChildren(el("div", { class: "scroll" }, el("table", { class: "grid", id: "standings-table" },
+                                                        el("thead", {}, head), body)));
+  if (st.legend) box.append(el("p", { class: "muted" }, st.legend));
 }
 
 async function refresh() {
