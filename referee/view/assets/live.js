@@ -40,6 +40,11 @@ async function refresh() {
       ? state.finished + " of " + state.total + " matches finished"
       : state.finished + " match(es) finished on this referee";
     document.getElementById("progress").dataset.finished = state.finished;
+    const about = document.getElementById("about-box");
+    if (state.about !== about.dataset.shown) {  // escaped by the referee: the entries, the title, the description
+      about.innerHTML = state.about;
+      about.dataset.shown = state.about;
+    }
     drawGames(state.games);
     drawStandings(state.standings);
   } catch (e) {
