@@ -122,9 +122,12 @@ def test_a_replay_links_its_seats_log_lines_only_when_the_logs_are_published(run
         for bot, anchor in links.items():
             first, last = map(int, re.findall(r"\d+", anchor))
             log_page = (report / "logs" / f"{bot}.html").read_text()
-            line = re.search(rf'<div id="L{first}" [^>]*>(.*?)</div>', log_page).group(1)
+            line = re.search(rf'<div id="L{first}" class="line mark">(.*?)</div>', log_page).group(1)
             assert f"--- match {row.key} seat " in line and "begins at" in line
-            assert f'id="L{last}"' in log_page
+            assert f'<div id="L{last}" class="line mark">' in log_page
+    forged = re.findall(r'<div id="L\d+" class="([a-z ]+)"><a class="n" href="#L\d+">\d+</a>--- match 99:forged',
+                        (report / "logs" / "chatty.html").read_text())
+    assert forged and set(forged) == {"line"}  # the bot's imitation is not marked as the runner's
     index = (report / "index.html").read_text()
     assert 'href="logs/chatty.html"' in index and 'href="logs/random.html"' in index
     # published once, then a report without --logs: the log pages are gone again

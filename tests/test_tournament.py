@@ -62,6 +62,16 @@ def write_config(tmp: Path, game="aegis", deal_sets=4, extra="", output="out", o
     (("[tournament.options]", "[tournament.options]\nrounds = 2"), r"aegis has no option 'rounds'"),
     (('name = "r3"\ncommand = ["python", "-m", "sample_bots.random", "--seed", "3"]', 'name = "r3"\nexternal = true'),
      r"bot 'r3' is external: give it a token"),
+    (("deal_sets = 4", "deal_sets = 4\ntitle = 2026"), r"t.toml:5: tournament.title must be one line of text, got 2026"),
+    (("deal_sets = 4", 'deal_sets = 4\ntitle = "  "'), r"t.toml:5: tournament.title must be one line of text, got"),
+    (("deal_sets = 4", 'deal_sets = 4\ntitle = "Spring\\ncup"'),
+     r"t.toml:5: tournament.title must be one line of text: it holds the control character U\+000A at character 7"),
+    (("deal_sets = 4", f'deal_sets = 4\ntitle = "{"x" * 121}"'),
+     r"t.toml:5: tournament.title must be at most 120 characters, got 121"),
+    (("deal_sets = 4", 'deal_sets = 4\ndescription = "a\\u001b[2Jb"'),
+     r"t.toml:5: tournament.description must be text: it holds the control character U\+001B at character 2"),
+    (("deal_sets = 4", f'deal_sets = 4\ndescription = "{"x" * 4001}"'),
+     r"t.toml:5: tournament.description must be at most 4000 characters, got 4001"),
 ])
 def test_config_errors_name_the_line_and_the_reason(tmp_path, change, message, invoke):
     path = write_config(tmp_path)
@@ -81,6 +91,17 @@ def test_a_good_config_reads_back():
     assert cfg.game == "confirmation" and cfg.options["pairs"] is True and cfg.options["rounds"] == 8
     assert [b.name for b in cfg.bots] == ["r1", "r2", "r3"] and cfg.bots[1].command[0] == "python"
     assert cfg.clock.decision_s == 2.0 and cfg.concurrency == 3
+    assert cfg.title is cfg.description is None and "title" not in cfg.describe()
+
+
+def test_a_title_and_a_description_are_kept_as_written(tmp_path):
+    text = 'title = "Spring <cup> 2026"\ndescription = """\nFirst & only.\n\n\tSecond paragraph.\n"""'
+    cfg = tconfig.load(write_config(tmp_path, extra=text))
+    assert cfg.title == "Spring <cup> 2026" and cfg.description == "First & only.\n\n\tSecond paragraph."
+    described = cfg.describe()
+    assert (described["title"], described["description"], described["seed_drawn"]) == (cfg.title, cfg.description,
+                                                                                       False)
+    assert "title" not in cfg.fingerprint()  # a title changes nothing of the results: a rerun may retitle
 
 
 # --- running ----------------------------------------------------------------------

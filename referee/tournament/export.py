@@ -3,8 +3,10 @@
 Every match a tournament, gauntlet or SPRT stores keeps its full record
 (``docs/records.md``); :func:`export` writes each as ``match-NNNN.json``
 (``referee replay`` checks it) and one row per match in ``matches.csv``.
-A match is known by its number: the order in which the store saved it, 1
-first (:meth:`Store.numbers`), the id that ``referee replay DIR N`` takes.
+A match's id is its key, ``DEALSET:BOT|BOT...`` (its seating: stable however the tournament
+grows; the logs' markers, the report and ``--verbose`` name it so); its number, the order in
+which the store saved it, 1 first (:meth:`Store.numbers`), names its exported file. ``referee
+replay DIR ID`` takes either.
 """
 
 from __future__ import annotations
@@ -65,15 +67,15 @@ def record_of(store: Store, match: StoredMatch) -> dict[str, Any]:
 
 
 def find(store: Store, match_id: str) -> StoredMatch:
-    """The stored match with this number (or key), or an ExportError saying where ids are found."""
+    """The stored match with this id (its key) or number, or an ExportError saying where ids are found."""
     matches = stored_matches(store)
     for m in matches:
         if match_id.strip() in (str(m.number), m.row.key):
             return m
     numbers = (f"numbered {matches[0].number} to {matches[-1].number}" if matches else "none stored yet")
     raise ExportError(f"no match {match_id!r} in {store.directory} (its matches: {numbers}); the ids are the "
-                      f"first column of matches.csv from `referee export {store.directory}`, or the numbers "
-                      f"in --verbose's \"Finished match N\" lines")
+                      f"first column of matches.csv from `referee export {store.directory}` (its number) or the "
+                      f"second (its key, DEALSET:BOT|BOT..., as the report, the logs and --verbose name it)")
 
 
 def output_directory(results: Path, to: str | Path | None) -> Path:

@@ -74,15 +74,17 @@ def spans(logs: Path) -> dict[tuple[str, int], Span]:
     return found
 
 
-def log_page(text: str, title: str, back_link: str) -> str:
-    """One log as a page: every line numbered and escaped, ``#Ln-Lm`` highlighted."""
+def log_page(text: str, title: str, back_link: str, marks: set[int] = frozenset()) -> str:
+    """One log as a page: every line numbered and escaped, ``#Ln-Lm`` highlighted, the lines
+    ``marks`` (the match markers the index locates) marked."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    body = "".join(f'<div id="L{n}" class="line{" mark" if line.startswith("--- ") else ""}">'
+    body = "".join(f'<div id="L{n}" class="line{" mark" if n in marks else ""}">'
                    f'<a class="n" href="#L{n}">{n}</a>{html.escape(_visible(line))}</div>'
                    for n, line in enumerate(lines, 1))
-    subtitle = (f'as the bot wrote it; the lines starting "---" are the runner\'s &middot; '
+    subtitle = (f'as the bot wrote it, with the runner\'s lines (they start "---"; a match\'s markers in blue, '
+                f'where the runner\'s index places them) &middot; '
                 f'<a href="{html.escape(back_link)}" style="color:#9cc8ff">tournament report</a>')
     return page(title, subtitle, f'<div id="log-lines">{body}</div>', styles=("common.css", "log.css"),
                 scripts=("log.js",))
@@ -95,6 +97,9 @@ def _visible(line: str) -> str:
 def publish(logs: Path, out: Path, back_link: str = "../index.html") -> dict[str, str]:
     """Write a page for every log under ``logs`` into ``out``; returns each top-level log's bot and
     its page (relative to ``out``)."""
+    marks: dict[str, set[int]] = {}
+    for span in spans(logs).values():
+        marks.setdefault(span.log, set()).update((span.first, span.last))
     pages = {}
     for path in sorted(logs.rglob("*.log")):
         name = str(path.relative_to(logs))
@@ -103,7 +108,7 @@ def publish(logs: Path, out: Path, back_link: str = "../index.html") -> dict[str
         depth = "../" * (len(Path(name).parts) - 1)
         text = path.read_bytes().decode("utf-8", "replace")
         target.write_text(log_page(text, f"log of {path.stem}" + (f" ({path.parent.name})" if depth else ""),
-                                   depth + back_link), encoding="utf-8")
+                                   depth + back_link, marks.get(name, set())), encoding="utf-8")
         if not depth:
             pages[path.stem] = page_name(name)
     return pages
