@@ -38,8 +38,8 @@ cwd = "{ROOT}"
 """
 
 #: per isolation: a game where chatty holds one seat (Aegis), and one where it holds two (Confirmation, two bots)
-RUNS = {"match": dict(game="aegis", deal_sets=2, options=""),
-        "tournament": dict(game="confirmation", deal_sets=1, options="rounds = 1")}
+RUNS = {"match": {"game": "aegis", "deal_sets": 2, "options": ""},
+        "tournament": {"game": "confirmation", "deal_sets": 1, "options": "rounds = 1"}}
 
 
 @pytest.fixture(scope="module")

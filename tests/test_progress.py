@@ -92,7 +92,8 @@ def test_the_eta_after_a_resume_counts_this_runs_matches_only():
 
 def test_match_lines_name_the_match_and_its_result():
     two = MatchRow("4:heuristic|search", 4, ("heuristic", "search"), {"scores": [13, 17], "placing": [2, 1]})
-    assert match_line("aegis", 17, two) == "Finished match 4:heuristic|search (aegis, no. 17): heuristic 13 – search 17"
+    assert match_line("aegis", 17, two) == \
+        "Finished match 4:heuristic|search (aegis, no. 17): heuristic 13 – search 17"
     four = MatchRow("2:a|b|c|d", 2, ("a", "b", "c", "d"), {"scores": [-5, 26, -2, -2], "placing": [4, 1, 2, 2]})
     assert match_line("confirmation", 3, four) == \
         "Finished match 2:a|b|c|d (confirmation, no. 3): 1. b 26, 2. c -2, 2. d -2, 4. a -5"
@@ -221,8 +222,8 @@ def test_a_captured_run_prints_progress_and_verbose_lines(tmp_path):
     err = done.stderr.splitlines()
     finished = [line for line in err if line.startswith("Finished match ")]
     assert len(finished) == 10
-    numbers = sorted(int(re.match(r"Finished match \d:(r1|h)\|(r1|h) \(aegis, no. (\d+)\): (r1|h) -?\d+ – (r1|h) -?\d+$",
-                                  line).group(3)) for line in finished)
+    line_of = re.compile(r"Finished match \d:(r1|h)\|(r1|h) \(aegis, no. (\d+)\): (r1|h) -?\d+ – (r1|h) -?\d+$")
+    numbers = sorted(int(line_of.match(line).group(3)) for line in finished)
     assert numbers == list(range(1, 11))
     assert len([line for line in err if re.fullmatch(r"Score of r1 vs h: \d+ - \d+ - \d+  \[\d\.\d{3}\] \d+", line)]) \
         == 3  # after 4 and 8 matches, and at the end

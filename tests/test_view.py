@@ -365,7 +365,8 @@ def test_every_entry_is_listed_with_its_status_and_reason():
                Entry("broken", "did not start", "ended before it connected (exit code 3) <oops>", "abcdefabcd"),
                Entry("gone", "withdrawn", "withdrawn = true in the tournament file", None),
                Entry("crash", "dead", "died 4 times (last: exit code 1)", "fedcba9876")]
-    block = about_html(About("t", None, "Aegis", {}, None, None, None, None, None, entries), {"alpha": "logs/alpha.html"})
+    block = about_html(About("t", None, "Aegis", {}, None, None, None, None, None, entries),
+                       {"alpha": "logs/alpha.html"})
     rows = re.findall(r'<tr data-entry="([a-z]+)" data-status="([a-z ]+)">(.*?)</tr>', block)
     assert [(name, status) for name, status, _ in rows] == [(e.name, e.status) for e in entries]
     cells = {name: re.findall(r"<td class=\"l\">(.*?)</td>", row) for name, _, row in rows}

@@ -298,24 +298,29 @@ class Launcher:
 
     # --- matches marked in the logs ----------------------------------------------------
 
-    def _mark(self, bot: str, line: str) -> int:
+    def _mark(self, bot: str, line: str) -> int | None:
         """Append one line of the runner's to ``bot``'s log (under the output pump's lock, so that it
-        falls between two pieces of the bot's output); returns the offset where it starts. The
-        markers are not counted against the log's cap."""
-        with self._lock, open(self.log_dir / f"{bot}.log", "ab") as log:
-            start = log.tell()
-            log.write(f"--- {line}\n".encode())
-            return start
+        falls between two pieces of the bot's output); returns the offset where it starts, None if
+        it could not be written (a marker never stops a match). The markers are not counted
+        against the log's cap."""
+        try:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            with self._lock, open(self.log_dir / f"{bot}.log", "ab") as log:
+                start = log.tell()
+                log.write(f"--- {line}\n".encode())
+                return start
+        except OSError:
+            return None
 
     def match_begins(self, match: str, lineup: Sequence[str]) -> dict[int, int]:
         """Mark in the log of each launched bot of ``lineup`` that match ``match`` begins, a line
         per seat it holds; returns where each seat's line starts (none without a log directory)."""
         if self.log_dir is None:
             return {}
-        self.log_dir.mkdir(parents=True, exist_ok=True)
         at = time.strftime("%Y-%m-%d %H:%M:%S")
-        return {seat: self._mark(bot, f"match {match} seat {seat}: begins at {at}")
-                for seat, bot in enumerate(lineup) if bot in self.bots}
+        marks = {seat: self._mark(bot, f"match {match} seat {seat}: begins at {at}")
+                 for seat, bot in enumerate(lineup) if bot in self.bots}
+        return {seat: at for seat, at in marks.items() if at is not None}
 
     def match_ends(self, match: str, lineup: Sequence[str], begun: Mapping[int, int],
                    results: Mapping[str, object] | None) -> None:
@@ -334,11 +339,14 @@ class Launcher:
                 how = (f"score {results['scores'][seat]}, place {results['placing'][seat]}, faults "
                        + (", ".join(f"{kind} {n}" for kind, n in faults.items() if n) or "none"))
             line = f"match {match} seat {seat}: ends ({how})"
-            ends = self._mark(bot, line) + len(f"--- {line}\n".encode())
-            entries.append({"match": match, "bot": bot, "seat": seat, "log": f"{bot}.log", "begins": begins,
-                            "ends": ends, "played": results is not None})
-        with self._lock, open(self.log_dir / MATCH_INDEX, "a", encoding="utf-8") as index:
-            index.writelines(json.dumps(e) + "\n" for e in entries)
+            if (at := self._mark(bot, line)) is not None:
+                entries.append({"match": match, "bot": bot, "seat": seat, "log": f"{bot}.log", "begins": begins,
+                                "ends": at + len(f"--- {line}\n".encode()), "played": results is not None})
+        try:
+            with self._lock, open(self.log_dir / MATCH_INDEX, "a", encoding="utf-8") as index:
+                index.writelines(json.dumps(e) + "\n" for e in entries)
+        except OSError:
+            pass  # the markers stay in the logs; the pages link no lines for this match
 
     # --- a fresh process for every match (isolation = "match") --------------------
 

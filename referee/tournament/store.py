@@ -14,7 +14,11 @@ is refused, unless its matches are dropped to be played again (``rerun``). A
 directory written before versions were kept has none: the first run that
 claims it records the bots as they are then (its stored matches are taken as
 theirs). The ``meta`` key ``incomplete`` names the bots that died for good in
-the last run that played, with how many of their matches are missing.
+the last run that played, with how many of their matches are missing;
+``seed_released`` is set once a run has ended and printed its master seed
+(a drawn seed is secret until then). The pages read the tournament's entries
+(:meth:`Store.entries`) and the dates of its first and last match
+(:meth:`Store.dates`) here.
 """
 
 from __future__ import annotations

@@ -107,8 +107,8 @@ def standings_table(st: tstandings.Standings) -> str:
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
                     f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td></tr>")
-    return (scroll(f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
-            + f"<p class=\"muted\">{html.escape(tstandings.FAULTS_LEGEND)}</p>")
+    table = f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    return (scroll(table) + f"<p class=\"muted\">{html.escape(tstandings.FAULTS_LEGEND)}</p>")
 
 
 def _fault_attributes(faults: dict[str, int]) -> str:
