@@ -161,11 +161,13 @@ def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
     proc.wait()
     partial = Store(tmp_path / "cut").count()
     assert 8 <= partial < 36
+    assert not Store(tmp_path / "cut").seed_released()  # a run killed mid-way has not ended: no seed printed
 
     resumed = run_cli("tournament", str(cut), "--quiet", "--bootstrap", "300")
     assert resumed.returncode == 0, resumed.stderr
     assert f"played {36 - partial} match(es) now, 36 in all" in resumed.stderr
     assert resumed.stdout == reference.stdout
+    assert Store(tmp_path / "cut").seed_released()
 
 
 @pytest.mark.e2e
@@ -189,7 +191,8 @@ def test_without_a_seed_the_deals_come_from_128_bits_of_entropy_kept_for_the_res
     assert seed.bit_length() > 64  # 128 random bits: below 2**64 once in 2**64 runs
     store = Store(tmp_path / "out", create=False)
     try:
-        assert store.config()["seed"] == seed
+        assert store.config()["seed"] == seed and store.config()["seed_drawn"] is True
+        assert store.seed_released()  # the run ended, and printed it
         assert all(row.deal_set == 0 for row in store.matches())
     finally:
         store.close()
