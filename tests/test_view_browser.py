@@ -4,7 +4,10 @@ A replay is stepped through with the keyboard and what the page shows is compare
 engine's replay of the record: each trick's winner, each round's or game's scores, the final
 scores; a seat's replay shows, at every step, only cards the engine says that seat had seen;
 the report's standings are those of ``referee ratings``; the live page of a running tournament
-shows its standings change. One browser per module. Without chromium or Playwright these skip
+shows its standings change. At 390 and 1280 px no page scrolls sideways and the report and the
+live page show their title and metadata (a drawn seed secret while the run plays, released in
+the report after); a replay's link leads to its seat's lines in a published log. One browser per
+module. Without chromium or Playwright these skip
 with the reason; under REFEREE_REQUIRE_BROWSER=1 (.ci/run) they fail instead."""
 
 from __future__ import annotations
