@@ -66,6 +66,7 @@ def check_export(directory: Path, invoke, out: Path | None = None) -> list[dict[
             assert [int(line[f"score{i}"]) for i in seats] == row.scores
             assert [int(line[f"place{i}"]) for i in seats] == row.placing
             assert [int(line[f"faults{i}"]) for i in seats] == [sum(f.values()) for f in row.faults]
+            assert [{k: int(line[f"{k}{i}"]) for k in FaultKind} for i in seats] == row.faults  # each kind
             assert float(line["seconds"]) == pytest.approx(row.seconds, abs=1e-3)
             path = out / line["record"]
             replayed = invoke("replay", str(path))
@@ -139,7 +140,9 @@ def test_a_match_stored_without_a_record_is_in_the_csv_only(tmp_path, invoke):
     (["export", "{tmp}/empty"], "{tmp}/empty: not a results directory (no results.sqlite in it)"),
     (["export", "{tmp}/out", "--to", "{tmp}/file.txt"], "{tmp}/file.txt: exists and is not a directory"),
     (["replay", "{tmp}/out", "9"], "no match '9' in {tmp}/out (its matches: numbered 1 to 2); the ids are the "
-                                    "first column of matches.csv from `referee export {tmp}/out`"),
+                                    "first column of matches.csv from `referee export {tmp}/out` (its number) or "
+                                    "the second (its key, DEALSET:BOT|BOT..., as the report, the logs and --verbose "
+                                    "name it)"),
     (["replay", "{tmp}/out"], "{tmp}/out is a directory: give a match id too"),
     (["replay", "{tmp}/empty", "1"], "{tmp}/empty: not a results directory"),
 ])
@@ -178,8 +181,8 @@ def test_export_of_a_tournament_a_gauntlet_and_an_sprt(tmp_path, invoke):
                    "--output", tmp_path / "sprt", "--quiet", "--verbose")
     assert sprt.returncode in (0, 1, 3), sprt.stderr
     table = check_export(tmp_path / "sprt", invoke)
-    # --verbose: a line per match, numbered as the store numbers them
+    # --verbose: a line per match, by its id and its number in the store
     finished = [line for line in sprt.stderr.splitlines() if line.startswith("Finished match ")]
     assert sorted(finished) == sorted(
-        f"Finished match {line['match']} (aegis, deal set {line['deal_set']}): "
+        f"Finished match {line['key']} (aegis, no. {line['match']}): "
         f"{line['seat0']} {line['score0']} – {line['seat1']} {line['score1']}" for line in table)

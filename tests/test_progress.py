@@ -92,10 +92,11 @@ def test_the_eta_after_a_resume_counts_this_runs_matches_only():
 
 def test_match_lines_name_the_match_and_its_result():
     two = MatchRow("4:heuristic|search", 4, ("heuristic", "search"), {"scores": [13, 17], "placing": [2, 1]})
-    assert match_line("aegis", 17, two) == "Finished match 17 (aegis, deal set 4): heuristic 13 – search 17"
+    assert match_line("aegis", 17, two) == \
+        "Finished match 4:heuristic|search (aegis, no. 17): heuristic 13 – search 17"
     four = MatchRow("2:a|b|c|d", 2, ("a", "b", "c", "d"), {"scores": [-5, 26, -2, -2], "placing": [4, 1, 2, 2]})
     assert match_line("confirmation", 3, four) == \
-        "Finished match 3 (confirmation, deal set 2): 1. b 26, 2. c -2, 2. d -2, 4. a -5"
+        "Finished match 2:a|b|c|d (confirmation, no. 3): 1. b 26, 2. c -2, 2. d -2, 4. a -5"
 
 
 def test_score_lines_count_wins_losses_and_draws_from_the_first_bots_side():
@@ -169,7 +170,7 @@ def test_on_a_terminal_one_line_is_redrawn_within_the_width(width):
     assert status[-1].startswith("20/20 matches 100%  done in 30s") and text.endswith("\n")
     assert "Elo a 1500, b 1500" in status[-1] or "Elo b 1500, a 1500" in status[-1] or width < 60  # 10 wins each
     finished = [line.split("\r")[-1] for line in lines if "Finished match" in line]
-    assert finished[0] == "Finished match 11 (aegis, deal set 10): a 0 – b 10" and len(finished) == 10
+    assert finished[0] == "Finished match 10:a|b (aegis, no. 11): a 0 – b 10" and len(finished) == 10
     scores = [line.split("\r")[-1] for line in lines if "Score of" in line]
     assert scores[0] == "Score of b vs a: 3 - 10 - 0  [0.231] 13"  # the stored results counted too
     assert len(scores) == 4  # after 3, 6 and 9 matches of this run, and at the end
@@ -202,7 +203,7 @@ def test_quiet_prints_nothing_but_verbose_lines():
     stream, shown = display(False, ProgressSettings(quiet=True, verbose=True), clock, total=1)
     shown.update(0, 1, None)
     shown.update(1, 1, played(0, "a", "b", 0))
-    assert stream.getvalue().splitlines() == ["Finished match 1 (aegis, deal set 0): a 10 – b 0",
+    assert stream.getvalue().splitlines() == ["Finished match 0:a|b (aegis, no. 1): a 10 – b 0",
                                               "Score of b vs a: 0 - 1 - 0  [0.000] 1"]
 
 
@@ -221,8 +222,8 @@ def test_a_captured_run_prints_progress_and_verbose_lines(tmp_path):
     err = done.stderr.splitlines()
     finished = [line for line in err if line.startswith("Finished match ")]
     assert len(finished) == 10
-    numbers = sorted(int(re.match(r"Finished match (\d+) \(aegis, deal set \d\): (r1|h) -?\d+ – (r1|h) -?\d+$",
-                                  line).group(1)) for line in finished)
+    line_of = re.compile(r"Finished match \d:(r1|h)\|(r1|h) \(aegis, no. (\d+)\): (r1|h) -?\d+ – (r1|h) -?\d+$")
+    numbers = sorted(int(line_of.match(line).group(3)) for line in finished)
     assert numbers == list(range(1, 11))
     assert len([line for line in err if re.fullmatch(r"Score of r1 vs h: \d+ - \d+ - \d+  \[\d\.\d{3}\] \d+", line)]) \
         == 3  # after 4 and 8 matches, and at the end

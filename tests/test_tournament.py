@@ -62,6 +62,17 @@ def write_config(tmp: Path, game="aegis", deal_sets=4, extra="", output="out", o
     (("[tournament.options]", "[tournament.options]\nrounds = 2"), r"aegis has no option 'rounds'"),
     (('name = "r3"\ncommand = ["python", "-m", "sample_bots.random", "--seed", "3"]', 'name = "r3"\nexternal = true'),
      r"bot 'r3' is external: give it a token"),
+    (("deal_sets = 4", "deal_sets = 4\ntitle = 2026"),
+     r"t.toml:5: tournament.title must be one line of text, got 2026"),
+    (("deal_sets = 4", 'deal_sets = 4\ntitle = "  "'), r"t.toml:5: tournament.title must be one line of text, got"),
+    (("deal_sets = 4", 'deal_sets = 4\ntitle = "Spring\\ncup"'),
+     r"t.toml:5: tournament.title must be one line of text: it holds the control character U\+000A at character 7"),
+    (("deal_sets = 4", f'deal_sets = 4\ntitle = "{"x" * 121}"'),
+     r"t.toml:5: tournament.title must be at most 120 characters, got 121"),
+    (("deal_sets = 4", 'deal_sets = 4\ndescription = "a\\u001b[2Jb"'),
+     r"t.toml:5: tournament.description must be text: it holds the control character U\+001B at character 2"),
+    (("deal_sets = 4", f'deal_sets = 4\ndescription = "{"x" * 4001}"'),
+     r"t.toml:5: tournament.description must be at most 4000 characters, got 4001"),
 ])
 def test_config_errors_name_the_line_and_the_reason(tmp_path, change, message, invoke):
     path = write_config(tmp_path)
@@ -81,6 +92,17 @@ def test_a_good_config_reads_back():
     assert cfg.game == "confirmation" and cfg.options["pairs"] is True and cfg.options["rounds"] == 8
     assert [b.name for b in cfg.bots] == ["r1", "r2", "r3"] and cfg.bots[1].command[0] == "python"
     assert cfg.clock.decision_s == 2.0 and cfg.concurrency == 3
+    assert cfg.title is cfg.description is None and "title" not in cfg.describe()
+
+
+def test_a_title_and_a_description_are_kept_as_written(tmp_path):
+    text = 'title = "Spring <cup> 2026"\ndescription = """\nFirst & only.\n\n\tSecond paragraph.\n"""'
+    cfg = tconfig.load(write_config(tmp_path, extra=text))
+    assert cfg.title == "Spring <cup> 2026" and cfg.description == "First & only.\n\n\tSecond paragraph."
+    described = cfg.describe()
+    assert (described["title"], described["description"], described["seed_drawn"]) == (cfg.title, cfg.description,
+                                                                                       False)
+    assert "title" not in cfg.fingerprint()  # a title changes nothing of the results: a rerun may retitle
 
 
 # --- running ----------------------------------------------------------------------
@@ -139,11 +161,13 @@ def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
     proc.wait()
     partial = Store(tmp_path / "cut").count()
     assert 8 <= partial < 36
+    assert not Store(tmp_path / "cut").seed_released()  # a run killed mid-way has not ended: no seed printed
 
     resumed = run_cli("tournament", str(cut), "--quiet", "--bootstrap", "300")
     assert resumed.returncode == 0, resumed.stderr
     assert f"played {36 - partial} match(es) now, 36 in all" in resumed.stderr
     assert resumed.stdout == reference.stdout
+    assert Store(tmp_path / "cut").seed_released()
 
 
 @pytest.mark.e2e
@@ -167,7 +191,8 @@ def test_without_a_seed_the_deals_come_from_128_bits_of_entropy_kept_for_the_res
     assert seed.bit_length() > 64  # 128 random bits: below 2**64 once in 2**64 runs
     store = Store(tmp_path / "out", create=False)
     try:
-        assert store.config()["seed"] == seed
+        assert store.config()["seed"] == seed and store.config()["seed_drawn"] is True
+        assert store.seed_released()  # the run ended, and printed it
         assert all(row.deal_set == 0 for row in store.matches())
     finally:
         store.close()

@@ -264,3 +264,153 @@ def test_the_live_page_needs_its_token_unless_public():
             assert "token" not in url and (await fetch(url + "state"))[0] == 200
 
     asyncio.run(main())
+
+
+def test_the_report_and_the_live_page_count_faults_by_kind(tmp_path):
+    """681 malformed answers are malformed answers, not illegal actions: each kind its own count."""
+    directory = small_results(tmp_path / "res", "aegis", matches=4)
+    store = Store(directory)
+    row = next(store.matches())
+    faults = [{"timeout": 2, "illegal": 0, "malformed": 681, "wrong_id": 1, "disconnect": 0, "no_session": 0},
+              {"timeout": 0, "illegal": 4, "malformed": 0, "wrong_id": 0, "disconnect": 3, "no_session": 1}]
+    store.db.execute("UPDATE matches SET results = ? WHERE key = ?", (json.dumps({**row.results, "faults": faults}),
+                                                                      row.key))
+    store.db.commit()
+    charged = dict(zip(row.lineup, faults))
+    text = report.write_report(directory, bootstrap=0).read_text()
+    for bot, kinds in charged.items():
+        cell = re.search(rf'<tr data-bot="{bot}">.*?<td class="faults" ([^>]*)>([^<]*)</td>', text).groups()
+        assert cell[1] == "/".join(str(n) for n in kinds.values())
+        assert dict(re.findall(r'data-([a-z-]+)="(\d+)"', cell[0])) == {
+            k.replace("_", "-"): str(n) for k, n in kinds.items()}
+    assert "faults t/i/m/w/d/n" in text
+    listed = f"{row.lineup[0]} (seat 0): timeout 2, malformed 681, wrong_id 1; {row.lineup[1]} (seat 1): illegal 4, " \
+             f"disconnect 3, no_session 1"
+    assert listed in text
+    table = live.standings_source(store, 0)()
+    store.close()
+    assert table["headers"][-1] == "faults t/i/m/w/d/n"
+    cells = {r[1]: r[-1] for r in table["rows"]}
+    assert {bot: cells[bot] for bot in charged} == {bot: "/".join(map(str, k.values())) for bot, k in charged.items()}
+
+
+def published_results(directory: Path, title: str | None = 'Spring <cup> & "friends"', seed_drawn: bool = False,
+                      released: bool = False) -> Path:
+    """A results directory as a tournament of ``tournament.toml`` leaves it: its configuration (a title,
+    a description with markup in it), its bots, the sandbox and isolation it ran in, matches."""
+    from referee.tournament import config as tconfig
+    from referee.tournament.config import BotSpec
+
+    small_results(directory, "aegis", matches=4)
+    bots = [BotSpec(name, ("python", "-m", "sample_bots.random"), cwd=str(Path(__file__).parent.parent))
+            for name in ("r1", "r2", "r3", "r4")]
+    cfg = tconfig.TournamentConfig("aegis", {"promise": "table"}, tuple(bots), 2, 123456789, tconfig.Clock(0.5, 4),
+                                   2, directory, seed_drawn=seed_drawn, title=title,
+                                   description="The first <b>paragraph</b>.\n\nA second & last one.")
+    store = Store(directory)
+    store.claim(cfg.fingerprint(), cfg.describe(), cfg.bots)
+    store.set_meta("sandbox", "sandbox: bwrap (own namespaces); limits: memory per bot")
+    store.set_meta("isolation", "match")
+    if released:
+        store.release_seed()
+    store.close()
+    return directory
+
+
+def test_the_report_says_what_the_tournament_was(tmp_path):
+    directory = published_results(tmp_path / "res")
+    text = report.write_report(directory, bootstrap=0).read_text()
+    assert "<title>Spring &lt;cup&gt; &amp; &quot;friends&quot;</title>" in text
+    assert "<h1>Spring &lt;cup&gt; &amp; &quot;friends&quot;</h1>" in text
+    assert "<p>The first &lt;b&gt;paragraph&lt;/b&gt;.</p><p>A second &amp; last one.</p>" in text
+    facts = dict(re.findall(r'<tr data-fact="([a-z-]+)"><th class="l">[a-z-]+</th><td class="l">(.*?)</td></tr>', text))
+    assert facts["game"] == "Aegis; options: promise=table"
+    assert facts["seed"].startswith("123456789 (given in the tournament file")
+    assert facts["clock"] == "500 ms per decision, and a bank of 4000 ms per seat per match"
+    assert facts["sandbox"] == "bwrap (own namespaces); limits: memory per bot"
+    assert facts["isolation"].startswith("match: a fresh process of each bot for every match")
+    store = Store(directory, create=False)
+    first, last = store.dates()
+    entries = store.entries()
+    store.close()
+    assert first <= last and re.fullmatch(r'from <time datetime="[0-9T:Z-]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC</time> '
+                                          r'to <time datetime="[0-9T:Z-]+">[^<]+</time>', facts["played"])
+    assert [e.name for e in entries] == ["r1", "r2", "r3", "r4"] and all(e.status == "playing" for e in entries)
+    assert len({e.version for e in entries}) == 1 and re.fullmatch(r"[0-9a-f]{10}", entries[0].version)
+    for e in entries:
+        assert f'<tr data-entry="{e.name}" data-status="playing"><td class="l">{e.name}</td>' \
+               f'<td class="l"><code>{e.version}</code></td><td class="l">entered</td></tr>' in text
+    # without a title, the game and the directory's name
+    untitled = published_results(tmp_path / "cup", title=None)
+    assert "<h1>Aegis tournament: cup</h1>" in report.write_report(untitled, bootstrap=0).read_text()
+
+
+@pytest.mark.parametrize("drawn, released, shown", [(False, False, True), (True, False, False), (True, True, True)])
+def test_a_drawn_seed_is_shown_only_once_released(tmp_path, drawn, released, shown):
+    directory = published_results(tmp_path / "res", seed_drawn=drawn, released=released)
+    text = report.write_report(directory, bootstrap=0).read_text()
+    store = Store(directory, create=False)
+    about = live.about_source(store, "res")()
+    store.close()
+    for page in (text, about):
+        assert ("123456789" in page) is shown
+        assert ("secret until the run ends" in page) is (not shown)
+
+
+def test_every_entry_is_listed_with_its_status_and_reason():
+    from referee.tournament.store import Entry
+    from referee.view.about import About, about_html
+
+    entries = [Entry("alpha", "playing", None, "0123456789"),
+               Entry("broken", "did not start", "ended before it connected (exit code 3) <oops>", "abcdefabcd"),
+               Entry("gone", "withdrawn", "withdrawn = true in the tournament file", None),
+               Entry("crash", "dead", "died 4 times (last: exit code 1)", "fedcba9876")]
+    block = about_html(About("t", None, "Aegis", {}, None, None, None, None, None, entries),
+                       {"alpha": "logs/alpha.html"})
+    rows = re.findall(r'<tr data-entry="([a-z]+)" data-status="([a-z ]+)">(.*?)</tr>', block)
+    assert [(name, status) for name, status, _ in rows] == [(e.name, e.status) for e in entries]
+    cells = {name: re.findall(r"<td class=\"l\">(.*?)</td>", row) for name, _, row in rows}
+    assert cells["alpha"] == ['alpha <a class="log" href="logs/alpha.html">log</a>', "<code>0123456789</code>",
+                              "entered"]
+    assert cells["broken"][2] == "did not start: ended before it connected (exit code 3) &lt;oops&gt;"
+    assert cells["gone"][1:] == ["<code>-</code>", "withdrawn: withdrawn = true in the tournament file"]
+    assert cells["crash"][2] == "dead: died 4 times (last: exit code 1)"
+
+
+def test_the_live_page_shows_the_tournament_block(tmp_path):
+    directory = published_results(tmp_path / "res", seed_drawn=True)
+    store = Store(directory, create=False)
+    try:
+        page = live.LivePage("Spring cup", live.standings_source(store, 0), about=live.about_source(store, "res"))
+        state = page.state()
+        assert '<tr data-fact="seed">' in state["about"] and "secret until the run ends" in state["about"]
+        assert "123456789" not in json.dumps(state)
+        assert '<div id="about-box"><section id="about">' in page.html()
+        assert "<title>Spring cup</title>" in page.html()
+    finally:
+        store.close()
+
+
+def test_a_published_log_is_escaped_and_the_index_is_read_with_care(tmp_path):
+    from referee.view import logs
+
+    page = logs.log_page("--- a start #1\nnul \x00 esc \x1b[2J <script>alert(1)</script> & é\n", "log of a",
+                         "../index.html")
+    assert "\x00" not in page and "\x1b" not in page
+    assert "nul \\x00 esc \\x1b[2J &lt;script&gt;alert(1)&lt;/script&gt; &amp; é" in page
+    assert '<div id="L2" class="line"><a class="n" href="#L2">2</a>' in page
+    directory = tmp_path / "logs"
+    directory.mkdir()
+    (directory / "a.log").write_bytes(b"x\n--- match 0:a|b seat 0: begins\ny\n--- match 0:a|b seat 0: ends\n")
+    (directory / "matches.jsonl").write_text("\n".join([
+        json.dumps({"match": "0:a|b", "bot": "a", "seat": 0, "log": "a.log", "begins": 2, "ends": 64,
+                    "played": True}),
+        json.dumps({"match": "1:a|b", "bot": "a", "seat": 0, "log": "a.log", "begins": 2, "ends": 9999,
+                    "played": True}),  # past the end of its log (cut): left out
+        json.dumps({"match": "2:a|b", "bot": "a", "seat": 0, "log": "../../etc/passwd", "begins": 0, "ends": 1,
+                    "played": True}),  # not a log of this directory: left out
+        json.dumps({"match": "3:a|b", "bot": "a", "seat": 0, "log": "a.log", "begins": 2, "ends": 64,
+                    "played": False}),  # cut short: left out
+        '{"match": "4:a|b", "bot": "a", "se',  # a line a kill cut short
+    ]))
+    assert logs.spans(directory) == {("0:a|b", 0): logs.Span("a.log", 2, 4)}

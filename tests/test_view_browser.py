@@ -4,7 +4,10 @@ A replay is stepped through with the keyboard and what the page shows is compare
 engine's replay of the record: each trick's winner, each round's or game's scores, the final
 scores; a seat's replay shows, at every step, only cards the engine says that seat had seen;
 the report's standings are those of ``referee ratings``; the live page of a running tournament
-shows its standings change. One browser per module. Without chromium or Playwright these skip
+shows its standings change. At 390 and 1280 px no page scrolls sideways and the report and the
+live page show their title and metadata (a drawn seed secret while the run plays, released in
+the report after); a replay's link leads to its seat's lines in a published log. One browser per
+module. Without chromium or Playwright these skip
 with the reason; under REFEREE_REQUIRE_BROWSER=1 (.ci/run) they fail instead."""
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ import time
 
 import pytest
 from harness import CHROMIUM, ROOT, require_browser, write_tournament
-from test_view import CARD, played_record, seen_by, small_results
+from test_view import CARD, played_record, published_results, seen_by, small_results
 
 from referee import records
+from referee.games import GAMES
+from referee.view import report
 from referee.view.page import replay_page
+
+GAME_TITLES = {name: spec.title for name, spec in GAMES.items()}
 
 pytestmark = pytest.mark.e2e
 
@@ -174,14 +181,108 @@ def test_the_reports_standings_are_those_of_referee_ratings(page, tmp_path, invo
     assert position(page) == 0
 
 
-def test_the_live_page_shows_a_running_tournaments_standings_change(page, tmp_path):
+# --- the pages on a phone (390 px wide) and on a desktop (1280 px) ---------------------------
+
+WIDTHS = (390, 1280)
+
+
+def fits(page) -> None:
+    """The page does not scroll sideways: what is wider (a table) scrolls inside its own box."""
+    width = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert width[0] <= width[1], f"the page is {width[0]} px wide in a {width[1]} px window"
+
+
+def facts(page) -> dict[str, str]:
+    return dict(page.evaluate("""() => Array.from(document.querySelectorAll("#facts tr"),
+                                  r => [r.dataset.fact, r.querySelector("td").innerText])"""))
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def sized(browser, request):
+    page = browser.new_page(viewport={"width": request.param, "height": 800})
+    yield page
+    page.close()
+
+
+@pytest.mark.parametrize("game, options", [("confirmation", {"rounds": 2}), ("aegis", {})])
+def test_a_replay_fits_the_width(sized, tmp_path, game, options):
+    record = played_record(game, 6, options)
+    record["meta"] = {"game_id": "3:alice|bob", "faults": []}
+    open_replay(sized, tmp_path, record, step=12)
+    fits(sized)
+    assert sized.text_content("h1").startswith(f"{GAME_TITLES[game]}: alice v bob")
+    assert "match 3:alice|bob;" in sized.text_content("header .sub") and "options: " in sized.text_content("header")
+    box = sized.evaluate("document.getElementById('table').getBoundingClientRect().right")
+    assert box <= sized.viewport_size["width"]  # the card table itself fits, not only the page
+    sized.keyboard.press("End")
+    fits(sized)
+
+
+def write_logs(directory) -> None:
+    """Logs of r1 and r2 as the launcher writes them: each match they played marked, and indexed."""
+    from referee.tournament.launcher import MATCH_INDEX
+    from referee.tournament.store import Store
+
+    store = Store(directory, create=False)
+    rows = list(store.matches())
+    store.close()
+    (directory / "logs").mkdir()
+    index = []
+    for bot in ("r1", "r2"):
+        text = f"--- {bot} start #1 at 2026-01-01 10:00:00: python -m sample_bots.random\n".encode()
+        for row in rows:
+            for seat in (s for s, b in enumerate(row.lineup) if b == bot):
+                begins = len(text)
+                text += (f"--- match {row.key} seat {seat}: begins at 2026-01-01 10:00:01\n"
+                         f"thinking about {row.key} <b>hard</b>, {'a very long line of thought ' * 8}\n"
+                         f"--- match {row.key} seat {seat}: ends (score 1, place 1, faults none)\n").encode()
+                index.append({"match": row.key, "bot": bot, "seat": seat, "log": f"{bot}.log", "begins": begins,
+                              "ends": len(text), "played": True})
+        (directory / "logs" / f"{bot}.log").write_bytes(text)
+    (directory / "logs" / MATCH_INDEX).write_text("".join(json.dumps(e) + "\n" for e in index))
+
+
+def test_the_report_fits_the_width_with_its_title_and_metadata(sized, tmp_path):
+    directory = published_results(tmp_path / "res")
+    write_logs(directory)
+    sized.goto(report.write_report(directory, bootstrap=50, publish_logs=True).as_uri())
+    fits(sized)
+    assert sized.text_content("h1") == 'Spring <cup> & "friends"' and sized.title() == 'Spring <cup> & "friends"'
+    assert sized.inner_text("#about p") == "The first <b>paragraph</b>."
+    shown = facts(sized)
+    assert set(shown) == {"game", "seed", "clock", "sandbox", "isolation", "played"}
+    assert shown["seed"].startswith("123456789 ") and shown["game"] == "Aegis; options: promise=table"
+    assert sized.eval_on_selector_all("#entries tbody tr", "rows => rows.map(r => r.dataset.entry)") == [
+        "r1", "r2", "r3", "r4"]
+    width = sized.viewport_size["width"]
+    for chart in ("svg#elo-bars", "svg#points"):
+        assert sized.eval_on_selector(chart, "c => c.getBoundingClientRect().right") <= width  # it scales
+    wide = sized.eval_on_selector("#matches", "t => [t.parentElement.scrollWidth, t.parentElement.clientWidth]")
+    assert (wide[0] > wide[1]) is (width == 390)  # on a phone the match list scrolls in its own box
+    # a match's replay, and from it its first seat's lines in that bot's log, highlighted
+    key = sized.inner_text("#matches tbody tr >> nth=0 >> a")
+    sized.click("#matches a >> nth=0")
+    fits(sized)
+    sized.click("#logs a >> nth=0")
+    fits(sized)
+    marked = sized.eval_on_selector_all("#log-lines .line.sel", "lines => lines.map(l => l.innerText)")
+    assert len(marked) == 3 and f"--- match {key} seat 0: begins" in marked[0] and "<b>hard</b>" in marked[1]
+    assert marked[2].endswith(f"--- match {key} seat 0: ends (score 1, place 1, faults none)")
+
+
+def test_the_live_page_fits_and_shows_a_running_tournaments_standings_change(browser, tmp_path, invoke):
+    """A drawn seed: secret on the live page while the run plays, in the report once it has ended."""
     bots = "".join(f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{ROOT}"\n'
                    for name, command in [("random", ["python", "-m", "sample_bots.random", "--seed", "1"]),
                                          ("heuristic", ["python", "-m", "sample_bots.heuristic"]),
                                          ("search", ["python", "-m", "sample_bots.search", "--think-ms", "15"])])
-    config = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=4, seed=3, concurrency=2)
+    config = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=4, seed=3, concurrency=2,
+                              extra='title = "Live cup"\ndescription = "Three sample bots."')
+    config.write_text(config.read_text().replace("seed = 3\n", ""))
     proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(config), "--http", "0", "-q"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    pages = {width: browser.new_page(viewport={"width": width, "height": 800}) for width in WIDTHS}
+    page = pages[1280]
     try:
         url = None
         deadline = time.monotonic() + 60
@@ -190,8 +291,18 @@ def test_the_live_page_shows_a_running_tournaments_standings_change(page, tmp_pa
             if match := re.search(r"live page: (http://127\.0\.0\.1:\d+/\S*)", line):
                 url = match.group(1)
         assert url, "no live page address"
-        page.goto(url)
+        for p in pages.values():
+            p.goto(url)
         page.wait_for_selector("#standings-table", timeout=60000)
+        for p in pages.values():
+            p.wait_for_selector("#standings-table", timeout=60000)
+            fits(p)
+            assert p.text_content("h1") == "Live cup" and p.inner_text("#about p") == "Three sample bots."
+            shown = facts(p)
+            assert shown["seed"] == "drawn from the system's entropy; secret until the run ends"
+            assert {"game", "clock", "sandbox", "isolation", "played"} <= set(shown)
+            assert p.eval_on_selector_all("#entries tbody tr", "rows => rows.map(r => r.dataset.entry)") == [
+                "random", "heuristic", "search"]
         first = page.inner_text("#standings-table")
         finished = int(page.get_attribute("#progress", "data-finished"))
         page.wait_for_function(f"() => Number(document.getElementById('progress').dataset.finished) > {finished}",
@@ -201,7 +312,22 @@ def test_the_live_page_shows_a_running_tournaments_standings_change(page, tmp_pa
         games = page.query_selector_all(".game")
         assert page.query_selector_all(".game .hand .card") == []  # a spectator sees no hand
         assert games or proc.poll() is not None
+        pages[390].wait_for_function("() => document.querySelector('.game') !== null"
+                                     " || /not answering/.test(document.getElementById('progress').textContent)",
+                                     timeout=30000)
+        fits(pages[390])  # with the games in progress drawn, if any is still playing
     finally:
         proc.wait(timeout=120)
+        for p in pages.values():
+            p.close()
     assert proc.returncode == 0
-    assert "played 24 match(es) now" in proc.stderr.read()
+    err = proc.stderr.read()
+    assert "played 24 match(es) now" in err
+    seed = re.search(r"master seed: (\d+)", err).group(1)
+    result = invoke("view", tmp_path / "out", "--bootstrap", "50")
+    assert result.exit_code == 0, result.output
+    report_page = browser.new_page(viewport={"width": 390, "height": 800})
+    report_page.goto((tmp_path / "out" / "report" / "index.html").as_uri())
+    fits(report_page)
+    assert facts(report_page)["seed"].startswith(f"{seed} (drawn from the system's entropy, released")
+    report_page.close()

@@ -27,7 +27,7 @@ def main() -> None:
         page.goto(replays[0].as_uri() + "#step=40")
         page.wait_for_timeout(300)
         page.screenshot(path=IMAGES / "replay.png")
-        page = browser.new_page(viewport={"width": 1000, "height": 1180})
+        page = browser.new_page(viewport={"width": 1120, "height": 1300})
         page.goto(report.as_uri())
         page.wait_for_timeout(300)
         page.screenshot(path=IMAGES / "report.png")

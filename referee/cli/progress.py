@@ -7,8 +7,8 @@
   included.
 - Off a terminal (a CI log): the same facts as a plain line every N matches or
   M seconds, whichever comes first (checked as matches end), and at the end.
-- ``--verbose``: a line per finished match ("Finished match 17 (aegis, deal
-  set 4): heuristic 13 – search 17") and, every N matches, a cutechess-style
+- ``--verbose``: a line per finished match ("Finished match 4:heuristic|search (aegis,
+  no. 17): heuristic 13 – search 17") and, every N matches, a cutechess-style
   "Score of A vs B: W - L - D  [score] games" line per pair of bots.
 """
 
@@ -74,15 +74,17 @@ def status_line(done: int, total: int, eta: str, elos: Sequence[tuple[str, float
 
 
 def match_line(game: str, number: int | None, row: MatchRow) -> str:
-    """``Finished match 17 (aegis, deal set 4): heuristic 13 – search 17``: a two-seat game in seat
-    order; a game of more seats in placing order, each seat with its place."""
+    """``Finished match 4:heuristic|search (aegis, no. 17): heuristic 13 – search 17``: the match's id
+    (as the logs, the report and ``referee replay DIR ID`` name it), its number in the store (its
+    exported file's), then a two-seat game in seat order, a game of more seats in placing order,
+    each seat with its place."""
     spec = games.get(game)
     if spec.num_seats == 2:
         result = " – ".join(f"{bot} {score}" for bot, score in zip(row.lineup, row.scores))
     else:
         order = sorted(range(len(row.lineup)), key=lambda s: (row.placing[s], s))
         result = ", ".join(f"{row.placing[s]}. {row.lineup[s]} {row.scores[s]}" for s in order)
-    return f"Finished match {number if number is not None else '?'} ({game}, deal set {row.deal_set}): {result}"
+    return f"Finished match {row.key} ({game}, no. {number if number is not None else '?'}): {result}"
 
 
 def score_lines(tally: dict[tuple[str, str], list[int]], names: Sequence[str]) -> list[str]:

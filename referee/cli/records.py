@@ -29,13 +29,14 @@ from referee.report import default_seat_names, final_table, format_options, game
 def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> None:
     """Replay the game record FILE through the rules and check it; or, given
     a results DIRECTORY (of a tournament, gauntlet or sprt run) and a match's
-    number, the record of that match as stored there.
+    id (DEALSET:BOT|BOT..., quoted for the shell) or number, the record of that
+    match as stored there.
 
     Prints the computed results. Exits 0 when every action is legal, the
     record ends with the game and the results it states (if any) match; 1
     naming the first illegal action or difference; 2 if FILE cannot be read
     or is not JSON, or the match is not in DIRECTORY. See docs/records.md
-    for the format; `referee export DIRECTORY` lists the matches' numbers.
+    for the format; `referee export DIRECTORY` lists the matches' ids and numbers.
     """
     rep: records.Replay | None = None
     try:
@@ -78,8 +79,8 @@ def _record(path: str, match_id: str | None) -> dict:
 
     if match_id is None:
         if Path(path).is_dir():
-            raise export.ExportError(f"{path} is a directory: give a match id too (referee replay {path} N; "
-                                     f"referee export {path} lists them in matches.csv)")
+            raise export.ExportError(f"{path} is a directory: give a match id too (referee replay {path} "
+                                     f"'DEALSET:BOT|BOT...' or N; referee export {path} lists them in matches.csv)")
         return records.read(path)
     store = export.open_results(path)
     try:

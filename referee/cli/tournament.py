@@ -57,10 +57,12 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
                f"{notes[0]}; results in {cfg.output}", err=True)
     live = None
     if http_port is not None:
-        from referee.view.live import LivePage, standings_source
+        from referee.view.about import about_of
+        from referee.view.live import LivePage, about_source, standings_source
 
-        live = LivePage(f"{cfg.game} tournament: {cfg.output.name}", standings_source(store, bootstrap),
-                        token=secrets.token_urlsafe(16))  # the bots must not watch their matches' twins
+        live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, bootstrap),
+                        token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
+                        about=about_source(store, cfg.output.name))
     play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live, http=(http_host, http_port))
     print_standings(store, anchor, bootstrap, notes=notes)
     exit_if_incomplete(store)

@@ -19,9 +19,12 @@ from referee.cli.options import standings_options
               help="A record: show what this seat saw (the others' hidden cards are left out of the page); "
                    "default: every hand.")
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the default browser.")
+@click.option("--logs", "publish_logs", is_flag=True,
+              help="Results: publish the bots' logs with the report, each replay linking its seats' lines "
+                   "(off by default: a log may hold what a bot's author keeps private).")
 @standings_options
-def view(path: str, out: str | None, seat: int | None, open_page: bool, anchor: tuple[str, float] | None,
-         bootstrap: int) -> None:
+def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_logs: bool,
+         anchor: tuple[str, float] | None, bootstrap: int) -> None:
     """Write an HTML page to look at PATH: a game record (RECORD.json) as a replay to step
     through, or a tournament's results directory as a report (standings, head to head, seat
     bias, points per bot, every match with its replay). Every page is one self-contained
@@ -35,8 +38,10 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, anchor: 
     if source.is_dir():
         if seat is not None:
             raise click.BadParameter("--seat applies to a record, not to a results directory", param_hint="--seat")
-        target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap)
+        target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap, publish_logs=publish_logs)
     else:
+        if publish_logs:
+            raise click.BadParameter("--logs applies to a results directory, not to a record", param_hint="--logs")
         try:
             text = replay_page(records.read(source), viewer=seat)
         except ViewerError as err:

@@ -9,6 +9,8 @@
     max_groups = 70             # Confirmation with > 4 bots: most groups of four to play
     release = "deal-set"        # when spectators get a match's record: "deal-set" or "end"
     startup_s = 30              # every bot running and connected by then, or no match is played
+    title = "Spring cup 2026"   # the report's and the live page's title (one line)
+    description = '''...'''     # a few paragraphs for them (plain text; blank lines part paragraphs)
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -161,6 +163,9 @@ class TournamentConfig:
     #: seconds every bot has to be running and connected, before the first match and after a restart
     startup_s: float = 30.0
     executor: ExecutorSpec = ExecutorSpec()
+    #: what the report and the live page are titled and say about the tournament (None: not given)
+    title: str | None = None
+    description: str | None = None
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -187,7 +192,14 @@ class TournamentConfig:
             "concurrency": self.concurrency, "max_groups": self.max_groups,
             "clock": {"decision_ms": round(self.clock.decision_s * 1000), "bank_ms": round(self.clock.bank_s * 1000)},
             "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
+            "seed_drawn": self.seed_drawn,
+            **publication(self.title, self.description),
         }
+
+
+def publication(title: str | None, description: str | None) -> dict[str, str]:
+    """The title and description a configuration gives (for its store's ``config``), those it has."""
+    return {k: v for k, v in (("title", title), ("description", description)) if v is not None}
 
 
 # --- a file read, and where its keys are, for messages ----------------------------
@@ -274,7 +286,12 @@ def read(path: str | Path) -> ConfigFile:
 
 _TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
-               "release", "startup_s"}
+               "release", "startup_s", "title", "description"}
+#: the longest title and description (characters)
+TITLE_MAX, DESCRIPTION_MAX = 120, 4000
+#: control characters (C0, DEL, C1); a description may hold newlines and tabs
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 #: what a bot keeps between matches: its processes and scratch through the run, or nothing
 ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
@@ -325,6 +342,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if isinstance(startup_s, bool) or not isinstance(startup_s, (int, float)) or not 0 < startup_s <= 86400:
         raise loc.error(f"tournament.startup_s must be a number of seconds above 0 (at most 86400), "
                         f"got {startup_s!r}", "tournament", "startup_s")
+    title = _text(loc, t, "title", TITLE_MAX, _CONTROL, "one line of text")
+    description = _text(loc, t, "description", DESCRIPTION_MAX, _CONTROL_BUT_LINES, "text")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -357,7 +376,24 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
                             concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
-                            release, float(startup_s), _executor(loc, data.get("executor", {}), base))
+                            release, float(startup_s), _executor(loc, data.get("executor", {}), base), title,
+                            description)
+
+
+def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern, what: str) -> str | None:
+    """``tournament.KEY``, a text for the pages (None if absent): a non-blank string of at most
+    ``longest`` characters without ``control`` characters."""
+    if key not in t:
+        return None
+    value = t[key]
+    if not isinstance(value, str) or not value.strip():
+        raise loc.error(f"tournament.{key} must be {what}, got {value!r}", "tournament", key)
+    if bad := control.search(value):
+        raise loc.error(f"tournament.{key} must be {what}: it holds the control character "
+                        f"U+{ord(bad.group()):04X} at character {bad.start() + 1}", "tournament", key)
+    if len(value) > longest:
+        raise loc.error(f"tournament.{key} must be at most {longest} characters, got {len(value)}", "tournament", key)
+    return value.strip()
 
 
 def _executor(loc: ConfigFile, e: Any, base: Path) -> ExecutorSpec:

@@ -3,8 +3,10 @@
 Every match a tournament, gauntlet or SPRT stores keeps its full record
 (``docs/records.md``); :func:`export` writes each as ``match-NNNN.json``
 (``referee replay`` checks it) and one row per match in ``matches.csv``.
-A match is known by its number: the order in which the store saved it, 1
-first (:meth:`Store.numbers`), the id that ``referee replay DIR N`` takes.
+A match's id is its key, ``DEALSET:BOT|BOT...`` (its seating: stable however the tournament
+grows; the logs' markers, the report and ``--verbose`` name it so); its number, the order in
+which the store saved it, 1 first (:meth:`Store.numbers`), names its exported file. ``referee
+replay DIR ID`` takes either.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from referee import records
+from referee.runner import FaultKind
 from referee.tournament.store import DB_NAME, MatchRow, Store
 
 CSV_NAME = "matches.csv"
@@ -64,15 +67,15 @@ def record_of(store: Store, match: StoredMatch) -> dict[str, Any]:
 
 
 def find(store: Store, match_id: str) -> StoredMatch:
-    """The stored match with this number (or key), or an ExportError saying where ids are found."""
+    """The stored match with this id (its key) or number, or an ExportError saying where ids are found."""
     matches = stored_matches(store)
     for m in matches:
         if match_id.strip() in (str(m.number), m.row.key):
             return m
     numbers = (f"numbered {matches[0].number} to {matches[-1].number}" if matches else "none stored yet")
     raise ExportError(f"no match {match_id!r} in {store.directory} (its matches: {numbers}); the ids are the "
-                      f"first column of matches.csv from `referee export {store.directory}`, or the numbers "
-                      f"in --verbose's \"Finished match N\" lines")
+                      f"first column of matches.csv from `referee export {store.directory}` (its number) or the "
+                      f"second (its key, DEALSET:BOT|BOT..., as the report, the logs and --verbose name it)")
 
 
 def output_directory(results: Path, to: str | Path | None) -> Path:
@@ -103,12 +106,13 @@ def export(store: Store, out: Path) -> tuple[list[StoredMatch], list[StoredMatch
 
 def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
-    its faults (all kinds together; the record's ``meta.faults`` has each), the seconds, the record file
-    (empty for the matches ``without_record``)."""
+    its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``; the record's
+    ``meta.faults`` has each fault), the seconds, the record file (empty for the matches ``without_record``)."""
     seats = max((len(m.row.lineup) for m in matches), default=0)
     header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
               + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
-              + [f"faults{i}" for i in range(seats)] + ["seconds", "record"])
+              + [f"faults{i}" for i in range(seats)]
+              + [f"{kind}{i}" for i in range(seats) for kind in FaultKind] + ["seconds", "record"])
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
@@ -120,7 +124,8 @@ def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[
     for m in matches:
         r = m.row
         yield [m.number, r.key, r.deal_set, *r.lineup, *r.scores, *r.placing,
-               *(sum(f.values()) for f in r.faults), f"{r.seconds:.3f}",
+               *(sum(f.values()) for f in r.faults), *(f.get(kind, 0) for f in r.faults for kind in FaultKind),
+               f"{r.seconds:.3f}",
                "" if m.number in without_record else m.file_name]
 
 

@@ -14,12 +14,21 @@ counted, not kept). A bot that has died is started again before its next
 match (as cutechess's ``-recover``), once every process it left is gone; one
 that died more than ``max_restarts`` times is marked dead, with the reason,
 and its matches are skipped.
+
+Every match a launched bot plays is marked in its log, in both isolations: a line
+``--- match ID seat S: begins at TIME`` before it (before its process starts, under
+``isolation = "match"``) and ``--- match ID seat S: ends ...`` after it (after its
+process stopped), for each of its seats, ID the match's id (its seating's key). Where
+they are, by byte offset, goes to ``logs/matches.jsonl`` (:data:`MATCH_INDEX`): the
+pages link a match's log lines from there, not from the log, whose other lines the bot
+writes itself and could make look like markers.
 """
 
 from __future__ import annotations
 
 import errno
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -27,7 +36,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -38,6 +47,10 @@ from referee.tournament.sandbox import ProcessTree, Sandbox
 
 #: variables of the runner's environment a bot launched without a sandbox must not inherit
 SECRET_VARIABLES = ("REFEREE_ADMIN_TOKEN",)
+#: in the log directory: one JSON line per match and seat of a launched bot, where its markers are
+#: (``{"match", "bot", "seat", "log", "begins", "ends", "played"}``: the log's name, and byte offsets
+#: of the start of its begin line and of the end of its end line)
+MATCH_INDEX = "matches.jsonl"
 
 
 @dataclass
@@ -282,6 +295,58 @@ class Launcher:
         except OSError:
             return path, []
         return path, text.splitlines()[-lines:]
+
+    # --- matches marked in the logs ----------------------------------------------------
+
+    def _mark(self, bot: str, line: str) -> int | None:
+        """Append one line of the runner's to ``bot``'s log (under the output pump's lock, so that it
+        falls between two pieces of the bot's output); returns the offset where it starts, None if
+        it could not be written (a marker never stops a match). The markers are not counted
+        against the log's cap."""
+        try:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            with self._lock, open(self.log_dir / f"{bot}.log", "ab") as log:
+                start = log.tell()
+                log.write(f"--- {line}\n".encode())
+                return start
+        except OSError:
+            return None
+
+    def match_begins(self, match: str, lineup: Sequence[str]) -> dict[int, int]:
+        """Mark in the log of each launched bot of ``lineup`` that match ``match`` begins, a line
+        per seat it holds; returns where each seat's line starts (none without a log directory)."""
+        if self.log_dir is None:
+            return {}
+        at = time.strftime("%Y-%m-%d %H:%M:%S")
+        marks = {seat: self._mark(bot, f"match {match} seat {seat}: begins at {at}")
+                 for seat, bot in enumerate(lineup) if bot in self.bots}
+        return {seat: at for seat, at in marks.items() if at is not None}
+
+    def match_ends(self, match: str, lineup: Sequence[str], begun: Mapping[int, int],
+                   results: Mapping[str, object] | None) -> None:
+        """Mark that match ``match`` is over for each seat ``begun`` marked: with the seat's score,
+        place and faults from its ``results``, or as cut short (None: it was not played out); and
+        index both markers in :data:`MATCH_INDEX`."""
+        if not begun:
+            return
+        entries = []
+        for seat, begins in begun.items():
+            bot = lineup[seat]
+            if results is None:
+                how = "cut short, not stored"
+            else:
+                faults = (results.get("faults") or [{}] * len(lineup))[seat]
+                how = (f"score {results['scores'][seat]}, place {results['placing'][seat]}, faults "
+                       + (", ".join(f"{kind} {n}" for kind, n in faults.items() if n) or "none"))
+            line = f"match {match} seat {seat}: ends ({how})"
+            if (at := self._mark(bot, line)) is not None:
+                entries.append({"match": match, "bot": bot, "seat": seat, "log": f"{bot}.log", "begins": begins,
+                                "ends": at + len(f"--- {line}\n".encode()), "played": results is not None})
+        try:
+            with self._lock, open(self.log_dir / MATCH_INDEX, "a", encoding="utf-8") as index:
+                index.writelines(json.dumps(e) + "\n" for e in entries)
+        except OSError:
+            pass  # the markers stay in the logs; the pages link no lines for this match
 
     # --- a fresh process for every match (isolation = "match") --------------------
 

@@ -71,7 +71,9 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     (:class:`~referee.tournament.executors.BotsNotReady` otherwise: nothing is played).
     A bot that dies for good mid-run has its remaining matches skipped: the store
     notes it as incomplete (:meth:`Store.incomplete`), and a later run tries them again.
-    A deal set's records go to spectators once it is over (``config.release``).
+    A deal set's records go to spectators once it is over (``config.release``). A run that ends
+    (not one interrupted or stopped by an error) releases the master seed: the store says so
+    (:meth:`Store.seed_released`), and the pages show it from then on.
     ``watch(arena)`` is told the executor's arena once it is open (the live page)."""
     done = store.done()
     todo = [s for s in schedule.seatings if s.key not in done]
@@ -81,6 +83,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
         progress(finished, total, None)
     if not todo:
         store.set_incomplete({})
+        store.release_seed()
         return 0
     dead: dict[str, str] = {}  # bots dead for good in this run: why
     played = 0
@@ -118,6 +121,7 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     finally:
         if executor.launcher is not None:
             store.set_meta("launcher", json.dumps(executor.launcher.status()))
+    store.release_seed()  # the run has ended: its master seed is printed
     return played
 
 

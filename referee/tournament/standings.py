@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +25,27 @@ from tabulate import tabulate
 
 from referee import games
 from referee.games import RatedBy
+from referee.runner import FaultKind
 from referee.stats import headtohead, ratings
 from referee.tournament.store import MatchRow, Store
+
+#: what each kind of fault counts, in the order of every table's fault cell
+FAULT_WORDS = {
+    FaultKind.TIMEOUT: "timeouts",
+    FaultKind.ILLEGAL: "illegal actions",
+    FaultKind.MALFORMED: "malformed answers",
+    FaultKind.WRONG_ID: "answers with a wrong request id",
+    FaultKind.DISCONNECT: "disconnects",
+    FaultKind.NO_SESSION: "seats it had no session for",
+}
+#: the header of the fault cell: the first letter of each kind, "faults t/i/m/w/d/n"
+FAULTS_HEADER = "faults " + "/".join(kind[0] for kind in FaultKind)
+FAULTS_LEGEND = f"{FAULTS_HEADER}: " + " / ".join(FAULT_WORDS[kind] for kind in FaultKind)
+
+
+def fault_cell(counts: Mapping[str, int]) -> str:
+    """A bot's faults by kind, as the tables print them: ``0/0/681/0/0/0`` (:data:`FAULTS_HEADER`)."""
+    return "/".join(str(counts.get(kind, 0)) for kind in FaultKind)
 
 
 @dataclass
@@ -44,11 +63,10 @@ class BotLine:
     score_pct: float | None
     opponents_elo: float | None  # the opponents' average Elo, weighted by the results against each
     mean_points: float | None  # per seat held
-    timeouts: int
-    illegal: int
-    disconnects: int
     los_next: float | None
     bound: str | None = None  # "upper": only known to be below hi; "lower": above lo (ratings.PlayerRating)
+    #: its faults by kind (every :class:`~referee.runner.FaultKind`, in its order), over its seats
+    faults: dict[str, int] = field(default_factory=lambda: {str(kind): 0 for kind in FaultKind})
 
 
 @dataclass
@@ -116,8 +134,7 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
         pts = points[r.name]
         line = BotLine(r.name, r.elo, r.lo, r.hi, r.plus_minus, matches[r.name], r.games, r.wins, r.draws,
                        r.losses, r.score_pct, opponents[r.name], sum(pts) / len(pts) if pts else None,
-                       f["timeout"], f["illegal"] + f["malformed"] + f["wrong_id"],
-                       f["disconnect"] + f["no_session"], r.los_next, r.bound)
+                       r.los_next, r.bound, {str(kind): f[kind] for kind in FaultKind})
         if not fit.identifiable:  # the prior's split of the teams' ratings: print none
             line.elo = line.plus_minus = line.lo = line.hi = line.los_next = line.opponents_elo = None
         lines.append(line)
@@ -189,10 +206,10 @@ def elo_cells(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
 def table(st: Standings) -> str:
     rows = [[rank, _name(st, b.name), *elo_cells(b), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
              _f(b.score_pct, 1), _f(b.opponents_elo), _f(b.mean_points, 2),
-             f"{b.timeouts}/{b.illegal}/{b.disconnects}"]
+             fault_cell(b.faults)]
             for rank, b in enumerate(st.lines, 1)]
     headers = ["rank", "bot", "Elo", "95% interval", "matches", "results", "W-D-L", "score %", "opp. Elo",
-               "pts/seat", "faults t/i/d"]
+               "pts/seat", FAULTS_HEADER]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
                     colalign=("right", "left", "right", "right", "right", "right", "right", "right", "right",
                               "right", "right"))
@@ -265,7 +282,7 @@ def report(st: Standings, los: bool = False) -> str:
         "",
         table(st),
         "matches: matches played; results: pairwise results, one per seat of another bot in a match (what W-D-L "
-        "and score % count);\nopp. Elo: the opponents' average Elo over those results",
+        "and score % count);\nopp. Elo: the opponents' average Elo over those results;\n" + FAULTS_LEGEND,
         *_teams_part(st),
         "",
         "Head to head (the first bot's results against the second; Elo diff from these results alone; game pairs: "
@@ -299,11 +316,18 @@ def to_json(st: Standings) -> dict[str, Any]:
 
 
 def to_csv(st: Standings) -> str:
-    """One row per bot, the fields of the standings."""
-    fields = ["rank", *BotLine.__dataclass_fields__, *(["incomplete"] if st.incomplete else [])]
-    return _csv(fields, [{"rank": i, **b.__dict__, **({"incomplete": st.incomplete.get(b.name, "")}
-                                                       if st.incomplete else {})}
-                         for i, b in enumerate(st.lines, 1)])
+    """One row per bot, the fields of the standings (its faults a column per kind: ``faults_timeout``, ...)."""
+    kinds = [f"faults_{kind}" for kind in FaultKind]
+    fields = ["rank", *(f for f in BotLine.__dataclass_fields__ if f != "faults"), *kinds,
+              *(["incomplete"] if st.incomplete else [])]
+    rows = []
+    for i, b in enumerate(st.lines, 1):
+        row = {"rank": i, **b.__dict__, **{f"faults_{kind}": n for kind, n in b.faults.items()}}
+        del row["faults"]
+        if st.incomplete:
+            row["incomplete"] = st.incomplete.get(b.name, "")
+        rows.append(row)
+    return _csv(fields, rows)
 
 
 #: the CSV columns of a pentanomial: game pairs scoring 0, ½, 1, 1½, 2 points for the row's bot

@@ -14,11 +14,16 @@ is refused, unless its matches are dropped to be played again (``rerun``). A
 directory written before versions were kept has none: the first run that
 claims it records the bots as they are then (its stored matches are taken as
 theirs). The ``meta`` key ``incomplete`` names the bots that died for good in
-the last run that played, with how many of their matches are missing.
+the last run that played, with how many of their matches are missing;
+``seed_released`` is set once a run has ended and printed its master seed
+(a drawn seed is secret until then). The pages read the tournament's entries
+(:meth:`Store.entries`) and the dates of its first and last match
+(:meth:`Store.dates`) here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -83,6 +88,23 @@ class MatchRow:
     @property
     def faults(self) -> list[dict[str, int]]:
         return self.results.get("faults") or [dict.fromkeys(FaultKind, 0) for _ in self.lineup]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry of the tournament, as the pages list it."""
+
+    name: str
+    status: str          # "playing" | "did not start" | "withdrawn" | "dead"
+    why: str | None      # the reason, for any status but "playing"
+    version: str | None  # a short id of its current version (None: external or unknown)
+
+
+def short_version(version: dict[str, Any] | None) -> str | None:
+    """A short id of a bot's version (its ``versions`` entry): 10 hex digits of its SHA-256."""
+    if version is None:
+        return None
+    return hashlib.sha256(json.dumps(version, sort_keys=True).encode()).hexdigest()[:10]
 
 
 class Store:
@@ -196,6 +218,27 @@ class Store:
         self.db.executemany("DELETE FROM seats WHERE match_key = ?", [(k,) for k in keys])
         self.db.executemany("DELETE FROM matches WHERE key = ?", [(k,) for k in keys])
         return len(keys)
+
+    def entries(self) -> list[Entry]:
+        """Every entry the directory has known, in file order.
+
+        A stand-in (issue 25's ``living`` branch keeps the statuses): every bot of the ``bots``
+        table as "playing", its version the short id of its ``versions`` entry."""
+        versions = json.loads(self.meta("versions") or "{}")
+        return [Entry(name, "playing", None, short_version(versions.get(name)))
+                for (name,) in self.db.execute("SELECT name FROM bots ORDER BY rowid")]
+
+    def dates(self) -> tuple[float, float] | None:
+        """When the first stored match began and the last one ended (Unix times), None before any."""
+        first, last = self.db.execute("SELECT MIN(finished_at - seconds), MAX(finished_at) FROM matches").fetchone()
+        return None if first is None else (first, last)
+
+    def seed_released(self) -> bool:
+        """Whether a run has ended and printed the master seed (a drawn seed is secret until then)."""
+        return self.meta("seed_released") is not None
+
+    def release_seed(self) -> None:
+        self.set_meta("seed_released", str(time.time()))
 
     def config(self) -> dict[str, Any]:
         text = self.meta("config")

@@ -34,7 +34,8 @@ log = logging.getLogger("referee.live")
 #: the lines of each game's story the page shows
 LINES = 10
 
-LIVE_BODY = """<p id="progress" class="muted"></p>
+LIVE_BODY = """<div id="about-box">{about}</div>
+<p id="progress" class="muted"></p>
 <div id="live-layout">
 <div><h2>Games in progress</h2><div id="games"><p class="muted">none yet</p></div></div>
 <div><h2>Standings</h2><div id="standings"><p class="muted">no finished match yet</p></div></div>
@@ -44,17 +45,19 @@ LIVE_BODY = """<p id="progress" class="muted"></p>
 class LivePage:
     """What the live page shows, read from an arena (:meth:`watch`), the progress of a run
     (:meth:`progress`) and, if given, ``standings()``: ``{"headers": [...], "rows": [[...]]}``
-    or None (computed only when ``finished`` changes)."""
+    or None, and ``about()``: the block on the tournament (:func:`referee.view.about.about_html`,
+    escaped HTML); both computed only when ``finished`` changes."""
 
     def __init__(self, title: str, standings: Callable[[], dict[str, Any] | None] | None = None,
-                 token: str | None = None):
+                 token: str | None = None, about: Callable[[], str] | None = None):
         self.title = title
         self.token = token  # None: public
         self.arena: Any = None
         self.finished = 0
         self.total: int | None = None
         self._standings = standings
-        self._cached: tuple[int, dict[str, Any] | None] | None = None
+        self._about = about
+        self._cached: tuple[int, dict[str, Any] | None, str] | None = None
 
     def watch(self, arena: Any) -> None:
         """Show the games of this arena (:class:`referee.arena.Arena`)."""
@@ -84,14 +87,15 @@ class LivePage:
     def state(self) -> dict[str, Any]:
         finished_here = sum(1 for m in self.arena.matches.values() if m.outcome is not None) if self.arena else 0
         key = self.finished if self.total is not None else finished_here
-        if self._standings is not None and (self._cached is None or self._cached[0] != key):
-            self._cached = (key, self._standings())
+        if self._cached is None or self._cached[0] != key:
+            self._cached = (key, self._standings() if self._standings else None, self._about() if self._about else "")
+        _, standings, about = self._cached
         return {"title": self.title, "games": self.games(), "finished": key, "total": self.total,
-                "standings": self._cached[1] if self._cached else None}
+                "standings": standings, "about": about}
 
     def html(self) -> str:
         return page(self.title, "live: games in progress show public information only; updated every second",
-                    LIVE_BODY, styles=("common.css", "table.css", "live.css"),
+                    LIVE_BODY.format(about=self.state()["about"]), styles=("common.css", "table.css", "live.css"),
                     scripts=("cards.js", "table.js", "live.js"))
 
     # --- serving --------------------------------------------------------------
@@ -153,12 +157,23 @@ def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] 
         def f(v: float | None) -> str:
             return "-" if v is None else f"{v:.0f}"
 
-        return {"headers": ["rank", "bot", "Elo", "low", "high", "matches", "score %", "W-D-L"],
+        return {"headers": ["rank", "bot", "Elo", "low", "high", "matches", "score %", "W-D-L",
+                            standings.FAULTS_HEADER],
                 "rows": [[i, b.name, f(b.elo), f(b.lo), f(b.hi), b.matches,
-                          "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}"]
-                         for i, b in enumerate(st.lines, 1)]}
+                          "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}",
+                          standings.fault_cell(b.faults)]
+                         for i, b in enumerate(st.lines, 1)],
+                "legend": standings.FAULTS_LEGEND}
 
     return table
+
+
+def about_source(store: Any, name: str) -> Callable[[], str]:
+    """The block on a tournament that its store describes (``name``: its directory's, for the
+    default title), as the report shows it."""
+    from referee.view.about import about_html, about_of
+
+    return lambda: about_html(about_of(store, name))
 
 
 def arena_tally(arena: Any) -> Callable[[], dict[str, Any] | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -18,6 +18,11 @@ def asset(name: str) -> str:
 def embed_json(data: Any) -> str:
     """JSON safe inside a <script> element (no "</" to end it early)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def scroll(table: str) -> str:
+    """A table in a box no wider than the page, which scrolls sideways when the table is wider."""
+    return f'<div class="scroll">{table}</div>'
 
 
 def page(title: str, subtitle: str, body: str, styles: tuple[str, ...] = ("common.css",),
@@ -50,8 +55,8 @@ REPLAY_BODY = """<div id="controls">
 <div id="info"></div>
 <div id="layout">
 <div><div id="table" class="table"></div><div id="faults"></div>
-<div id="scores"><h2 id="scores-title"></h2><table class="grid"><thead id="scores-head"></thead>
-<tbody id="scores-body"></tbody></table><p id="final"></p></div></div>
+<div id="scores"><h2 id="scores-title"></h2><div class="scroll"><table class="grid"><thead id="scores-head"></thead>
+<tbody id="scores-body"></tbody></table></div><p id="final"></p></div></div>
 <div id="side"><div id="log"></div>
 <div class="muted">&#x2190; &#x2192; step, &#x2191; &#x2193; round or game, space play/pause, Home/End;
 the address keeps the step.</div>
@@ -59,16 +64,23 @@ the address keeps the step.</div>
 </div>"""
 
 
-def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link: str | None = None) -> str:
-    """The HTML replay of a record: every hand (``viewer`` None) or one seat's view."""
+def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link: str | None = None,
+                logs: Sequence[tuple[str, str]] = ()) -> str:
+    """The HTML replay of a record: every hand (``viewer`` None) or one seat's view; ``logs``: a
+    link (its text, its address) to each seat's lines of the match in its bot's log."""
     data = replay_data(record, viewer)
     seats = data["seats"]
     who = ("every hand shown" if viewer is None
            else f"as seen by {seats[viewer]} (seat {viewer}): others' hidden cards are not in this page")
     options = ", ".join(f"{k}={json.dumps(v)}" for k, v in data["options"].items())
-    subtitle = html.escape(f"{' v '.join(seats)}; {who}; options: {options}")
+    match = f"match {data['match']}; " if data["match"] else ""
+    subtitle = html.escape(f"{match}{' v '.join(seats)}; {who}; options: {options}")
     if back_link:
         subtitle += f' &middot; <a href="{html.escape(back_link)}" style="color:#9cc8ff">tournament report</a>'
-    return page(f"{data['title']}: {' v '.join(seats)}", subtitle, REPLAY_BODY,
+    body = REPLAY_BODY
+    if logs:
+        links = " &middot; ".join(f'<a href="{html.escape(href)}">{html.escape(text)}</a>' for text, href in logs)
+        body = f'<p id="logs" class="muted">the bots\' logs of this match: {links}</p>\n' + body
+    return page(f"{data['title']}: {' v '.join(seats)}", subtitle, body,
                 styles=("common.css", "table.css", "replay.css"), scripts=("cards.js", "table.js", "replay.js"),
                 data=data, data_id="replay-data")

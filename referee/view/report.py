@@ -16,14 +16,19 @@ from pathlib import Path
 from referee import games
 from referee.tournament import standings as tstandings
 from referee.tournament.store import MatchRow, Store, StoreError
-from referee.view.page import page, replay_page
+from referee.view import logs
+from referee.view.about import About, about_html, about_of
+from referee.view.page import page, replay_page, scroll
 
 REPLAYS = "replays"
 
 
 def replay_file(key: str) -> str:
-    """The file name of a match's replay in ``replays/`` (the match key, made safe for a path)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".html"
+    """The file name of a match's replay in ``replays/``: its id made safe for a path and an address,
+    one name per id (``3:alice|bob`` -> ``3_alice,bob.html``: a bot's name holds no ``,``, and the
+    first ``_`` after the deal set's digits is the ``:``; anything else is written ``~HEX~``)."""
+    safe = {":": "_", "|": ","}
+    return "".join(c if re.fullmatch(r"[A-Za-z0-9_.+-]", c) else safe.get(c) or f"~{ord(c):x}~" for c in key) + ".html"
 
 
 def _f(value: float | None, digits: int = 0) -> str:
@@ -31,30 +36,45 @@ def _f(value: float | None, digits: int = 0) -> str:
 
 
 def write_report(directory: str | Path, out: str | Path | None = None, anchor: tuple[str, float] | None = None,
-                 bootstrap: int = 1000) -> Path:
+                 bootstrap: int = 1000, publish_logs: bool = False) -> Path:
     """Write the report of the results in ``directory`` (to ``out``, by default ``directory/report``);
-    returns the path of its ``index.html``. Raises StoreError for a directory without results."""
+    returns the path of its ``index.html``. With ``publish_logs``, the bots' logs too (``logs/``, each
+    replay linking its seats' lines); without, the log pages an earlier report wrote are removed.
+    Raises StoreError for a directory without results."""
     store = Store(directory, create=False)
     try:
         rows = list(store.matches())
         if not rows:
             raise StoreError(f"{directory}: no finished matches yet")
         st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
+        about = about_of(store, Path(directory).name)
         out = Path(out) if out is not None else Path(directory) / "report"
         (out / REPLAYS).mkdir(parents=True, exist_ok=True)
+        log_pages, spans = {}, {}
+        if publish_logs:
+            log_pages = logs.publish(Path(directory) / logs.LOGS, out / logs.LOGS)
+            spans = logs.spans(Path(directory) / logs.LOGS)
+        else:
+            logs.withdraw(out / logs.LOGS)
         for row in rows:
             record = store.record(row.key)
             if record is not None:
+                links = [(f"{bot} (seat {seat}), lines {span.first}-{span.last}",
+                          f"../{logs.LOGS}/{logs.page_name(span.log)}{span.anchor()}")
+                         for seat, bot in enumerate(row.lineup) if (span := spans.get((row.key, seat)))]
                 (out / REPLAYS / replay_file(row.key)).write_text(
-                    replay_page(record, back_link="../index.html"), encoding="utf-8")
+                    replay_page(record, back_link="../index.html", logs=links), encoding="utf-8")
     finally:
         store.close()
     index = out / "index.html"
-    index.write_text(report_page(st, rows, Path(directory).name), encoding="utf-8")
+    index.write_text(report_page(st, rows, about, {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()}),
+                     encoding="utf-8")
     return index
 
 
-def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], name: str) -> str:
+def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About,
+                log_pages: dict[str, str] | None = None) -> str:
+    """The report's page; ``log_pages``: each bot's published log (its address)."""
     spec = games.get(st.game)
     interval = (f"95% interval from {st.bootstrap} bootstrap resamples of deal sets" if st.bootstrap
                 else "no interval (--bootstrap 0)")
@@ -62,6 +82,7 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], name: str) -
                            f"likelihood, average 1500; {interval}")
     notes = "".join(f"<p class=\"muted\">{html.escape(n)}</p>" for n in st.notes)
     body = "\n".join([
+        about_html(about, log_pages),
         notes,
         "<h2>Standings</h2>", standings_table(st), elo_bars(st),
         "<h2>Head to head</h2><p class=\"muted\">the row's score against the column, pairwise games "
@@ -71,13 +92,13 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], name: str) -
         "the line the median, the whiskers the lowest and highest, the dot the mean</p>", points_plot(st, rows),
         "<h2>Matches</h2>", match_list(rows),
     ])
-    return page(f"{spec.title} tournament: {name}", subtitle, body, styles=("common.css", "report.css"))
+    return page(about.title, subtitle, body, styles=("common.css", "report.css"))
 
 
 def standings_table(st: tstandings.Standings) -> str:
     head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>low</th><th>high</th><th>matches</th>"
             "<th>results</th><th>W-D-L</th><th>score %</th><th>opp. Elo</th><th>pts/seat</th>"
-            "<th>faults t/i/d</th></tr>")
+            f"<th><abbr title=\"{html.escape(tstandings.FAULTS_LEGEND)}\">{tstandings.FAULTS_HEADER}</abbr></th></tr>")
     body = []
     for rank, b in enumerate(st.lines, 1):
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
@@ -85,8 +106,24 @@ def standings_table(st: tstandings.Standings) -> str:
                     f"<td class=\"hi\">{_f(b.hi)}</td>"
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
-                    f"<td>{b.timeouts}/{b.illegal}/{b.disconnects}</td></tr>")
-    return f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+                    f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td></tr>")
+    table = f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    return (scroll(table) + f"<p class=\"muted\">{html.escape(tstandings.FAULTS_LEGEND)}</p>")
+
+
+def _fault_attributes(faults: dict[str, int]) -> str:
+    """Each kind's count as a data attribute (``data-malformed="681"``), for scripts and tests."""
+    return " ".join(f"data-{kind.replace('_', '-')}=\"{n}\"" for kind, n in faults.items())
+
+
+def match_faults(row: MatchRow) -> str:
+    """A match's faults by seat and kind (the names of records and JSON): ``bob (seat 1): timeout 2, malformed 1``."""
+    parts = []
+    for seat, counts in enumerate(row.faults):
+        kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items() if n)
+        if kinds:
+            parts.append(f"{row.lineup[seat]} (seat {seat}): {kinds}")
+    return "; ".join(parts)
 
 
 def elo_bars(st: tstandings.Standings) -> str:
@@ -164,15 +201,16 @@ def heatmap(st: tstandings.Standings) -> str:
                      else f"rgb({255 - int(t * 150)},255,{255 - int(t * 150)})")
             cells.append(f"<td style=\"background:{color}\" data-pct=\"{pct:.1f}\">{pct:.0f}% ({rec.results})</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table class=\"grid heat\" id=\"head-to-head\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+    return scroll(f"<table class=\"grid heat\" id=\"head-to-head\"><thead>{head}</thead><tbody>{''.join(body)}</tbody>"
+                  "</table>")
 
 
 def bias_table(st: tstandings.Standings) -> str:
     label = games.get(st.game).first_place_label
     rows = "".join(f"<tr><td>{s['seat']}</td><td>{s['games']}</td><td>{_f(s['mean_points'], 2)}</td>"
                    f"<td>{_f(s['first_place_pct'], 1)}</td></tr>" for s in st.seat_bias)
-    return (f"<table class=\"grid\" id=\"seat-bias\"><thead><tr><th>seat</th><th>games</th><th>mean points</th>"
-            f"<th>{html.escape(label)}</th></tr></thead><tbody>{rows}</tbody></table>")
+    return scroll(f"<table class=\"grid\" id=\"seat-bias\"><thead><tr><th>seat</th><th>games</th><th>mean points</th>"
+                  f"<th>{html.escape(label)}</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -226,11 +264,10 @@ def match_list(rows: Sequence[MatchRow]) -> str:
     for row in rows:
         seats = ", ".join(f"{html.escape(bot)} {row.scores[s]}" + (" &#x2605;" if row.placing[s] == 1 else "")
                           for s, bot in enumerate(row.lineup))
-        faults = sum(n for seat in row.faults for n in seat.values())
         href = f"{REPLAYS}/{replay_file(row.key)}"
         body.append(f"<tr><td>{row.deal_set}</td><td class=\"l\"><a href=\"{html.escape(href)}\">"
                     f"{html.escape(row.key)}</a></td><td class=\"l\">{seats}</td>"
-                    f"<td>{faults or ''}</td></tr>")
-    return ("<table class=\"grid\" id=\"matches\"><thead><tr><th>deal set</th><th class=\"l\">match (its replay)</th>"
-            "<th class=\"l\">seats: points (&#x2605; first)</th><th>faults</th></tr></thead>"
-            f"<tbody>{''.join(body)}</tbody></table>")
+                    f"<td class=\"l\">{html.escape(match_faults(row))}</td></tr>")
+    return scroll("<table class=\"grid\" id=\"matches\"><thead><tr><th>deal set</th>"
+                  "<th class=\"l\">match (its replay)</th><th class=\"l\">seats: points (&#x2605; first)</th>"
+                  f"<th class=\"l\">faults by seat and kind</th></tr></thead><tbody>{''.join(body)}</tbody></table>")

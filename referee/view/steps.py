@@ -60,6 +60,8 @@ def replay_data(record: Mapping[str, Any], viewer: int | None = None) -> dict[st
         steps.append(entry)
 
     rep = records.replay(record, allow_unfinished=True, on_step=step)
-    return {"game": spec.name, "title": spec.title, "seats": seats, "viewer": viewer,
+    match = (meta.get("key") or meta.get("game_id")) if isinstance(meta, Mapping) else None
+    return {"game": spec.name, "title": spec.title, "match": match if isinstance(match, str) else None,
+            "seats": seats, "viewer": viewer,
             "options": parsed.options, "steps": steps, "scores": view.score_table(),
             "results": rep.results, "finished": rep.finished}

@@ -281,10 +281,15 @@ class Executor(ABC):
             raise BotsDead({name: status[name]["dead"] for name in dead})
         started = time.monotonic()
         match_id = seating.key if match_id is None else match_id
-        if fresh:
-            results, record = await self._play_fresh(seating, match_id)
-        else:
-            results, record = await self._run(seating, match_id)
+        begun = self.launcher.match_begins(seating.key, seating.lineup)  # in the bots' logs, by the match's id
+        results = None
+        try:
+            if fresh:
+                results, record = await self._play_fresh(seating, match_id)
+            else:
+                results, record = await self._run(seating, match_id)
+        finally:
+            self.launcher.match_ends(seating.key, seating.lineup, begun, results)
         self._held[match_id] = record["meta"]["game_id"]
         return Played(seating, results, record, time.monotonic() - started)
 

@@ -9,6 +9,7 @@ from typing import Any
 from referee.stats.sprt import Z95, EloModel, Estimate, Verdict, estimate
 from referee.tournament.sprt.setup import SprtSetup
 from referee.tournament.sprt.units import Tally
+from referee.tournament.standings import FAULTS_HEADER, fault_cell
 
 
 #: how the text names each model's unit
@@ -100,10 +101,7 @@ def _draws(s: Mapping[str, Any]) -> str:
 
 
 def _faults_text(s: Mapping[str, Any]) -> str:
-    def three(counts: Mapping[str, int]) -> str:
-        return (f"{counts.get('timeout', 0)}/{sum(counts.get(k, 0) for k in ('illegal', 'malformed', 'wrong_id'))}"
-                f"/{sum(counts.get(k, 0) for k in ('disconnect', 'no_session'))}")
-    return ", ".join(f"{bot} {three(s['faults'].get(bot, {}))}" for bot in (s["candidate"], s["baseline"]))
+    return ", ".join(f"{bot} {fault_cell(s['faults'].get(bot, {}))}" for bot in (s["candidate"], s["baseline"]))
 
 
 def _verdict_text(s: Mapping[str, Any]) -> str:
@@ -130,7 +128,7 @@ def text(s: Mapping[str, Any]) -> str:
         (f"{_draws(s)}; pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) "
          f"{' '.join(str(c) for c in s['pentanomial'])}"),
         f"points per unit ({s['candidate']} - {s['baseline']}) {margin}",
-        f"faults t/i/d: {_faults_text(s)}; {s['seconds']:.0f} s",
+        f"{FAULTS_HEADER}: {_faults_text(s)}; {s['seconds']:.0f} s",
     ]
     return "\n".join(lines)
 

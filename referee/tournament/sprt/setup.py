@@ -99,6 +99,8 @@ class SprtSetup:
     startup_s: float = 30.0          # [tournament] startup_s of an SPRT file
     elo_model: EloModel = DEFAULT_MODEL  # the unit of elo0 and elo1
     executor: ExecutorSpec = ExecutorSpec()  # [executor] of an SPRT file, or --executor
+    title: str | None = None         # [tournament] title and description of an SPRT file (the report's)
+    description: str | None = None
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta, self.elo_model)
@@ -118,7 +120,7 @@ class SprtSetup:
                          "beta": self.beta, "max_units": self.max_units},
                 "clock": {"decision_ms": round(self.clock.decision_s * 1000),
                           "bank_ms": round(self.clock.bank_s * 1000)},
-                "concurrency": self.concurrency}
+                "concurrency": self.concurrency, **tconfig.publication(self.title, self.description)}
 
     def with_overrides(self, hypotheses: Hypotheses | None = None, *, elo_model: EloModel | None = None,
                        seed: int | None = None,
@@ -226,4 +228,5 @@ def parse(loc: ConfigFile) -> SprtSetup:
     has_output = isinstance(t, dict) and "output" in t
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
-                     preset, base.sandbox, base.source, base.isolation, base.startup_s, model, base.executor)
+                     preset, base.sandbox, base.source, base.isolation, base.startup_s, model, base.executor,
+                     base.title, base.description)

@@ -27,7 +27,9 @@ function drawStandings(st) {
     row.forEach((v, k) => tr.append(el("td", { class: k === 1 ? "l" : "" }, v)));
     body.append(tr);
   }
-  box.replaceChildren(el("table", { class: "grid", id: "standings-table" }, el("thead", {}, head), body));
+  box.replaceChildren(el("div", { class: "scroll" }, el("table", { class: "grid", id: "standings-table" },
+                                                        el("thead", {}, head), body)));
+  if (st.legend) box.append(el("p", { class: "muted" }, st.legend));
 }
 
 async function refresh() {
@@ -38,6 +40,11 @@ async function refresh() {
       ? state.finished + " of " + state.total + " matches finished"
       : state.finished + " match(es) finished on this referee";
     document.getElementById("progress").dataset.finished = state.finished;
+    const about = document.getElementById("about-box");
+    if (state.about !== about.dataset.shown) {  // escaped by the referee: the entries, the title, the description
+      about.innerHTML = state.about;
+      about.dataset.shown = state.about;
+    }
     drawGames(state.games);
     drawStandings(state.standings);
   } catch (e) {
