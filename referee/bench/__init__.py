@@ -23,8 +23,8 @@ JSON with ``--json FILE``):
    clock (:mod:`referee.bench.flood`);
 8. **resources**: a victim's decisions while another bot runs 240 spinning
    processes, against a control, each bot with its CPU share; and the budget of
-   a sandboxed bot's writable space, with an inode's measured kernel memory
-   (:mod:`referee.bench.resources`).
+   a sandboxed bot's writable space, with an inode's measured kernel memory,
+   and what the prelude's mounts add to a start (:mod:`referee.bench.resources`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`).
@@ -340,6 +340,10 @@ def _resources_tables(res: dict, table) -> None:
               for r in w["rows"]],
           ["file_mb", "each tmpfs MB", "each tmpfs inodes", "its inodes' kernel MB", "budget MB (both)",
            "stated in docs MB"])
+    if res["starts"] is not None:
+        table("8c. A sandboxed `true`, started each way in turn", [
+            [s["way"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in res["starts"]],
+              ["how", "starts", "median ms", "range ms"])
 
 
 def main(argv: list[str] | None = None) -> None:

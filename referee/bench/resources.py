@@ -3,12 +3,14 @@
 - **CPU fairness**: a small tournament on a tight clock (200 ms a decision, a 1 s bank)
   of three bots, the victim a random bot; once with an honest third bot (the control),
   once with that bot (:mod:`referee.bench.spinner`) running ``SPINNERS`` spinning
-  processes, each in a session of its own, from its first decision to the end: the victim's slowest and mean decision, its decisions over
-  time and its timeouts, in both. In the sandbox, each bot's process tree has its CPU
-  share (cgroup cpu) where one can be made: without, the attack stands (the table says so);
+  processes, each in a session of its own, from its first decision to the end: the
+  victim's slowest and mean decision, its decisions over time and its timeouts, in both.
+  In the sandbox, each bot's process tree has its CPU share (cgroup cpu) where one can
+  be made: without, the attack stands (the table says so);
 - **writable space**: for a few ``file_mb``, the two tmpfs a sandboxed bot may write
   (size, inodes), what an empty file with a long name costs the kernel (measured in the
-  real sandbox, in a memory cgroup, where one can be made), and the budget it gives.
+  real sandbox, in a memory cgroup, where one can be made), and the budget it gives;
+- **start**: what the prelude's mounts add to a sandboxed process's start.
 """
 
 from __future__ import annotations
@@ -157,7 +159,32 @@ def writable() -> dict:
             "stated_bytes_per_inode": round(sandbox.INODE_KB * 1024), "rows": rows}
 
 
+STARTS = 30
+
+
+def start_costs() -> list[dict] | None:
+    """A sandboxed ``true``, ``STARTS`` times each way in turn: bubblewrap alone; through the prelude
+    (which also refuses memfd and SysV IPC here: no memory group) with bubblewrap's own tmpfs; through
+    the prelude mounting the tmpfs with their inode counts (as a bot starts). Median and range, ms."""
+    if sandbox.probe() is not None:
+        return None
+    plain = sandbox.bwrap_command(["true"], cwd=Path("/"), socket_dir=None, scratch_mb=64)
+    staged = sandbox.bwrap_command(["true"], cwd=Path("/"), socket_dir=None, scratch_mb=64, staged=True)
+    ways = {"bubblewrap alone": plain,
+            "prelude, bubblewrap's tmpfs": sandbox.limited(plain, Limits(), None, None, scratch_mb=64),
+            "prelude, its tmpfs with inode counts": sandbox.limited(staged, Limits(), None, None, scratch_mb=64,
+                                                                     staged=True)}
+    times: dict[str, list[float]] = {way: [] for way in ways}
+    for _ in range(STARTS):
+        for way, command in ways.items():
+            started = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            times[way].append((time.perf_counter() - started) * 1000)
+    return [{"way": way, "starts": STARTS, "median_ms": round(sorted(t)[len(t) // 2], 1),
+             "min_ms": round(min(t), 1), "max_ms": round(max(t), 1)} for way, t in times.items()]
+
+
 def measure() -> dict:
     with served.temporary_directory() as tmp:
-        return {"fairness": asyncio.run(fairness(Path(tmp))), "writable": writable(),
+        return {"fairness": asyncio.run(fairness(Path(tmp))), "writable": writable(), "starts": start_costs(),
                 "sandbox": sandbox.resolve("auto").describe()}
