@@ -63,6 +63,7 @@ cwd = "{root}"
 processes = {processes}
 """
 
+
 def victim_times(out: Path, name: str = "victim") -> dict:
     """The bot's decisions over the run's records: slowest and mean (ms), how many went past the
     decision time, its timeouts."""

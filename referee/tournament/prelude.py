@@ -17,8 +17,8 @@ is done, in this order:
 - ``rlimits``: ``[[resource, [soft, hard]], ...]``;
 - ``token_fd``, ``to``: the token's pipe moved onto its descriptor.
 
-Anything that fails stops it with one line on stderr and exit code 125: the bot never runs
-without its walls.
+Anything that fails stops it with one line on stderr and exit code 125 (127: ARGV cannot
+be run): the bot never runs without its walls.
 """
 
 import ctypes
@@ -102,8 +102,7 @@ def refuse() -> None:
         fail("cannot install the seccomp filter")
 
 
-def main() -> None:
-    setup = json.loads(sys.argv[1])
+def prepare(setup: dict) -> None:
     for path in setup.get("join", ()):
         with open(path, "w") as procs:
             procs.write(str(os.getpid()))
@@ -117,7 +116,20 @@ def main() -> None:
     if token_fd is not None and token_fd != to:
         os.dup2(token_fd, to)
         os.close(token_fd)
-    os.execvp(sys.argv[2], sys.argv[2:])
+
+
+def main() -> None:
+    try:
+        prepare(json.loads(sys.argv[1]))
+    except (OSError, ValueError) as err:
+        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        sys.stderr.write(f"referee prelude: {getattr(err, 'strerror', None) or err}{where}\n")
+        sys.exit(125)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as err:
+        sys.stderr.write(f"referee prelude: cannot run {sys.argv[2]}: {err.strerror or err}\n")
+        sys.exit(127)
 
 
 if __name__ == "__main__":
