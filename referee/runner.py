@@ -8,7 +8,8 @@ server, a scripted fake in the tests, or :class:`AbsentSeat`). The policy:
 - every decision has ``clock.decision_s`` seconds; an overrun is taken from the
   seat's bank (``clock.bank_s`` per match). An answer later than decision time
   plus bank is a **timeout**: the bank is empty and the seat plays on by
-  default for the rest of the match;
+  default for the rest of the match. A timeout while the host was overloaded
+  (:mod:`referee.hostload`) is marked so, in its detail and ``host_overloaded``;
 - an answer that does not parse (**malformed**), that the rules refuse
   (**illegal**), or that names another request (**wrong_id**) is replaced by
   the default, and the seat goes on being asked;
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from referee import records
+from referee import hostload, records
 from referee.games.base import PUBLIC, ActionSyntaxError, Event, GameSpec, GameState, IllegalActionError, Shoe
 
 class FaultKind(StrEnum):
@@ -115,10 +116,12 @@ class Fault:
     decision: int       # the match's decision number (0-based), -1 when outside any decision
     at_s: float         # seconds since the match started
     detail: str
+    host_overloaded: bool = False  # a timeout while the host was overloaded (referee.hostload)
 
     def to_dict(self) -> dict[str, Any]:
+        marked = {"host_overloaded": True} if self.host_overloaded else {}
         return {"seat": self.seat, "kind": self.kind, "decision": self.decision,
-                "at_s": round(self.at_s, 3), "detail": self.detail}
+                "at_s": round(self.at_s, 3), "detail": self.detail, **marked}
 
 
 class SeatGone(Exception):
@@ -216,14 +219,16 @@ class MatchRunner:
         self._next_request = 1
         self._sent = 0
         self._t0 = time.monotonic()
+        self.host = hostload.monitor()  # asked only when a decision runs out of time
 
     # --- faults -------------------------------------------------------------
 
-    def _fault(self, seat: int, kind: FaultKind, detail: str, decision: int | None = None) -> None:
+    def _fault(self, seat: int, kind: FaultKind, detail: str, decision: int | None = None,
+               host_overloaded: bool = False) -> None:
         number = self.decisions if decision is None else decision
         self.counts[seat][kind] += 1
         if sum(self.counts[seat].values()) <= MAX_FAULT_RECORDS:  # a flood is counted, not kept
-            self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail))
+            self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail, host_overloaded))
 
     def _stray_reporter(self, seat: int) -> Callable[[str], None]:
         def report(detail: str) -> None:
@@ -270,7 +275,10 @@ class MatchRunner:
             self.banks[seat] = 0.0
             self.out[seat] = FaultKind.TIMEOUT
             detail = f"no answer within {budget:.3f} s (decision time + bank)"
-            self._fault(seat, FaultKind.TIMEOUT, detail)
+            load = self.host.since(started)
+            if load.overloaded:
+                detail += f"; the host was overloaded meanwhile ({load.describe()})"
+            self._fault(seat, FaultKind.TIMEOUT, detail, host_overloaded=load.overloaded)
             return request_id, default, FaultKind.TIMEOUT, detail
         except SeatGone as gone:
             self.out[seat] = FaultKind.DISCONNECT

@@ -137,13 +137,15 @@ def require_ray() -> None:
         pytest.skip(why)
 
 
-def require_cgroups() -> None:
-    """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits);
-    with REFEREE_REQUIRE_SANDBOX=1 (CI, which runs as root on a machine that has them) fail instead."""
+def require_cgroups(cpu: bool = False) -> None:
+    """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits;
+    ``cpu``: a cpu group, for CPU shares); with REFEREE_REQUIRE_SANDBOX=1 (CI, which runs as root
+    on a machine that has them) fail instead."""
     from referee.tournament import sandbox
 
-    if sandbox.cgroup_parents() is None:
-        why = "no cgroup v1 pids and memory groups can be made here (root, a writable hierarchy)"
+    if (sandbox.cpu_parent() if cpu else sandbox.cgroup_parents()) is None:
+        controllers = "cpu groups" if cpu else "pids and memory groups"
+        why = f"no cgroup v1 {controllers} can be made here (root, a writable hierarchy)"
         if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
             pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
         pytest.skip(why)

@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 from harness import ROOT, require_cgroups, require_sandbox, write_tournament
 
+from referee.tournament import sandbox
 from referee.tournament.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -53,6 +54,9 @@ VICTIM_LATE = 1.5  # seconds: when the victim starts, in the attack on its start
 BOOK, BOOK_TEXT = "book.txt", "the victim's opening book: lead the ace of spades\n"  # in its directory
 # Without the sandbox nothing stops a fork bomb: on a shared machine that run forks 1,000, not 10,000
 FORKS = 1_000 if SANDBOX == "none" else 10_000
+# a runner that sees no cgroup hierarchy: a tmpfs over it, in a mount namespace of its own
+HIDE_CGROUPS = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                'mount -t tmpfs -o size=64k referee-no-cgroups /sys/fs/cgroup && exec "$@"', "hide-cgroups"]
 
 
 @pytest.fixture(autouse=True)
@@ -107,14 +111,18 @@ def marked(mark: str) -> list[int]:
 
 def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None,
                during: Callable[[subprocess.Popen, Path], None] | None = None, victim_late: float = 0,
-               isolation: str = "tournament") -> Run:
+               isolation: str = "tournament", clock: tuple[int, int] = (5000, 30000),
+               hide_cgroups: bool = False) -> Run:
     """``referee tournament`` of attacker (running ``attack``: its arguments), victim and third,
     run from the tournament's directory with only PATH, HOME, LANG and the admin token in its
     environment. The layout is the plainest one, and the worst for the wall: the attacker's
     code lies in the tournament's directory, its ``cwd`` by default, beside the tournament
     file and the output directory; the other bots' directories are under it. ``victim_late``:
     the victim starts that many seconds after the others, and gives up after 2 s without
-    the referee (the launcher restarts it). ``isolation``: the tournament's."""
+    the referee (the launcher restarts it). ``isolation``: the tournament's; ``clock``: its
+    decision and bank times in ms. ``hide_cgroups``: the runner sees no cgroup hierarchy (a
+    tmpfs over /sys/fs/cgroup in a private mount namespace, as root; a user other than root
+    cannot make groups anyway), as on a cgroup-v2 host or for a runner that is not root."""
     if SANDBOX != "none":  # here too: the controls are fixtures of a wider scope than sandbox_works
         require_sandbox()
     mark = uuid.uuid4().hex[:20]  # not 32 hex digits: it would look like a token
@@ -136,8 +144,8 @@ def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None
         victim = ["sh", "-c", script, "victim"]
     tables = f"""
 [clock]
-decision_ms = 5000
-bank_ms = 30000
+decision_ms = {clock[0]}
+bank_ms = {clock[1]}
 
 [limits]
 sandbox = "{SANDBOX}"
@@ -161,8 +169,10 @@ cwd = "third"
                      extra=f'isolation = "{isolation}"')
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "home"), "LANG": "C.UTF-8",
            "REFEREE_ADMIN_TOKEN": ADMIN_TOKEN}
-    proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "20"],
-                            cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    runner = [sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "20"]
+    if hide_cgroups and os.getuid() == 0:
+        runner = [*HIDE_CGROUPS, *runner]
+    proc = subprocess.Popen(runner, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         if during is not None:
             during(proc, out)
@@ -228,12 +238,14 @@ def control(tmp_path_factory) -> Run:
     return run
 
 
-def assert_victim_unharmed(run: Run, control: Run) -> None:
+def assert_victim_unharmed(run: Run, control: Run, same_limits: bool = True) -> None:
     """The tournament finished, in the sandbox asked for, and the victim's results are exactly
     the control's: every match played, the same scores and placings, no fault; its process
-    never died (with isolation = "match": one process per match, none died)."""
+    never died (with isolation = "match": one process per match, none died). ``same_limits``:
+    the limits held as in the control (False: a run without cgroups, against a control with)."""
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.sandbox.startswith(f"sandbox: {SANDBOX}") and run.sandbox == control.sandbox, run.sandbox
+    assert run.sandbox.startswith(f"sandbox: {SANDBOX}"), run.sandbox
+    assert run.sandbox == control.sandbox or not same_limits, run.sandbox
     assert run.victim == control.victim, "the victim's results differ from the control run's"
     assert all(sum(faults.values()) == 0 for *_, faults in run.victim["matches"].values())
     victim = run.launcher.get("victim", {})
@@ -468,3 +480,100 @@ def test_a_double_forked_setsid_child_is_gone_after_the_run(tmp_path, control, i
     assert len(run.ran("orphan")) in expected, run.of("orphan")
     assert run.leftovers == [], "processes the attacker left behind survived the tournament"
     assert_victim_unharmed(run, control)
+
+
+# --- writable space and CPU (issue 24, attacks 6 and 7) -----------------------------------------
+
+FILL_MB = 64  # the attacker's file_mb in the writing attack (its memory_mb: MEMORY_MB)
+SPINNERS = 240
+
+
+def attacker_pids(tmp: Path) -> list[int]:
+    """The attacker's processes of the tournament in ``tmp``, as the host sees them."""
+    found = []
+    for pid in marked(str(tmp / "out")):
+        try:
+            if b"attacker.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def sandbox_mounts(pid: int) -> dict[str, tuple[str, bool, str]]:
+    """The mounts a sandboxed process sees ({mount point: (type, writable, options)}), from its
+    /proc/PID/mountinfo: the kernel's account, not the process's. Empty for a process that is
+    not in a sandbox (its root is no tmpfs: bubblewrap's helper outside, or the prelude)."""
+    found = {}
+    try:
+        lines = Path(f"/proc/{pid}/mountinfo").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        head, tail = line.split(" - ", 1)
+        fields, (fstype, _, options) = head.split(), tail.split(" ", 2)
+        found[fields[4]] = (fstype, "rw" in fields[5].split(","), options)
+    return found if found.get("/", ("",))[0] == "tmpfs" else {}
+
+def test_without_cgroups_what_a_bot_writes_and_holds_stays_within_its_budget(tmp_path, control):
+    """Attack 6: no cgroup (hidden), file_mb = 64 (and memory_mb = 1536). The attacker writes
+    files of 64 MB wherever it can (the sandbox's root and new directories in it included),
+    then empty files with long names, then SysV shared memory and memfd files, and holds it
+    all. It holds at most the budget of docs/tournaments.md; from outside, every writable
+    mount of its sandbox is a tmpfs with a size and an inode count within it."""
+    mounts: dict[str, tuple[str, bool, str]] = {}
+
+    def look(proc, out):
+        while proc.poll() is None:
+            for pid in attacker_pids(tmp_path):
+                mounts.update(sandbox_mounts(pid))
+            time.sleep(0.2)
+    run = tournament(tmp_path, ["--attack", "fill", "--file-mb", str(FILL_MB), "--write-mb", "1024",
+                                "--files", "100000"], {"file_mb": FILL_MB, "memory_mb": MEMORY_MB},
+                     during=look, hide_cgroups=True)
+    assert "memory per process" in run.sandbox and "CPU: no share" in run.sandbox, run.sandbox
+    budget = sandbox.Writable.of(FILL_MB)
+    for fill in run.ran("fill"):
+        assert fill["held_mb"] <= 2 * FILL_MB, fill
+        assert all(_under(p, "/tmp", "/dev/shm") for p in [*fill["files_mb"], *fill["inodes"]]), fill
+        assert sum(fill["inodes"].values()) <= 2 * budget.inodes, fill
+    writable = {point: (fstype, options) for point, (fstype, rw, options) in mounts.items()
+                if rw and fstype not in ("proc", "devtmpfs", "devpts")}  # /dev/null, /dev/zero...; /dev/pts
+    assert "/" in mounts and set(writable) == {"/tmp", "/dev/shm"}, mounts
+    for fstype, options in writable.values():
+        sizes = dict(o.partition("=")[::2] for o in options.split(","))
+        assert fstype == "tmpfs" and int(sizes["size"].rstrip("k")) << 10 == budget.mb << 20, writable
+        assert int(sizes["nr_inodes"]) == budget.inodes, writable
+    assert_victim_unharmed(run, control, same_limits=False)
+
+
+def test_spinning_processes_do_not_starve_the_victim(tmp_path, control):
+    """Attack 7: 240 processes, each in a session of its own, spin from the attacker's first
+    session to its end, on a clock of 200 ms per decision and a 1 s bank. Each bot's process
+    tree has its CPU share (cgroup cpu): the victim's decisions are no slower than its bank
+    allows (no fault), its results equal the control's. From outside: the spinners ran."""
+    require_cgroups(cpu=True)
+    spinning = []
+
+    def count(proc, out):
+        while proc.poll() is None:
+            spinning.append(sum(_running(pid) for pid in attacker_pids(tmp_path)))
+            time.sleep(0.2)
+    run = tournament(tmp_path, ["--attack", "spin", "--children", str(SPINNERS)], {"processes": SPINNERS + 60},
+                     during=count, clock=(200, 1000))
+    assert [r["started"] for r in run.ran("spin")] == [SPINNERS], run.of("spin")
+    assert max(spinning) >= SPINNERS // 2, spinning  # seen running from outside
+    assert "CPU: a share per seat" in run.sandbox, run.sandbox
+    assert run.leftovers == []
+    assert_victim_unharmed(run, control)
+
+
+def _under(path: str, *places: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in places)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
+    except OSError:
+        return False

@@ -84,3 +84,19 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
     assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
     assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
                                                      for p in tmp_path.rglob("*.log"))
+
+
+def test_the_resources_section_prints_the_victims_decisions_the_budget_and_the_starts():
+    fair = [{"spinners": n, "decisions": 805, "slowest_ms": ms, "mean_ms": 0.9, "over_decision_time": 0,
+             "timeouts": 0, "seconds": 2.0, "cpu_share": share} for n, ms, share in ((0, 9.0, True), (240, 42.0, True))]
+    rows = [{"file_mb": 64, "tmpfs_mb": 64, "inodes": 8192, "inodes_kernel_mb": 9.4, "budget_mb": 146.8,
+             "stated_budget_mb": 148.8}]
+    results = {"machine": {"python": "CPython", "cpus": 2, "load_average": [1.0, 1.0, 1.0]}, "targets": [],
+               "resources": {"fairness": fair, "starts": None, "sandbox": "sandbox: bwrap",
+                             "writable": {"bytes_per_inode": 1206, "how": "measured", "stated_bytes_per_inode": 1331,
+                                          "rows": rows}}}
+    printed = bench.report(results)
+    assert "8a." in printed and "each bot with its CPU share" in printed and "| 240 " in printed
+    assert "8b." in printed and "1206 bytes per empty file" in printed and "8c." not in printed
+    fair[1]["cpu_share"] = False
+    assert "NO CPU share could be given here" in bench.report(results)

@@ -45,9 +45,9 @@ def snapshot(store: Store) -> str:
 
 def machine_free(output: str) -> str:
     """The output without its ``sandbox:`` line, which says what this machine can contain bots in,
-    and its ``progress:`` lines, which tell the time."""
+    its ``host:`` line, which says how loaded it was, and its ``progress:`` lines, which tell the time."""
     return "".join(line for line in output.splitlines(keepends=True)
-                   if not line.startswith(("sandbox:", "progress:")))
+                   if not line.startswith(("sandbox:", "host:", "progress:")))
 
 
 def check(name: str, text: str) -> None:

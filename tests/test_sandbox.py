@@ -432,11 +432,172 @@ def test_another_bots_code_named_by_absolute_path_is_masked(tmp_path, bwrap):
     victim = BotSpec("victim", ("python", str(code / "victim.py")), str(tour / "victim_run"))
     launcher = Launcher([attacker, victim], "unix:/nowhere", {"attacker": "a", "victim": "v"},
                         {"attacker": 1, "victim": 1}, tmp_path / "logs", box=bwrap)
-    seen = subprocess.run(launcher.command(launcher.bots["attacker"]), capture_output=True, text=True, timeout=30)
+    seen = subprocess.run(_prelude(launcher, "attacker"), capture_output=True, text=True, timeout=30)
     assert seen.stdout.strip() == "[]", seen.stdout + seen.stderr  # an empty, read-only tmpfs
     # two versions of one bot side by side in one directory both see it
     old = BotSpec("old", ("python", "-c", look, str(code), str(code / "victim.py")), str(tour / "victim_run"))
     launcher = Launcher([victim, old], "unix:/nowhere", {"old": "o", "victim": "v"},
                         {"old": 1, "victim": 1}, tmp_path / "logs", box=bwrap)
-    seen = subprocess.run(launcher.command(launcher.bots["old"]), capture_output=True, text=True, timeout=30)
+    seen = subprocess.run(_prelude(launcher, "old"), capture_output=True, text=True, timeout=30)
     assert seen.stdout.strip() == "['book.txt', 'victim.py']", seen.stdout + seen.stderr
+
+
+# --- the writable space, CPU shares, memory outside the address space (issue 24) -------------
+
+# in the sandbox: what each place lets it write, and how many empty files fit in its scratch
+LOOK_WRITABLE = """
+import errno, json, os
+seen = {}
+for place in ("/", "/tmp", "/dev/shm", "/dev", "/usr"):
+    try:
+        with open(os.path.join(place, "probe"), "w"):
+            pass
+        seen[place] = "yes"
+    except OSError as err:
+        seen[place] = errno.errorcode[err.errno]
+files = {}
+for place in ("/tmp", "/dev/shm"):
+    stats, n = os.statvfs(place), 0
+    try:
+        while n < 100000:
+            os.close(os.open(f"{place}/empty-{n}", os.O_CREAT | os.O_WRONLY))
+            n += 1
+    except OSError as err:
+        files[place] = [n, errno.errorcode[err.errno], stats.f_files, stats.f_ffree, stats.f_blocks * stats.f_frsize]
+print(json.dumps({"write": seen, "files": files}))
+"""
+
+
+def _seen_in_sandbox(tmp_path: Path, box: sandbox.Sandbox, file_mb: int) -> dict:
+    spec = BotSpec("look", ("python", "-c", LOOK_WRITABLE), str(tmp_path), limits=Limits(file_mb=file_mb))
+    launcher = Launcher([spec], "unix:/nowhere", {"look": "x"}, {"look": 1}, tmp_path / "logs", box=box)
+    done = subprocess.run(_prelude(launcher, "look")[:-8], capture_output=True, text=True, timeout=60)  # no kit args
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.e2e
+def test_a_bot_writes_only_its_scratch_and_dev_shm_each_of_a_size_and_an_inode_count(tmp_path, bwrap):
+    """The root, /dev and everything bound are read-only; /tmp and /dev/shm are tmpfs of file_mb
+    with 128 inodes per MB (at least 1,024), mounted by the prelude (bubblewrap 0.8 has no inode
+    option): as many empty files fit as the inode count leaves."""
+    assert bwrap.staged, sandbox.staging_probe()
+    seen = _seen_in_sandbox(tmp_path, bwrap, file_mb=16)
+    assert seen["write"] == {"/": "EROFS", "/tmp": "yes", "/dev/shm": "yes", "/dev": "EROFS", "/usr": "EROFS"}, seen
+    want = sandbox.Writable.of(16)
+    assert want == sandbox.Writable(16, 2048)
+    for place in ("/tmp", "/dev/shm"):
+        made, error, inodes, free, size = seen["files"][place]
+        assert (error, inodes, size) == ("ENOSPC", want.inodes, 16 << 20), seen
+        assert made == free > want.inodes - 8  # less its root, the probe, bubblewrap's mount points
+    assert sorted(p.name for p in sandbox.staging_dir().iterdir()) == []  # mounted only in the bot's namespace
+
+
+@pytest.mark.e2e
+def test_without_the_prelude_the_bubblewrap_command_does_not_run(tmp_path, bwrap):
+    """The sources bubblewrap binds as the bot's tmpfs exist only in the prelude's mount namespace:
+    run without it, the command fails rather than bind an unbounded host directory."""
+    command = sandbox.bwrap_command(["true"], cwd=tmp_path, socket_dir=None, scratch_mb=1, staged=True)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0 and "Can't find source path" in done.stderr, done.stderr
+    assert subprocess.run(sandbox.limited(command, Limits(), None, None, scratch_mb=1, staged=True),
+                          timeout=30).returncode == 0
+
+
+def _unprivileged_python() -> list[str]:
+    """How to run a Python as a user other than root: as it is (not root), or with setpriv as
+    nobody, with an interpreter nobody can run (this one may live in root's home)."""
+    if os.getuid() != 0:
+        return [sys.executable]
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    for python in ("/usr/bin/python3", sys.executable):
+        try:
+            if subprocess.run([*nobody, python, "-I", "-S", "-c", ""], capture_output=True, timeout=30).returncode == 0:
+                return [*nobody, python]
+        except OSError:
+            pass
+    why = "no Python that a user other than root may run (/usr/bin/python3: apt-get install python3-minimal)"
+    if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
+    pytest.skip(why)
+
+
+@pytest.mark.e2e
+def test_the_prelude_mounts_the_tmpfs_for_a_user_other_than_root_too(tmp_path, bwrap, monkeypatch):
+    """As another user, the prelude makes a user namespace of its own to mount them in, and
+    bubblewrap maps the bot back to that user: it writes its scratch, up to the inode count, and
+    nothing else. (As root, with setpriv to nobody; a shell as the bot: the interpreter may be
+    out of nobody's reach.)"""
+    python = _unprivileged_python()
+    uid = os.getuid() if os.getuid() != 0 else 65534
+    script = ('id -u; n=0; while true > /tmp/f$n 2>/dev/null; do n=$((n+1)); done; echo $n; '
+              '{ true > /x; } 2>/dev/null || echo read-only; true > /dev/shm/y && echo shm')
+    with monkeypatch.context() as patch:  # the command as that user would make it
+        patch.setattr(os, "getuid", lambda: uid)
+        patch.setattr(os, "getgid", lambda: uid)
+        patch.setattr(sandbox, "_runtime", lambda: ())
+        command = sandbox.bwrap_command(["sh", "-c", script], cwd=Path("/"), socket_dir=None, scratch_mb=1,
+                                        staged=True)
+        full = sandbox.limited(command, Limits(processes=0), None, None, scratch_mb=1, staged=True)
+    assert command[command.index("--uid") + 1] == str(uid)
+    done = subprocess.run([*python, *full[1:]], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(uid), str(sandbox.MIN_INODES - 1), "read-only", "shm"], done.stdout
+
+
+MEMFD_AND_SYSV = """
+import ctypes, errno, os
+try:
+    os.close(os.memfd_create("x"))
+    memfd = "yes"
+except OSError as err:
+    memfd = errno.errorcode[err.errno]
+libc = ctypes.CDLL(None, use_errno=True)
+key = libc.shmget(0, ctypes.c_size_t(1 << 20), 0o1600)
+sysv = "yes" if key >= 0 else errno.errorcode[ctypes.get_errno()]
+if key >= 0:
+    libc.shmctl(key, 0, None)  # IPC_RMID
+print(memfd, sysv)
+"""
+
+
+@pytest.mark.e2e
+def test_where_no_memory_group_holds_a_bot_memfd_and_sysv_ipc_are_refused():
+    """Memory they hold lies outside any address space: without a memory cgroup the prelude's
+    seccomp filter refuses them (ENOSYS); in a memory group they work, charged to it."""
+    bare = sandbox.limited([sys.executable, "-c", MEMFD_AND_SYSV], Limits(), None, None)
+    assert subprocess.run(bare, capture_output=True, text=True, timeout=30).stdout.split() == ["ENOSYS", "ENOSYS"]
+    require_cgroups()
+    tree = sandbox.ProcessTree.make(f"referee-{os.getpid()}-test-memfd", Limits())
+    try:
+        grouped = sandbox.limited([sys.executable, "-c", MEMFD_AND_SYSV], Limits(), tree, None)
+        assert subprocess.run(grouped, capture_output=True, text=True, timeout=30).stdout.split() == ["yes", "yes"]
+    finally:
+        tree.remove()
+
+
+def test_each_bot_tree_has_a_cpu_share_per_seat_it_plays():
+    require_cgroups(cpu=True)
+    tree = sandbox.ProcessTree.make(f"referee-{os.getpid()}-test-cpu", Limits(), seats=3)
+    try:
+        cpu = next(d for d in tree.dirs if tree.has("cpu") and (d / "cpu.shares").exists())
+        assert (cpu / "cpu.shares").read_text().strip() == str(3 * sandbox.SHARES_PER_SEAT)
+    finally:
+        tree.remove()
+    assert not any(d.exists() for d in tree.dirs)
+
+
+def test_the_sandbox_line_says_where_cpu_shares_and_inode_counts_are_missing():
+    full = sandbox.Sandbox("bwrap", True, None, cpu=True, staged=True).describe()
+    assert "CPU: a share per seat (cgroup cpu)" in full and "128 inodes per MB" in full and "\n" not in full
+    bare = sandbox.Sandbox("bwrap", False, None, cpu=False, staged=False).describe()
+    assert "CPU: no share per bot (no cgroup cpu controller this process may use)" in bare
+    assert "with no inode limit" in bare and "memfd and SysV IPC refused" in bare
+    assert "writable" not in sandbox.Sandbox("none", False).describe()  # without a sandbox: wherever it may
+
+def _prelude(launcher: Launcher, name: str) -> list[str]:
+    """A launched bot's whole command: its bubblewrap command started by the prelude (which mounts
+    its tmpfs, which bubblewrap binds), with no limit."""
+    bot = launcher.bots[name]
+    return sandbox.limited(launcher.command(bot), Limits(), None, None, scratch_mb=bot.spec.limits.file_mb,
+                           staged=launcher.box.staged)

@@ -1,6 +1,6 @@
 """How fast the referee is, against what it cannot beat: ``python -m referee.bench``.
 
-Seven sections, run in one process tree, printed as tables (and written as
+Eight sections, run in one process tree, printed as tables (and written as
 JSON with ``--json FILE``):
 
 1. **engine**: random playouts in process (the rules alone);
@@ -20,7 +20,11 @@ JSON with ``--json FILE``):
    (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight
-   clock (:mod:`referee.bench.flood`).
+   clock (:mod:`referee.bench.flood`);
+8. **resources**: a victim's decisions while another bot runs 240 spinning
+   processes, against a control, each bot with its CPU share; and the budget of
+   a sandboxed bot's writable space, with an inode's measured kernel memory,
+   and what the prelude's mounts add to a start (:mod:`referee.bench.resources`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`).
@@ -53,7 +57,7 @@ from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -164,6 +168,10 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
 
         results["flood"] = flood.measure()
         results["flood"]["without"] = flood.measure(floods=(), controls=len(results["flood"]["control"]))
+    if "resources" in sections:
+        from referee.bench import resources
+
+        results["resources"] = resources.measure()
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -304,10 +312,38 @@ def report(results: dict) -> str:
                    f"median {calm['median']} ms, p99 {calm['p99']} ms, slowest {calm['max']} ms",
                    f"({len(f['without']['control'])} control matches)"]],
               ["flooder", "sessions", "how its streams ended", "its seat's faults"])
+    if "resources" in results:
+        _resources_tables(results["resources"], table)
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])
     return "\n".join(parts)
+
+
+def _resources_tables(res: dict, table) -> None:
+    from referee.bench.resources import CLOCK_MS
+
+    fair = res["fairness"]
+    share = "each bot with its CPU share (cgroup cpu)" if all(r["cpu_share"] for r in fair) else \
+        "NO CPU share could be given here (no cgroup cpu controller): the attack stands"
+    table(f"8a. The victim's decisions (a random bot) while another bot spins in that many processes, each in a "
+          f"session of its own; {CLOCK_MS[0]} ms a decision, a {CLOCK_MS[1] / 1000:g} s bank; {share}", [
+              [r["spinners"] or "0 (control)", r["decisions"], r["slowest_ms"], r["mean_ms"], r["over_decision_time"],
+               r["timeouts"], r["seconds"]] for r in fair],
+          ["spinners", "decisions", "slowest ms", "mean ms", "over decision time", "timeouts", "run s"])
+    w = res["writable"]
+    cost = f"{w['bytes_per_inode']} bytes per empty file ({w['how']})" if w["bytes_per_inode"] is not None \
+        else f"{w['how']}; {w['stated_bytes_per_inode']} bytes per empty file assumed"
+    table(f"8b. A sandboxed bot's writable space without a memory cgroup: /tmp and /dev/shm, each a tmpfs; "
+          f"inodes: {cost}", [
+              [r["file_mb"], r["tmpfs_mb"], r["inodes"], r["inodes_kernel_mb"], r["budget_mb"], r["stated_budget_mb"]]
+              for r in w["rows"]],
+          ["file_mb", "each tmpfs MB", "each tmpfs inodes", "its inodes' kernel MB", "budget MB (both)",
+           "stated in docs MB"])
+    if res["starts"] is not None:
+        table("8c. A sandboxed `true`, started each way in turn", [
+            [s["way"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in res["starts"]],
+              ["how", "starts", "median ms", "range ms"])
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -130,7 +130,7 @@ class Launcher:
                                                            for b in self.bots.values() if b.spec.name != spec.name])
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
         return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=[*self.hide, *others],
-                                     env=spec.env, scratch_mb=spec.limits.file_mb)
+                                     env=spec.env, scratch_mb=spec.limits.file_mb, staged=self.box.staged)
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment
@@ -161,8 +161,8 @@ class Launcher:
         bot.process_seen = False
         bot.ended = None
         limits = bot.spec.limits
-        bot.tree = ProcessTree.make(f"referee-{os.getpid()}-{next(self._trees)}-{bot.spec.name}", limits) \
-            if self.box.cgroups else None
+        bot.tree = ProcessTree.make(f"referee-{os.getpid()}-{next(self._trees)}-{bot.spec.name}", limits,
+                                    bot.capacity) if self.box.cgroups or self.box.cpu else None
         token_fd, writer = os.pipe()  # the token, in a pipe only the bot inherits
         try:
             os.write(writer, f"{bot.token}\n".encode())
@@ -170,7 +170,9 @@ class Launcher:
             _check_program(_program(bot.spec), bot.spec.cwd)
             command = self.command(bot)
             _check_program(command[0], bot.spec.cwd)
-            bot.process = subprocess.Popen(sandbox.limited(command, limits, bot.tree, token_fd), cwd=bot.spec.cwd,
+            command = sandbox.limited(command, limits, bot.tree, token_fd, scratch_mb=limits.file_mb,
+                                      staged=self.box.isolated and self.box.staged)
+            bot.process = subprocess.Popen(command, cwd=bot.spec.cwd,
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))

@@ -118,11 +118,21 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
                 await executor.play_all(todo, config.concurrency, save, skip)
             finally:
                 store.set_incomplete(_missing(schedule, store.done(), dead))
+                host_account(executor, store)
     finally:
         if executor.launcher is not None:
             store.set_meta("launcher", json.dumps(executor.launcher.status()))
     store.release_seed()  # the run has ended: its master seed is printed
     return played
+
+
+def host_account(executor: Any, store: Store | None) -> None:
+    """The host's load during the run, in the store (``meta`` key ``host``) and, when it was
+    overloaded for long or while decisions timed out, in one line of the run's output."""
+    if store is not None:
+        store.set_meta("host", executor.host.to_json())
+    if (line := executor.host.line()) is not None:
+        executor.say(line)
 
 
 def _missing(schedule: Schedule, done: set[str], dead: dict[str, str]) -> dict[str, dict[str, Any]]:

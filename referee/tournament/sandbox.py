@@ -10,12 +10,19 @@ namespaces, no capabilities, a new session, and dies with the runner. Its
 root is empty but for: the system (``/usr`` and the ``/bin``, ``/lib``...
 links), the interpreter and the referee's packages, the directory of its
 command's program, the directories of the files its command names by absolute
-path, and its own directory (``cwd``), all read-only; a fresh
-writable scratch at ``/tmp`` (HOME and TMPDIR; at most ``file_mb``); its own
-``/proc`` and ``/dev`` (read-only but for a ``/dev/shm`` of ``file_mb``); the referee's Unix socket at ``/run/referee``, its
-only way out. Masked even inside those directories: the output directory,
-the tournament file, other bots' directories and home directories. Its
-environment is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
+path, and its own directory (``cwd``), all read-only; its own ``/proc`` and
+``/dev``; the referee's Unix socket at ``/run/referee``, its only way out.
+Masked even inside those directories: the output directory, the tournament
+file, other bots' directories and home directories. Its environment is only
+PATH, HOME, TMPDIR, the locale and its ``env`` table.
+
+Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
+and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
+(:class:`Writable`); the root and everything else is read-only. bubblewrap 0.8
+has no inode option, so :mod:`~referee.tournament.prelude` mounts them, in a
+mount namespace of its own (and, for a user other than root, a user namespace of
+its own), and bubblewrap binds them; where that cannot work, bubblewrap mounts
+them with their size only, and the sandbox line says so.
 
 Limits are set before the bot's command is executed (:func:`limited`), so
 there is no moment when a bot runs without them. Per process: CPU seconds, address space
@@ -26,13 +33,22 @@ before exec; otherwise only the per-process limits hold, plus RLIMIT_NPROC
 for a user other than root (it does not bind root). :class:`ProcessTree`
 also finds every process a bot left behind, wherever it went (``setsid`` and
 double forks included), to kill it; without one, :func:`kill_session` finds
-those still in the bot's session.
+those still in the bot's session. Where no memory group holds a bot,
+memfd_create and SysV IPC are refused (the prelude's seccomp filter): the
+memory they hold lies outside any address space.
+
+CPU: where this process may make cgroup v1 ``cpu`` groups, each bot process
+tree has one, of ``cpu.shares`` 1024 (an ordinary process's weight) per seat it
+plays at once: however many processes a bot runs, while another bot decides the
+kernel gives them together no more than their share (:data:`SHARES_PER_SEAT`).
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
+import json
 import os
 import resource
 import shutil
@@ -51,6 +67,8 @@ SOCKET_DIR = "/run/referee"  # where the server's socket directory appears insid
 SOCKET_NAME = "referee.sock"
 TOKEN_FD = 3  # the descriptor a launched bot reads its token from
 SCRATCH = "/tmp"  # the bot's writable scratch inside the sandbox: HOME and TMPDIR
+SHM = "/dev/shm"  # its other writable place
+PRELUDE = Path(__file__).with_name("prelude.py")  # run between fork and exec (limited)
 PATH = "/usr/local/bin:/usr/bin:/bin"
 NO_SANDBOX_RISK = ("bots run as this user with its files, processes and network: a hostile bot can read "
                    "other bots' tokens and the results, and kill other bots")
@@ -64,11 +82,15 @@ class SandboxUnavailable(ConfigError):
 class Sandbox:
     """How launched bots are contained: ``kind`` "bwrap" or "none"; ``cgroups``: whole-bot
     memory and process limits by cgroup (else per-process limits only); ``warning``: the
-    one line to print when bots run without a sandbox (None when they run in one)."""
+    one line to print when bots run without a sandbox (None when they run in one); ``cpu``:
+    each bot's process tree has its CPU share (cgroup ``cpu``); ``staged``: in bubblewrap, the
+    bot's tmpfs are mounted by the prelude, with an inode count (else by bubblewrap, without)."""
 
     kind: str
     cgroups: bool
     warning: str | None = None
+    cpu: bool = False
+    staged: bool = False
 
     @property
     def isolated(self) -> bool:
@@ -79,21 +101,30 @@ class Sandbox:
         wall = ("bwrap (own namespaces; no network but the referee's socket; system read-only; "
                 "output, tournament file and homes hidden)" if self.isolated else "none")
         limits = ("memory and processes per bot (cgroup)" if self.cgroups
-                  else "memory per process (address space), processes by RLIMIT_NPROC (not for root)")
-        return f"sandbox: {wall}; limits: {limits}, CPU time, file size and open files per process"
+                  else "memory per process (address space; memfd and SysV IPC refused), processes by "
+                       "RLIMIT_NPROC (not for root)")
+        cpu = ("a share per seat (cgroup cpu)" if self.cpu
+               else "no share per bot (no cgroup cpu controller this process may use): a bot's processes can "
+                    "slow the others")
+        line = f"sandbox: {wall}; limits: {limits}, CPU time, file size and open files per process; CPU: {cpu}"
+        if self.isolated:
+            inodes = f"and {INODES_PER_MB} inodes per MB" if self.staged else "with no inode limit (no mount " \
+                                                                              "namespace of its own here)"
+            line += f"; writable: only {SCRATCH} and {SHM}, each a tmpfs of file_mb {inodes}"
+        return line
 
 
 def resolve(mode: str) -> Sandbox:
     """The sandbox for ``[limits] sandbox = mode``; SandboxUnavailable for "bwrap" where it cannot work."""
-    cgroups = cgroup_parents() is not None
+    cgroups, cpu = cgroup_parents() is not None, cpu_parent() is not None
     if mode == "none":
-        return Sandbox("none", cgroups, f"sandbox: none (as asked): {NO_SANDBOX_RISK}")
+        return Sandbox("none", cgroups, f"sandbox: none (as asked): {NO_SANDBOX_RISK}", cpu)
     why = probe()
     if why is None:
-        return Sandbox("bwrap", cgroups)
+        return Sandbox("bwrap", cgroups, None, cpu, staging_probe() is None)
     if mode == "bwrap":
         raise SandboxUnavailable(f"sandbox = \"bwrap\" but {why}")
-    return Sandbox("none", cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}")
+    return Sandbox("none", cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}", cpu)
 
 
 @functools.cache
@@ -113,13 +144,77 @@ def probe() -> str | None:
     return None
 
 
+@functools.cache
+def staging_probe() -> str | None:
+    """Why the prelude cannot mount a bot's tmpfs here (no mount namespace of its own), or None
+    when it can: ``bwrap ... true`` with them, once per run."""
+    command = bwrap_command(["true"], cwd=Path("/"), socket_dir=None, scratch_mb=1, staged=True)
+    try:
+        done = subprocess.run(limited(command, Limits(), None, None, scratch_mb=1, staged=True), capture_output=True,
+                              text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        return str(err)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return lines[-1] if lines else f"exit code {done.returncode}"
+    return None
+
+
+# --- the writable space -----------------------------------------------------------------
+
+INODES_PER_MB = 128  # a bot's tmpfs each have this many inodes per MB of file_mb
+MIN_INODES = 1024
+INODE_KB = 1.3  # kernel memory per empty tmpfs file with a long name, with room (measured: bench section 8b)
+
+
+@dataclass(frozen=True)
+class Writable:
+    """What a bot with ``file_mb`` may write: two tmpfs (its scratch, /dev/shm), each of ``mb`` MB
+    and ``inodes`` inodes (0: the kernel's defaults, half the memory); the rest is read-only."""
+
+    mb: int
+    inodes: int
+
+    @classmethod
+    def of(cls, file_mb: int) -> Writable:
+        return cls(file_mb, max(MIN_INODES, INODES_PER_MB * file_mb) if file_mb else 0)
+
+    @property
+    def budget_mb(self) -> float:
+        """The most a bot holds in them, data and inodes, without a memory cgroup."""
+        return 2 * (self.mb + self.inodes * INODE_KB / 1024)
+
+    def options(self) -> str:
+        """The tmpfs mount options."""
+        sizes = f",size={self.mb << 20},nr_inodes={self.inodes}" if self.mb else ""
+        return f"mode=1777{sizes}"
+
+
+@functools.cache
+def staging_dir() -> Path:
+    """An empty directory of this process's, over which each bot's prelude mounts its tmpfs in its
+    own mount namespace (so it stays empty here; removed at exit)."""
+    _sweep_stale_dirs()
+    folder = Path(tempfile.mkdtemp(prefix=f"referee-{os.getpid()}-mnt-"))
+    folder.chmod(0o755)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def _staged(scratch_mb: int) -> list[tuple[str, str]]:
+    """The prelude's mounts: a small tmpfs over :func:`staging_dir` (so that without the prelude
+    the sources bubblewrap binds do not exist), and in it the bot's scratch and /dev/shm."""
+    root, options = staging_dir(), Writable.of(scratch_mb).options()
+    return [(str(root), "mode=755,size=65536,nr_inodes=16"), (str(root / "tmp"), options), (str(root / "shm"), options)]
+
+
 # --- the bubblewrap command ----------------------------------------------------------
 
 
 def _walls(socket_dir: Path | None) -> list[str]:
     net = [] if socket_dir is not None else ["--share-net"]  # no socket: the bot needs the network
     return ["--unshare-all", *net, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--hostname", "bot", "--tmpfs", "/"]
+            "--hostname", "bot", "--size", str(1 << 20), "--tmpfs", "/"]  # the root: read-only at the end
 
 
 def _system() -> list[str]:
@@ -193,11 +288,13 @@ def _homes() -> set[Path]:
 
 
 def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hide: Iterable[Path] = (),
-                  env: Mapping[str, str] | None = None, scratch_mb: int = 0) -> list[str]:
+                  env: Mapping[str, str] | None = None, scratch_mb: int = 0, staged: bool = False) -> list[str]:
     """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path), reaching the
     referee through ``socket_dir`` (bound at /run/referee; None: the bot keeps the network).
     ``hide``: paths masked even where they lie inside a visible directory (the output directory,
-    the tournament file, other bots' directories); home directories are masked too."""
+    the tournament file, other bots' directories); home directories are masked too. Writable:
+    only its scratch and /dev/shm, tmpfs of ``scratch_mb`` (0: no size); ``staged``: the prelude
+    mounts them (``limited(..., staged=True)``, with inode counts), bubblewrap binds them."""
     cwd = cwd.resolve()
     hidden, homes = {Path(p).resolve() for p in hide}, _homes()
     masks = hidden | homes
@@ -209,9 +306,10 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
         visible.add(home)
     visible = {p for p in visible if not _inside(p, Path("/usr")) and p != Path("/")}
     args = ["bwrap", *_walls(socket_dir), *_system()]
+    if staged and os.getuid() != 0:  # the prelude's user namespace maps this user to 0: map it back
+        args += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
     # bubblewrap mounts in order: /tmp first (binds may lie under it), then parents before children
-    args += ["--size", str(scratch_mb * 1024 * 1024)] if scratch_mb else []
-    args += ["--tmpfs", SCRATCH]
+    args += _tmpfs(SCRATCH, "tmp", scratch_mb, staged)
     for path in sorted(visible, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(path), str(path)]
     for path in sorted(masks, key=lambda p: len(p.parts)):
@@ -220,28 +318,41 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
                 or any(_inside(v, path) for v in visible):
             continue
         if path.is_dir():
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            args += ["--size", "4096", "--tmpfs", str(path), "--remount-ro", str(path)]
         else:  # unreadable: bubblewrap binds without devices
             args += ["--ro-bind", "/dev/null", str(path)]
     if socket_dir is not None:
         args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    # /dev is a tmpfs of its own: read-only, but for a /dev/shm no larger than the scratch
-    args += ["--size", str(scratch_mb * 1024 * 1024)] if scratch_mb else []
-    args += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--chdir", str(cwd), "--clearenv"]
+    # /dev is a tmpfs of its own: read-only, but for a /dev/shm like the scratch; then the root
+    args += [*_tmpfs(SHM, "shm", scratch_mb, staged), "--remount-ro", "/dev", "--remount-ro", "/"]
+    args += ["--chdir", str(cwd), "--clearenv"]
     for key, value in {"PATH": PATH, "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                        **(env or {})}.items():
         args += ["--setenv", key, value]
     return [*args, "--", *argv]
 
 
-def make_socket_dir() -> Path:
-    """A new directory for the referee's socket (mode 0755; its name says which runner made it), and
-    the ones left by runners that were killed before they could remove theirs, removed."""
+def _tmpfs(point: str, staged_name: str, mb: int, staged: bool) -> list[str]:
+    """One of the bot's two writable places: bound from the prelude's mounts, or a tmpfs of bubblewrap's."""
+    if staged:
+        return ["--bind", str(staging_dir() / staged_name), point]
+    return [*(["--size", str(mb << 20)] if mb else []), "--tmpfs", point]
+
+
+def _sweep_stale_dirs() -> None:
+    """The directories left by runners that were killed before they could remove theirs, removed
+    (their names say which runner made them: ``referee-PID-...``)."""
     for stale in Path(tempfile.gettempdir()).glob("referee-[0-9]*-*"):
         pid = stale.name.split("-")[1]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             shutil.rmtree(stale, ignore_errors=True)
+
+
+def make_socket_dir() -> Path:
+    """A new directory for the referee's socket (mode 0755; its name says which runner made it), and
+    the ones left by runners that were killed before they could remove theirs, removed."""
+    _sweep_stale_dirs()
     folder = Path(tempfile.mkdtemp(prefix=f"referee-{os.getpid()}-"))
     folder.chmod(0o755)
     return folder
@@ -258,12 +369,15 @@ def exit_status(code: int | None, sandboxed: bool) -> int | None:
 # --- limits, set between fork and exec -------------------------------------------------
 
 
-def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token_fd: int) -> list[str]:
-    """``argv`` started by a small wrapper that joins ``tree``'s cgroups, sets the limits, moves
-    the token's pipe from ``token_fd`` to :data:`TOKEN_FD`, then execs it: the bot (or bubblewrap)
-    never runs unlimited. A wrapper rather than Popen's
-    ``preexec_fn``: that makes the runner fork() while gRPC's threads run, and gRPC's fork
-    handlers can then leave the runner's own gRPC stuck; without it Popen uses vfork."""
+def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token_fd: int | None, *,
+            scratch_mb: int = 0, staged: bool = False) -> list[str]:
+    """``argv`` started by the prelude (:mod:`~referee.tournament.prelude`), which joins ``tree``'s
+    cgroups, mounts the bot's tmpfs (``staged``: for a ``bwrap_command(..., staged=True)`` of
+    ``scratch_mb``), refuses memfd and SysV IPC where no memory group holds the bot, sets the
+    limits, moves the token's pipe from ``token_fd`` to :data:`TOKEN_FD`, then execs it: the bot
+    (or bubblewrap) never runs unlimited. A wrapper rather than Popen's ``preexec_fn``: that makes
+    the runner fork() while gRPC's threads run, and gRPC's fork handlers can then leave the
+    runner's own gRPC stuck; without it Popen uses vfork."""
     wanted = [(resource.RLIMIT_CORE, 0)]
     if limits.cpu_seconds:
         wanted.append((resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5)))
@@ -273,26 +387,14 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token
         wanted.append((resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024))
     if limits.open_files:
         wanted.append((resource.RLIMIT_NOFILE, limits.open_files))
-    if limits.processes and tree is None and os.getuid() != 0:
+    if limits.processes and not (tree and tree.has("pids")) and os.getuid() != 0:
         wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
-    rlimits = [(which, _within_hard(which, value)) for which, value in wanted]
-    join = [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else []
-    code = _WRAPPER.format(join=join, rlimits=rlimits, token_fd=token_fd, to=TOKEN_FD)
-    return [sys.executable, "-I", "-S", "-c", code, *argv]
-
-
-# joins the cgroups, sets the limits, puts the token's pipe on its descriptor, execs the rest of
-# its arguments (python -I -S: about 10 ms)
-_WRAPPER = """import os, resource, sys
-for path in {join!r}:
-    with open(path, "w") as procs:
-        procs.write(str(os.getpid()))
-for which, value in {rlimits!r}:
-    resource.setrlimit(which, value)
-if {token_fd} != {to}:
-    os.dup2({token_fd}, {to})
-    os.close({token_fd})
-os.execvp(sys.argv[1], sys.argv[1:])"""
+    setup = {"join": [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else [],
+             "mounts": _staged(scratch_mb) if staged else [], "uid": os.getuid(), "gid": os.getgid(),
+             "refuse": not (tree and tree.has("memory")),
+             "rlimits": [(which, _within_hard(which, value)) for which, value in wanted],
+             "token_fd": token_fd, "to": TOKEN_FD}
+    return [sys.executable, "-I", "-S", str(PRELUDE), json.dumps(setup), *argv]
 
 
 def _within_hard(which: int, value: int | tuple[int, int]) -> tuple[int, int]:
@@ -336,15 +438,38 @@ def cgroup_parents() -> dict[str, Path] | None:
     parents = {c: mine[c] for c in ("pids", "memory") if c in mine}
     if len(parents) < 2 or not all((p / "cgroup.procs").exists() for p in parents.values()):
         return None
-    try:
-        for parent in parents.values():
-            trial = parent / f"referee-probe-{os.getpid()}"
-            trial.mkdir()
-            trial.rmdir()
-    except OSError:
+    if not all(_may_make_groups(p) for p in parents.values()):
         return None
     _sweep_stale(parents.values())
     return parents
+
+
+@functools.cache
+def cpu_parent() -> Path | None:
+    """The cgroup v1 ``cpu`` group of this process, when it may make groups under it (as root, on
+    a hierarchy mounted writable, which takes ``cpu.shares``); else None."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            parent = CGROUPS / "cpu" / path.lstrip("/")
+            if (parent / "cpu.shares").exists() and _may_make_groups(parent):
+                _sweep_stale([parent])
+                return parent
+    return None
+
+
+def _may_make_groups(parent: Path) -> bool:
+    trial = parent / f"referee-probe-{os.getpid()}"
+    try:
+        trial.mkdir()
+        trial.rmdir()
+    except OSError:
+        return False
+    return True
 
 
 def _sweep_stale(parents: Iterable[Path]) -> None:
@@ -357,19 +482,26 @@ def _sweep_stale(parents: Iterable[Path]) -> None:
                 ProcessTree((group,), Limits()).remove(patience=0.5)
 
 
+#: a bot process tree's cpu.shares per seat it plays at once: the weight of one ordinary process
+SHARES_PER_SEAT = 1024
+
+
 @dataclass(frozen=True)
 class ProcessTree:
-    """A launched bot's cgroups (``pids``, ``memory``): its whole process tree, limited as one,
-    found and killed as one."""
+    """A launched bot's cgroups (``pids``, ``memory``, ``cpu``, those that can be made): its whole
+    process tree, limited as one, given its CPU share as one, found and killed as one."""
 
     dirs: tuple[Path, ...]
     limits: Limits
 
     @classmethod
-    def make(cls, label: str, limits: Limits) -> ProcessTree | None:
-        """New groups named ``label`` with the limits set; None where groups cannot be made."""
-        parents = cgroup_parents()
-        if parents is None:
+    def make(cls, label: str, limits: Limits, seats: int = 1) -> ProcessTree | None:
+        """New groups named ``label`` with the limits set (its CPU share: ``seats`` played at once);
+        None where no group can be made."""
+        parents = dict(cgroup_parents() or {})
+        if (cpu := cpu_parent()) is not None:
+            parents["cpu"] = cpu
+        if not parents:
             return None
         made: list[Path] = []
         try:
@@ -384,10 +516,16 @@ class ProcessTree:
                     (group / "memory.limit_in_bytes").write_text(size)
                     if (group / "memory.memsw.limit_in_bytes").exists():  # and no swapping past it
                         (group / "memory.memsw.limit_in_bytes").write_text(size)
+                if controller == "cpu":
+                    (group / "cpu.shares").write_text(str(min(SHARES_PER_SEAT * max(1, seats), 262144)))
         except OSError:
             cls(tuple(made), limits).remove()
             return None
         return cls(tuple(made), limits)
+
+    def has(self, controller: str) -> bool:
+        """Whether the tree has a group of this controller (``pids``, ``memory``, ``cpu``)."""
+        return any(CGROUPS / controller in d.parents for d in self.dirs)
 
     def pids(self) -> set[int]:
         found: set[int] = set()

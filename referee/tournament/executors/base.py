@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from referee import hostload
 from referee.runner import Clock
 from referee.tournament import sandbox
 from referee.tournament.config import BotSpec
@@ -118,6 +119,8 @@ class Executor(ABC):
         self.launcher: Launcher | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._held: dict[str, str] = {}  # match id as given to play -> its game id at the referee
+        #: the host's load while this executor plays, and the timeouts marked as its fault
+        self.host = hostload.HostWatch()
 
     # --- what an implementation provides --------------------------------------------
 
@@ -291,6 +294,7 @@ class Executor(ABC):
         finally:
             self.launcher.match_ends(seating.key, seating.lineup, begun, results)
         self._held[match_id] = record["meta"]["game_id"]
+        self.host.played(record)
         return Played(seating, results, record, time.monotonic() - started)
 
     def release(self, match_ids: Iterable[str]) -> None:

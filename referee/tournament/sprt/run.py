@@ -37,6 +37,7 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     every match played (a :class:`~referee.tournament.executors.Played`), once saved. A unit's
     records reach the referee's spectators once both its matches are played."""
     from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
+    from referee.tournament.run import host_account
     from referee.tournament.schedule import Seating, deal_seed
 
     c, b = setup.candidate.name, setup.baseline.name
@@ -114,5 +115,8 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
             store.set_meta("sandbox", executor.sandbox.describe())
             store.set_meta("isolation", setup.isolation)
             store.set_meta("executor", executor.describe())
-        await executor.play_all(to_play(), setup.concurrency, played, dead)
+        try:
+            await executor.play_all(to_play(), setup.concurrency, played, dead)
+        finally:
+            host_account(executor, store)
     return tally.verdict or Verdict.INCONCLUSIVE

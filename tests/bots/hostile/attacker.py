@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write-mb", type=int, default=1024)
     parser.add_argument("--children", type=int, default=4)
     parser.add_argument("--child-mb", type=int, default=600)
+    parser.add_argument("--file-mb", type=int, default=64, help="its file size limit (the fill attack)")
+    parser.add_argument("--files", type=int, default=100_000, help="empty files to make at most (the fill attack)")
     mine, kit_args = parser.parse_known_args(argv)
     if mine.native_signals:
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         ctx = attacks.Context(address, mine.victim, mine.hint, mine.canary_port, mine.canary_abstract,
                               mine.listen_port, mine.mark, mine.forks, mine.write_mb, mine.children, mine.child_mb,
-                              mine.write_dir)
+                              mine.write_dir, mine.file_mb, mine.files)
         start = decided if mine.native_signals else welcomed
         threading.Thread(target=run_attacks, args=(mine.attack, ctx, start), daemon=True).start()
     run_bot(first_legal, kit_args, default_name="attacker")

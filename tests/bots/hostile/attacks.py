@@ -58,6 +58,8 @@ class Context:
     children: int = 4
     child_mb: int = 600
     write_dirs: list[str] = field(default_factory=list)
+    file_mb: int = 64
+    files: int = 100_000
 
 
 # --- secrets: command lines, environments, memory ----------------------------------
@@ -580,6 +582,156 @@ def attack_memory(ctx: Context) -> None:
     report("memory", held_mb=held, outcomes=[said[pid] + ("" if pid in alive else ", then gone") for pid, _ in kids])
 
 
+# --- writable space and CPU without a cgroup ----------------------------------------
+
+
+def _errno(err: OSError) -> str:
+    return f"{errno.errorcode.get(err.errno, err.errno)}: {err.strerror}"
+
+
+def _fill_files(directory: str, mb: int, left: int, chunk: bytes) -> tuple[int, str | None]:
+    """Files of up to ``mb`` MB each in ``directory`` (kept) until ``left`` MB are written or the
+    place refuses: the MB written and the error that stopped it."""
+    written = 0
+    for n in itertools.count():
+        if written >= left:
+            return written, None
+        try:
+            f = open(os.path.join(directory, f"hostile-fill-{os.getpid()}-{n}.bin"), "wb")  # noqa: SIM115
+        except OSError as err:
+            return written, _errno(err)
+        size = 0
+        try:
+            with f:
+                while size < mb and written < left:
+                    f.write(chunk)
+                    f.flush()
+                    size += 1
+                    written += 1
+        except OSError as err:
+            if size == 0 or err.errno != errno.EFBIG:  # EFBIG: the file is full, start another
+                return written, _errno(err)
+
+
+def _fill_inodes(directory: str, left: int) -> tuple[int, str | None]:
+    """Empty files with long names (the most kernel memory per inode) until ``left`` or an error."""
+    stem = f"hostile-inode-{os.getpid()}-" + "i" * 180
+    for n in range(left):
+        try:
+            os.close(os.open(os.path.join(directory, f"{stem}{n}"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as err:
+            return n, _errno(err)
+    return left, None
+
+
+def _fill_sysv(mb: int, left: int) -> tuple[int, str | None]:
+    """SysV shared memory segments of ``mb`` MB (small: each is mapped while it is written), touched,
+    then detached: they stay until the IPC namespace ends, outside any address space."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    libc.shmdt.argtypes = [ctypes.c_void_p]
+    held = 0
+    while held < left:
+        size = min(mb, left - held) << 20
+        key = libc.shmget(0, ctypes.c_size_t(size), 0o1600)  # IPC_PRIVATE, IPC_CREAT | 0600
+        if key < 0:
+            return held, os.strerror(ctypes.get_errno())
+        address = libc.shmat(key, None, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            return held, os.strerror(ctypes.get_errno())
+        ctypes.memset(address, 0x5A, size)
+        libc.shmdt(ctypes.c_void_p(address))
+        held += size >> 20
+    return held, None
+
+
+def _fill_memfd(mb: int, left: int, chunk: bytes, keep: list[int]) -> tuple[int, str | None]:
+    """Anonymous memory files (memfd_create) of ``mb`` MB, written, not mapped, kept open."""
+    held = 0
+    while held < left:
+        try:
+            fd = os.memfd_create("hostile")
+        except OSError as err:
+            return held, _errno(err)
+        keep.append(fd)
+        try:
+            for _ in range(min(mb, left - held)):
+                os.write(fd, chunk)
+                held += 1
+        except OSError as err:
+            return held, _errno(err)
+    return held, None
+
+
+_held: list[int] = []  # what attack_fill keeps open until the process ends
+
+
+def attack_fill(ctx: Context) -> None:
+    """Write and hold as much of the host's memory as it can (attack 6 of issue 24): files of
+    ``file_mb`` (its largest) in every place it finds writable, the sandbox's root and new
+    directories in it included, until ``write_mb`` MB in all; then empty files with long names,
+    up to ``files`` in all; then SysV shared memory and memfd files, each up to ``write_mb``. It
+    keeps it all until its process ends, and reports what it held."""
+    chunk = b"\x5a" * (1 << 20)
+    mb = max(1, ctx.file_mb)
+    places = [os.environ.get("TMPDIR", ""), os.environ.get("HOME", ""), "/tmp", "/dev/shm", "/", "/dev", "/run",
+              "/var/tmp", os.getcwd()]
+    for parent in ("/", "/tmp"):
+        made = os.path.join(parent, f"hostile-dir-{os.getpid()}")
+        try:
+            os.mkdir(made)
+            places.append(made)
+        except OSError:
+            pass
+    places = list(dict.fromkeys(p for p in places if p and os.path.isdir(p)))
+    report("fill-start", places=places, write_mb=ctx.write_mb, files=ctx.files)
+    written, inodes, errors = {}, {}, {}
+    for place in places:
+        left = ctx.write_mb - sum(written.values())
+        written[place], error = _fill_files(place, mb, left, chunk)
+        if error:
+            errors[f"files {place}"] = error
+    for place in places:
+        inodes[place], error = _fill_inodes(place, ctx.files - sum(inodes.values()))
+        if error:
+            errors[f"inodes {place}"] = error
+    sysv, error = _fill_sysv(4, ctx.write_mb)
+    if error:
+        errors["sysv"] = error
+    memfd, error = _fill_memfd(mb, ctx.write_mb, chunk, _held)
+    if error:
+        errors["memfd"] = error
+    held = {p: n for p, n in written.items() if n}
+    report("fill", files_mb=held, inodes={p: n for p, n in inodes.items() if n}, sysv_mb=sysv, memfd_mb=memfd,
+           held_mb=sum(held.values()) + sysv + memfd, errors=errors)
+
+
+def attack_spin(ctx: Context) -> None:
+    """``children`` processes, each in a session of its own, spin until the attacker's process ends
+    (attack 7 of issue 24): on a host without CPU shares they take the cores from whoever decides.
+    They wait until all are forked and the attack has reported (its report would starve too)."""
+    hold, release = os.pipe()
+    started, error = 0, None
+    for _ in range(ctx.children):
+        try:
+            pid = os.fork()
+        except OSError as err:
+            error = _errno(err)
+            break
+        if pid == 0:
+            os.setsid()
+            os.close(release)
+            os.read(hold, 1)
+            while True:
+                pass
+        started += 1
+    report("spin", started=started, error=error)
+    os.close(release)  # they all spin from now on
+    os.close(hold)
+
 # --- leaving something behind ---------------------------------------------------------
 
 
@@ -703,5 +855,6 @@ ATTACKS: dict[str, Callable[[Context], None]] = {
     "tokens": attack_tokens, "steal": attack_steal, "files": attack_files, "kill": attack_kill,
     "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
     "orphan": attack_orphan, "connections": attack_connections, "spectate": attack_spectate,
+    "fill": attack_fill, "spin": attack_spin,
 }
 REPEATED = {"files", "kill", "spectate"}  # again and again while the tournament runs
