@@ -324,3 +324,21 @@ def _decision(observation: dict) -> Any:
     from referee.runner import Decision
 
     return Decision(1, "g", observation["seat"], observation, (52,), ("BID 0",), 1.0, 1.0)
+
+
+def test_the_examples_of_docs_protocol_md_show_one_observation_in_both_forms():
+    """§9 and §10 show an observation as JSON and then typed, as proto3 JSON prints it."""
+    import re
+
+    from harness import ROOT
+
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    blocks = {(form, game): json.loads(body) for form, game, body in
+              re.findall(r"<!-- (observation|typed)-example: (\w+) -->\n```json\n(.*?)```", text, re.S)}
+    assert sorted(blocks) == [("observation", "aegis"), ("observation", "confirmation"),
+                              ("typed", "aegis"), ("typed", "confirmation")]
+    for game in GAMES:
+        observation = blocks["observation", game]
+        request = wire.request(_decision(observation), (), pb.DATA_TYPED, game).request
+        printed = json_format.MessageToDict(getattr(request, game), preserving_proto_field_name=True)
+        assert printed == blocks["typed", game], game
