@@ -61,7 +61,7 @@ class Typed:
     """A game's typed messages: its ``typed`` trait and the message classes of the oneof fields
     named as the game (DecisionRequest.observation, GameEvent.data, GameEnd.results)."""
 
-    def __init__(self, game: str, form: TypedForm):
+    def __init__(self, game: str, trait: TypedForm):
         def message_class(container: Any, oneof: str) -> Any:
             fields = {f.name: f for f in container.DESCRIPTOR.oneofs_by_name[oneof].fields}
             if game not in fields:
@@ -70,13 +70,13 @@ class Typed:
             return getattr(pb, fields[game].message_type.name)
 
         self.field = game
-        self.form = form
+        self.trait = trait
         self.observation = message_class(pb.DecisionRequest, "observation")
         self.event = message_class(pb.GameEvent, "data")
         self.results = message_class(pb.GameEnd, "results")
 
     def event_bytes(self, event: Event) -> bytes:
-        return self.event(**self.form.event(event.kind, event.data)).SerializeToString()
+        return self.event(**self.trait.event(event.kind, event.data)).SerializeToString()
 
 
 #: the games that have typed messages, by name
@@ -214,7 +214,7 @@ def request(d: Decision, events: SeatEvents = (), form: int = pb.DATA_JSON, game
     if json:
         r.observation_json = _dumps(d.observation)
     if typed is not None:
-        getattr(r, typed.field).MergeFrom(typed.observation(**typed.form.observation(d.observation)))
+        getattr(r, typed.field).MergeFrom(typed.observation(**typed.trait.observation(d.observation)))
     r.legal_actions.extend(d.legal_names)
     r.legal_codes.extend(d.legal)
     r.decision_ms_left, r.bank_ms_left = _ms(d.decision_left_s), _ms(d.bank_left_s)
@@ -236,7 +236,7 @@ def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: Seat
     if json:
         end.results_json = _dumps(results)
     if typed is not None:
-        getattr(end, typed.field).MergeFrom(typed.results(**typed.form.results(results)))
+        getattr(end, typed.field).MergeFrom(typed.results(**typed.trait.results(results)))
         end.faults.extend(pb.SeatFaults(**counts) for counts in results.get("faults", ()))
     _add_events(end.events, game_id, seat, events, json, typed)
     return end

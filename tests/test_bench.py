@@ -84,3 +84,17 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
     assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
     assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
                                                      for p in tmp_path.rglob("*.log"))
+
+
+def test_the_work_section_measures_each_form_of_the_game_data(tmp_path, capsys):
+    out = tmp_path / "work.json"
+    bench.main(["--only", "work", "--seconds", "0.05", "--rounds", "1", "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert "3b. The referee's own work" in printed and "3. Referee" not in printed
+    figures = json.loads(out.read_text())
+    assert [(w["game"], w["data_form"]) for w in figures["referee_work"]] == [("aegis", "DATA_JSON"),
+                                                                              ("confirmation", "DATA_JSON")]
+    assert [(w["game"], w["data_form"]) for w in figures["referee_work_forms"]] == [
+        (g, f) for g in ("aegis", "confirmation") for f in ("DATA_TYPED", "DATA_BOTH")]
+    assert all(w["decisions"] > 0 and w["referee_cpu_us_per_decision"] > 0
+               for w in figures["referee_work"] + figures["referee_work_forms"])
