@@ -58,22 +58,19 @@ DATA_FORMS = {pb.DATA_JSON: (True, False), pb.DATA_TYPED: (False, True), pb.DATA
 
 
 class Typed:
-    """A game's typed messages: its ``typed`` trait and the message classes of the oneof fields
-    named as the game (DecisionRequest.observation, GameEvent.data, GameEnd.results)."""
+    """A game's typed messages: its ``typed`` trait, and the oneof fields named as the game
+    (DecisionRequest.observation, GameEvent.data, GameEnd.results) that hold them."""
 
     def __init__(self, game: str, trait: TypedForm):
-        def message_class(container: Any, oneof: str) -> Any:
-            fields = {f.name: f for f in container.DESCRIPTOR.oneofs_by_name[oneof].fields}
-            if game not in fields:
+        for container, oneof in ((pb.DecisionRequest, "observation"), (pb.GameEvent, "data"),
+                                 (pb.GameEnd, "results")):
+            if game not in {f.name for f in container.DESCRIPTOR.oneofs_by_name[oneof].fields}:
                 raise LookupError(f"{container.DESCRIPTOR.name}.{oneof} has no field {game!r} (add the game's "
                                   f"messages to proto/referee/v1/referee.proto)")
-            return getattr(pb, fields[game].message_type.name)
-
         self.field = game
         self.trait = trait
-        self.observation = message_class(pb.DecisionRequest, "observation")
-        self.event = message_class(pb.GameEvent, "data")
-        self.results = message_class(pb.GameEnd, "results")
+        #: the game's event message (each event is built once, serialized, for all the seats that see it)
+        self.event = getattr(pb, pb.GameEvent.DESCRIPTOR.fields_by_name[game].message_type.name)
 
     def event_bytes(self, event: Event) -> bytes:
         return self.event(**self.trait.event(event.kind, event.data)).SerializeToString()
@@ -208,17 +205,14 @@ def request(d: Decision, events: SeatEvents = (), form: int = pb.DATA_JSON, game
     """A DecisionRequest, carrying the events the seat saw since the referee last wrote to it; its
     game data in ``form`` (a DataForm) for ``game`` (the game's name, GameInfo.game)."""
     json, typed = forms(form, game)
-    message = pb.RefereeMessage()
-    r = message.request
-    r.request_id, r.game_id, r.seat = d.request_id, d.game_id, d.seat
+    fields = {"request_id": d.request_id, "game_id": d.game_id, "seat": d.seat, "legal_actions": d.legal_names,
+              "legal_codes": d.legal, "decision_ms_left": _ms(d.decision_left_s), "bank_ms_left": _ms(d.bank_left_s)}
     if json:
-        r.observation_json = _dumps(d.observation)
-    if typed is not None:
-        getattr(r, typed.field).MergeFrom(typed.observation(**typed.trait.observation(d.observation)))
-    r.legal_actions.extend(d.legal_names)
-    r.legal_codes.extend(d.legal)
-    r.decision_ms_left, r.bank_ms_left = _ms(d.decision_left_s), _ms(d.bank_left_s)
-    _add_events(r.events, d.game_id, d.seat, events, json, typed)
+        fields["observation_json"] = _dumps(d.observation)
+    if typed is not None:  # built with the request from plain values: no message copied
+        fields[typed.field] = typed.trait.observation(d.observation)
+    message = pb.RefereeMessage(request=fields)
+    _add_events(message.request.events, d.game_id, d.seat, events, json, typed)
     return message
 
 
@@ -232,12 +226,14 @@ def substituted(o: Substitution) -> pb.RefereeMessage:
 def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = (),
                   form: int = pb.DATA_JSON, game: str = "") -> pb.GameEnd:
     json, typed = forms(form, game)
-    end = pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"])
+    fields: dict[str, Any] = {"game_id": game_id, "seat": seat, "scores": results["scores"],
+                              "placing": results["placing"]}
     if json:
-        end.results_json = _dumps(results)
+        fields["results_json"] = _dumps(results)
     if typed is not None:
-        getattr(end, typed.field).MergeFrom(typed.results(**typed.trait.results(results)))
-        end.faults.extend(pb.SeatFaults(**counts) for counts in results.get("faults", ()))
+        fields[typed.field] = typed.trait.results(results)
+        fields["faults"] = [{str(kind): n for kind, n in counts.items()} for counts in results.get("faults", ())]
+    end = pb.GameEnd(**fields)
     _add_events(end.events, game_id, seat, events, json, typed)
     return end
 
