@@ -1,8 +1,10 @@
-"""The docs hold: the bots of docs/writing-a-bot.md play a real match, and every rule
-section the code cites is a heading of docs/rules.md."""
+"""The docs hold: the bots of docs/writing-a-bot.md play a real match, every rule
+section the code cites is a heading of docs/rules.md, and no doc names a file (or a
+heading) that the repository lacks."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -141,7 +143,8 @@ def repository_files(root: Path) -> set[str]:
                 if p.is_file() and not {".git", ".venv"} & set(p.relative_to(root).parts)}
 
 
-def slugs(markdown: str) -> set[str]:
+@functools.cache
+def slugs(markdown: str) -> frozenset[str]:
     """The anchors of a page's headings, as GitHub makes them (a repeated heading gets -1, -2...)."""
     found: set[str] = set()
     for heading in re.findall(r"^#{1,6}\s+(.*?)\s*#*$", _FENCE.sub("", markdown), re.M):
@@ -151,7 +154,7 @@ def slugs(markdown: str) -> set[str]:
             n += 1
             unique = f"{slug}-{n}"
         found.add(unique)
-    return found
+    return frozenset(found)
 
 
 def missing_references(doc: str, text: str, files: set[str], pages: dict[str, str]) -> list[str]:
