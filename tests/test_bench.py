@@ -100,3 +100,17 @@ def test_the_resources_section_prints_the_victims_decisions_the_budget_and_the_s
     assert "8b." in printed and "1206 bytes per empty file" in printed and "8c." not in printed
     fair[1]["cpu_share"] = False
     assert "NO CPU share could be given here" in bench.report(results)
+
+
+def test_the_work_section_measures_each_form_of_the_game_data(tmp_path, capsys):
+    out = tmp_path / "work.json"
+    bench.main(["--only", "work", "--seconds", "0.05", "--rounds", "1", "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert "3b. The referee's own work" in printed and "3. Referee" not in printed
+    figures = json.loads(out.read_text())
+    assert [(w["game"], w["data_form"]) for w in figures["referee_work"]] == [("aegis", "DATA_JSON"),
+                                                                              ("confirmation", "DATA_JSON")]
+    assert [(w["game"], w["data_form"]) for w in figures["referee_work_forms"]] == [
+        (g, f) for g in ("aegis", "confirmation") for f in ("DATA_TYPED", "DATA_BOTH")]
+    assert all(w["decisions"] > 0 and w["referee_cpu_us_per_decision"] > 0
+               for w in figures["referee_work"] + figures["referee_work_forms"])

@@ -1,8 +1,10 @@
-"""The docs hold: the bots of docs/writing-a-bot.md play a real match, and every rule
-section the code cites is a heading of docs/rules.md."""
+"""The docs hold: the bots of docs/writing-a-bot.md play a real match, every rule
+section the code cites is a heading of docs/rules.md, and no doc names a file (or a
+heading) that the repository lacks."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -91,3 +93,178 @@ def test_the_example_files_are_valid(name):
     path = ROOT / "examples" / name
     cfg = gauntlet.load(path) if name == "gauntlet.toml" else config.load(path)
     assert cfg is not None
+
+
+# --- every file a doc names is in the repository ---------------------------------------------
+#
+# What counts as naming a file of the repository, and what does not (a rule each, not a list of
+# exceptions):
+# - a Markdown link to a relative target must reach a file or directory of the repository, and
+#   its #anchor, if any, a heading of that page;
+# - an inline code span that is a relative path whose first part is an entry of the repository's
+#   root (or of the doc's own folder) must exist; a part in capitals (NAME), in <angle brackets>,
+#   or with a * is a placeholder, matched by any name; a pytest id (path::test) names its test;
+# - a relative path that climbs out of the repository (../shared/...) is outside every reader's
+#   checkout: it may not be named at all;
+# - a document name in capitals (README.md, RULES.md) is a repository's by convention: some file
+#   of the repository must have that name;
+# - an absolute path (/usr/bin/chromium, /run/referee/referee.sock) names the machine's files, a
+#   bare lowercase name (mybot.py, bench.json) or a path under a folder the repository lacks
+#   (mybot/bot.py, out/) the reader's own: not checked; neither is a fenced code block (a
+#   command or a program, whose files are the reader's; tests run the blocks that matter).
+# The proto's comments are read like the prose of a doc.
+
+_FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+_SPAN = re.compile(r"`([^`\n]+)`")
+_DOC_NAME = re.compile(r"(?<![\w/.-])([A-Z][A-Z0-9_]*\.md)\b")
+_PROTO_PATH = re.compile(r"(?<![\w/.:-])((?:\.\./)*[\w.-]+/[\w./<>*-]*[\w/>*])")
+_PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]+$|[<*{]|N{3,}")
+
+
+def _segment(part: str) -> str:
+    """A path's part as a pattern: a placeholder in capitals or <brackets> is any name, * any text."""
+    if re.fullmatch(r"[A-Z][A-Z_]+|<[^>]+>", part):
+        return "[^/]+"
+    return re.sub(r"<[^>]+>|N{3,}", "[^/]+", re.escape(part).replace(r"\*", "[^/]*").replace(r"\<", "<")
+                  .replace(r"\>", ">"))
+
+
+def repository_files(root: Path) -> set[str]:
+    """The files of the repository (tracked, or new and not ignored), as paths from ``root``."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root,
+                                capture_output=True, text=True, check=True).stdout.split("\n")
+        return {f for f in listed if f and (root / f).exists()}
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout: what is on disk
+        return {p.relative_to(root).as_posix() for p in root.rglob("*")
+                if p.is_file() and not {".git", ".venv"} & set(p.relative_to(root).parts)}
+
+
+@functools.cache
+def slugs(markdown: str) -> frozenset[str]:
+    """The anchors of a page's headings, as GitHub makes them (a repeated heading gets -1, -2...)."""
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6}\s+(.*?)\s*#*$", _FENCE.sub("", markdown), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        n, unique = 0, slug
+        while unique in found:
+            n += 1
+            unique = f"{slug}-{n}"
+        found.add(unique)
+    return frozenset(found)
+
+
+def missing_references(doc: str, text: str, files: set[str], pages: dict[str, str]) -> list[str]:
+    """What ``text`` (the doc at path ``doc`` from the root, or a proto) names that the repository
+    lacks, one line each. ``pages`` maps a Markdown file's path to its text (for anchors)."""
+    folders = {str(Path(f).parents[i]) for f in files for i in range(len(Path(f).parents) - 1)}
+    here = Path(doc).parent
+    entries = {f.split("/")[0] for f in files}
+    names = {Path(f).name for f in files}
+    prose = _FENCE.sub("", text)
+    found: list[str] = []
+
+    def resolve(target: str, base: Path = here) -> str | None:
+        """The path from the root (``target`` relative to ``base``), or None when it leaves the repository."""
+        parts: list[str] = []
+        for part in (base / target).parts:
+            if part == "..":
+                if not parts:
+                    return None
+                parts.pop()
+            elif part != ".":
+                parts.append(part)
+        return "/".join(parts)
+
+    def exists(path: str) -> bool:
+        path = path.rstrip("/")
+        if not any(_PLACEHOLDER.search(part) for part in path.split("/")):
+            return path in files or path in folders or path == ""
+        pattern = re.compile("/".join(_segment(p) for p in path.split("/")))
+        return any(pattern.fullmatch(f) for f in files | folders)
+
+    def check_path(shown: str, target: str, anchor: str | None = None, base: Path = here) -> str | None:
+        path = resolve(target, base)
+        if path is None:
+            found.append(f"{doc}: {shown}: outside the repository")
+        elif not exists(path):
+            found.append(f"{doc}: {shown}: no such file or directory")
+        elif anchor and path in pages and anchor not in slugs(pages[path]):
+            found.append(f"{doc}: {shown}: no heading #{anchor} in {path}")
+        return path
+
+    for target in _LINK.findall(prose):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):
+            continue  # a URL
+        path, _, anchor = target.partition("#")
+        if not path:
+            if anchor not in slugs(text):
+                found.append(f"{doc}: {target}: no such heading here")
+            continue
+        check_path(target, path, anchor)
+    spans = _SPAN.findall(prose) if doc.endswith(".md") else _PROTO_PATH.findall(prose)
+    for span in spans:
+        span = span.rstrip(".,;:)")
+        if " " in span or "/" not in span or span.startswith(("/", "~", "$", "-")) or "://" in span:
+            continue
+        path, _, test = span.partition("::")
+        first = path.split("/")[0]
+        if first == ".." or (here / first).as_posix() in folders:
+            source = check_path(span, path)  # from the doc's folder
+        elif first in entries:
+            source = check_path(span, path, base=Path("."))  # from the root
+        else:
+            continue  # the reader's own folder
+        if test and source in files and not re.search(rf"def {re.escape(test)}\b", (ROOT / source).read_text()):
+                found.append(f"{doc}: {span}: no test {test} in {source}")
+    for name in _DOC_NAME.findall(prose):
+        if name not in names:
+            found.append(f"{doc}: {name}: no file of that name in the repository")
+    return found
+
+
+def documents(files: set[str]) -> list[str]:
+    """README.md, docs/*.md, every README under sample_bots/ and examples/, and the protos."""
+    return sorted(f for f in files if f == "README.md" or re.fullmatch(r"docs/[^/]+\.md", f)
+                  or re.fullmatch(r"(sample_bots|examples)/(.+/)?README\.md", f)
+                  or re.fullmatch(r"proto/.+\.proto", f))
+
+
+def test_no_doc_names_a_file_the_repository_lacks():
+    files = repository_files(ROOT)
+    docs = documents(files)
+    assert {"README.md", "docs/protocol.md", "docs/rules.md", "sample_bots/node/README.md",
+            "proto/referee/v1/referee.proto"} <= set(docs)
+    pages = {f: (ROOT / f).read_text() for f in files if f.endswith(".md")}
+    missing = [line for doc in docs for line in missing_references(doc, (ROOT / doc).read_text(), files, pages)]
+    assert not missing, "\n".join(missing)
+
+
+def test_the_reference_check_finds_what_it_must_and_nothing_else():
+    files = {"README.md", "docs/rules.md", "docs/protocol.md", "referee/games/aegis/view.py",
+             "tests/test_docs.py", "sample_bots/heuristic_aegis.py", "sample_bots/node/bot.js"}
+    pages = {"docs/rules.md": "# The rule book\n## 1. Confirmation\n", "docs/protocol.md": "## 9. On the wire\n"}
+    text = "\n".join([
+        "## 9. On the wire",
+        "The rules are in RULES.md and [the rule book](rules.md#1-confirmation), see [9](#9-on-the-wire).",
+        "Bad: [gone](gone.md), [anchor](rules.md#2-aegis), `referee/games/chess/rules.py`, `../shared/DESIGN.md`,",
+        "`tests/test_docs.py::test_nothing_like_this`, [up](../../outside.md).",
+        "Fine: `referee/games/NAME/view.py`, `referee/games/<game>/`, `sample_bots/heuristic*.py`, README.md,",
+        "`/usr/bin/chromium`, `/run/referee/referee.sock`, `mybot/bot.py`, `bench.json`, `out/`,",
+        "`tests/test_docs.py::test_the_reference_check_finds_what_it_must_and_nothing_else`.",
+        "```sh", "cat referee/nowhere.py RULES.md", "```",
+    ])
+    found = missing_references("docs/protocol.md", text, files, pages)
+    assert found == [
+        "docs/protocol.md: gone.md: no such file or directory",
+        "docs/protocol.md: rules.md#2-aegis: no heading #2-aegis in docs/rules.md",
+        "docs/protocol.md: ../../outside.md: outside the repository",
+        "docs/protocol.md: referee/games/chess/rules.py: no such file or directory",
+        "docs/protocol.md: ../shared/DESIGN.md: no such file or directory",
+        "docs/protocol.md: tests/test_docs.py::test_nothing_like_this: no test test_nothing_like_this in "
+        "tests/test_docs.py",
+        "docs/protocol.md: RULES.md: no file of that name in the repository",
+    ], found

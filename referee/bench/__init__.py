@@ -11,7 +11,8 @@ JSON with ``--json FILE``):
 3. **referee**: whole games through the real server, one at a time, played
    by random bot processes that answer at once, against the echo measured
    in the same rounds; and (3b) the referee's own CPU per decision with the
-   transport taken out (:mod:`referee.bench.inprocess`);
+   transport taken out (:mod:`referee.bench.inprocess`), for bots that ask
+   for the game data as JSON (the default), typed, or both;
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``;
@@ -27,7 +28,8 @@ JSON with ``--json FILE``):
    and what the prelude's mounts add to a start (:mod:`referee.bench.resources`).
 
 With ``--only trace``, section **3c** (not run by default) times the
-hand-offs of one decision on the server (:mod:`referee.bench.trace`).
+hand-offs of one decision on the server (:mod:`referee.bench.trace`);
+``--only work`` runs section 3b alone, for ``--rounds`` rounds.
 
 Sections 2 and 3 (``--only referee``) alternate for ``--rounds`` rounds, and
 section 4 runs its numbers of games in turn for half as many rounds (rounded
@@ -56,12 +58,14 @@ from referee.bench import sandbox as sandbox_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
+from referee.v1 import referee_pb2 as pb
 
 SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources")
-EXTRA_SECTIONS = ("trace",)  # run only when asked for
+EXTRA_SECTIONS = ("trace", "work")  # run only when asked for ("work": section 3b alone)
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
 LANES = (1, 4, 16, 64)
+TYPED_FORMS = (pb.DATA_TYPED, pb.DATA_BOTH)  # section 3b beside the default JSON
 
 
 def _median(rounds: list[dict], key: str) -> dict:
@@ -110,8 +114,21 @@ async def transport_and_referee(rounds: int, seconds: float) -> dict:
         finally:
             for bots in players.values():
                 bots.stop()
-    out["referee_work"] = [await inprocess.referee_work(game, seconds) for game in SERVED]
+    out.update(await own_work(seconds, rounds=1))
     return out
+
+
+async def own_work(seconds: float, rounds: int) -> dict:
+    """Section 3b: the referee's own CPU per decision, in each game, for bots asking for each form
+    of the game data (the forms taking turns within a round; the median round of each)."""
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for _ in range(rounds):
+        for game in SERVED:
+            for form in (pb.DATA_JSON, *TYPED_FORMS):
+                runs.setdefault((game, form), []).append(await inprocess.referee_work(game, seconds, data_form=form))
+    median = {key: _median(rs, "referee_cpu_us_per_decision") for key, rs in runs.items()}
+    return {"referee_work": [median[game, pb.DATA_JSON] for game in SERVED],
+            "referee_work_forms": [median[game, form] for game in SERVED for form in TYPED_FORMS]}
 
 
 async def concurrency(seconds: float, rounds: int) -> list[dict]:
@@ -161,6 +178,8 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
         results["tournament"] = asyncio.run(tournaments())
     if "sandbox" in sections:
         results["sandbox"] = asyncio.run(sandbox_mod.measure())
+    if "work" in sections and "referee" not in sections:
+        results.update(asyncio.run(own_work(seconds, rounds)))
     if "trace" in sections:
         results["trace"] = trace_mod.run(seconds * 2)
     if "flood" in sections:
@@ -262,9 +281,14 @@ def report(results: dict) -> str:
               "(median of the rounds; of echo: each round against the echo of the same round)", rows,
               ["game", "decisions/s", "of echo (rounds)", "messages/decision", "server CPU µs/decision",
                "bots' CPU µs/decision", "faults"])
-        table("3b. The referee's own work, without the transport (in process)", [
-            [w["game"], w["referee_cpu_us_per_decision"]] for w in results["referee_work"]],
-              ["game", "referee CPU µs/decision"])
+    if "referee_work" in results:
+        forms = {(w["game"], w["data_form"]): w["referee_cpu_us_per_decision"] for w in results["referee_work_forms"]}
+        table("3b. The referee's own work, without the transport (in process), by the form of the game data the "
+              "bots ask for (Hello.data_form)", [
+                  [w["game"], w["referee_cpu_us_per_decision"],
+                   *(forms[w["game"], pb.DataForm.Name(f)] for f in TYPED_FORMS)]
+                  for w in results["referee_work"]],
+              ["game", "referee CPU µs/decision: JSON (default)", "typed", "both"])
     if "trace" in results:
         for t in results["trace"]:
             table(f"3c. Where one {t['game']} decision's wall time goes on the server (one game at a time, "
