@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee import records
+from referee import files, records
 from referee.tournament.store import DB_NAME, MatchRow, Store
 
 CSV_NAME = "matches.csv"
@@ -86,19 +86,35 @@ def output_directory(results: Path, to: str | Path | None) -> Path:
     return out
 
 
-def export(store: Store, out: Path) -> tuple[list[StoredMatch], list[StoredMatch]]:
-    """Write every stored match's record and ``matches.csv`` into ``out``; returns the matches, and
-    those stored without a game record (none is written for them)."""
+@dataclass(frozen=True)
+class Exported:
+    """What :func:`export` wrote: every match; those stored without a game record (none is written
+    for them); those whose record keeps only some of its fault records (all are counted)."""
+
+    matches: list[StoredMatch]
+    missing: list[StoredMatch]
+    partial: list[tuple[StoredMatch, records.FaultTally]]
+
+
+def export(store: Store, out: Path) -> Exported:
+    """Write every stored match's record and ``matches.csv`` into ``out``."""
     matches = stored_matches(store)
-    missing = []
-    for m in matches:
+    missing, partial = [], []
+    for done, m in enumerate(matches):
         record = record_of(store, m)
-        if record.get("format") == records.FORMAT:
-            records.write(out / m.file_name, record)
-        else:
+        if record.get("format") != records.FORMAT:
             missing.append(m)
+            continue
+        faults = records.faults_of(record)
+        if faults.kept < faults.counted:
+            partial.append((m, faults))
+        try:
+            records.write(out / m.file_name, record)
+        except files.WriteFailed as err:  # each file is whole or absent: those before are intact
+            raise files.WriteFailed(f"{err}; the {done - len(missing)} record(s) before it are written, the results "
+                                    f"store is untouched: make room and export again") from None
     _write(out / CSV_NAME, matches_csv(matches, {m.number for m in missing}))
-    return matches, missing
+    return Exported(matches, missing, partial)
 
 
 def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
@@ -126,6 +142,6 @@ def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ExportError(f"cannot write {path}: {e.strerror or e}") from None
+        files.write_text(path, text)
+    except files.CannotWrite as e:
+        raise ExportError(str(e)) from None

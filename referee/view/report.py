@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from referee import games
+from referee import files, games
 from referee.tournament import standings as tstandings
 from referee.tournament.store import MatchRow, Store, StoreError
 from referee.view.page import page, replay_page
@@ -41,16 +41,19 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
             raise StoreError(f"{directory}: no finished matches yet")
         st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
         out = Path(out) if out is not None else Path(directory) / "report"
-        (out / REPLAYS).mkdir(parents=True, exist_ok=True)
-        for row in rows:
-            record = store.record(row.key)
-            if record is not None:
-                (out / REPLAYS / replay_file(row.key)).write_text(
-                    replay_page(record, back_link="../index.html"), encoding="utf-8")
+        try:  # each page is written whole or not at all (a full disk: exit 6, the store untouched)
+            files.make_directory(out / REPLAYS)
+            for row in rows:
+                record = store.record(row.key)
+                if record is not None:
+                    files.write_text(out / REPLAYS / replay_file(row.key),
+                                     replay_page(record, back_link="../index.html"))
+            index = out / "index.html"
+            files.write_text(index, report_page(st, rows, Path(directory).name))
+        except files.WriteFailed as err:
+            raise files.WriteFailed(f"{err}; the results store is untouched: make room and run view again") from None
     finally:
         store.close()
-    index = out / "index.html"
-    index.write_text(report_page(st, rows, Path(directory).name), encoding="utf-8")
     return index
 
 

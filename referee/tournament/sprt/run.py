@@ -22,7 +22,11 @@ def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
     if setup.output is None:
         return None
     store = Store(setup.output)
-    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
+    try:  # the directory's lock: one run at a time
+        store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
