@@ -177,13 +177,14 @@ def test_a_second_run_on_the_same_directory_is_refused_and_the_first_is_unharmed
         second.append(subprocess.run([sys.executable, "-m", "referee", "tournament", str(tmp_path / "t.toml"),
                                       "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True,
                                      timeout=120))
-        assert first.poll() is None, "the first run ended before the second was refused: no race was tried"
+        pid.append(first.poll())  # None: the first was still playing when the second ended
 
     run = tournament(tmp_path, ["--honest"], during=start_a_second_run)
     assert_victim_unharmed(run, control)
     assert len(run.victim["matches"]) == VICTIM_MATCHES
     refused = second[0]
     assert refused.returncode == 2, refused.stderr
+    assert pid[1] is None, "the first run ended before the second did: no race was tried"
     error = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
     assert error == [f"Error: {tmp_path / 'out'} is in use by another run (pid {pid[0]} on {os.uname().nodename}, "
                      f"since {error[0].split('since ', 1)[1].split(')')[0]}): one run at a time per output directory; "

@@ -80,10 +80,9 @@ def output_directory(results: Path, to: str | Path | None) -> Path:
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: exists and is not a directory; give --to a directory (new or existing)")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ExportError(f"cannot create {out}: {e.strerror or e}") from None
-    return out
+        return files.make_directory(out)  # a full disk: WriteFailed (exit 6)
+    except files.CannotWrite as e:
+        raise ExportError(str(e)) from None
 
 
 @dataclass(frozen=True)

@@ -123,8 +123,9 @@ class Store:
             self.db = sqlite3.connect(path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            with self._writing("its tables"):
-                self.db.executescript(SCHEMA)
+            if create:  # a reader writes nothing (a results directory on a full disk is read all the same)
+                with self._writing("its tables"):
+                    self.db.executescript(SCHEMA)
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database: {e}") from None
 
@@ -148,13 +149,17 @@ class Store:
             if getattr(err, "sqlite_errorcode", 0) & 0xFF not in _NO_ROOM:
                 raise
             if self.failed is None:
-                try:
-                    stored = f"the {self.count()} match(es) stored before are intact"
-                except sqlite3.Error:
-                    stored = "the matches stored before are intact"
-                self.failed = WriteFailed(f"cannot write {self.path} ({what}): {err}; {stored}: make room and "
-                                          f"run the same command again to play what is missing")
+                self.failed = WriteFailed(f"cannot write {self.path} ({what}): {err}")
             raise self.failed from None
+
+    def stopped(self, error: WriteFailed) -> WriteFailed:
+        """``error`` (the run stopped: the store, or a bot's log, hit a full disk), saying what is
+        intact and what to do."""
+        try:
+            stored = f"the {self.count()} match(es) stored are intact"
+        except sqlite3.Error:
+            stored = "the matches stored are intact"
+        return WriteFailed(f"{error}; {stored}: make room and run the same command again to play what is missing")
 
     def _take_lock(self, announce: Callable[[str], None] | None) -> None:
         """Hold the directory's lock for as long as this store is open: refuse it (DirectoryInUse)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from referee.files import WriteFailed
 from referee.stats.sprt import Verdict
 from referee.tournament.sprt.setup import SprtSetup
 from referee.tournament.sprt.units import Tally, make_unit, unit_lineups
@@ -113,10 +114,13 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
                             hide=[p for p in (setup.output, setup.source) if p is not None],
                             isolation=setup.isolation, startup_s=setup.startup_s, announce=announce)
-    async with executor:
-        if store is not None:
-            store.set_meta("sandbox", executor.sandbox.describe())
-            store.set_meta("isolation", setup.isolation)
-            store.set_meta("executor", executor.describe())
-        await executor.play_all(to_play(), setup.concurrency, played, dead)
+    try:
+        async with executor:
+            if store is not None:
+                store.set_meta("sandbox", executor.sandbox.describe())
+                store.set_meta("isolation", setup.isolation)
+                store.set_meta("executor", executor.describe())
+            await executor.play_all(to_play(), setup.concurrency, played, dead)
+    except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
+        raise (store.stopped(err) if store is not None else err) from None
     return tally.verdict or Verdict.INCONCLUSIVE
