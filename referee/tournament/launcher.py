@@ -9,8 +9,10 @@ a command line or in an environment. It runs in its own session, in the
 :class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
 address then the referee's Unix socket inside it), with its
 :class:`~referee.tournament.config.Limits` set before exec, and at most
-``log_kb`` of its stdout and stderr kept in ``logs/NAME.log`` (the rest is
-counted, not kept). A bot that has died is started again before its next
+``log_kb`` of its stdout and stderr kept in ``logs/NAME.log``, every control
+character escaped (:mod:`referee.untrusted`; the rest is counted, not kept; a
+write the disk refuses is kept in :attr:`Launcher.write_failed`, and the run
+stops before its next match). A bot that has died is started again before its next
 match (as cutechess's ``-recover``), once every process it left is gone; one
 that died more than ``max_restarts`` times is marked dead, with the reason,
 and its matches are skipped.
