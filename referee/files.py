@@ -26,9 +26,9 @@ class WriteFailed(Exception):
     """Results that could not be written: the disk is full (or over quota), or failed."""
 
     @classmethod
-    def of(cls, error: OSError, path: str | os.PathLike[str], then: str = "") -> WriteFailed:
-        """``cannot write PATH: No space left on device`` (and ``then``: what stays intact, what to do)."""
-        return cls(f"cannot write {os.fspath(path)}: {error.strerror or error}" + (f"; {then}" if then else ""))
+    def of(cls, error: OSError, path: str | os.PathLike[str]) -> WriteFailed:
+        """``cannot write PATH: No space left on device``."""
+        return cls(f"cannot write {os.fspath(path)}: {error.strerror or error}")
 
 
 def no_room(error: OSError) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -167,6 +168,8 @@ def test_a_second_run_on_the_same_directory_is_refused_and_the_first_is_unharmed
     pid = []
 
     def start_a_second_run(first: subprocess.Popen, out: Path) -> None:
+        """Once the first has stored a match, the second; the first runner is held (SIGSTOP, its bots
+        play on) until the second has ended, so that however slow the machine, they overlap."""
         pid.append(first.pid)
         deadline = time.monotonic() + 60
         while first.poll() is None and time.monotonic() < deadline:
@@ -174,17 +177,21 @@ def test_a_second_run_on_the_same_directory_is_refused_and_the_first_is_unharmed
                 break
             time.sleep(0.02)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
-        second.append(subprocess.run([sys.executable, "-m", "referee", "tournament", str(tmp_path / "t.toml"),
-                                      "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                                     timeout=120))
-        pid.append(first.poll())  # None: the first was still playing when the second ended
+        os.kill(first.pid, signal.SIGSTOP)
+        try:
+            pid.append(first.poll())  # None: the first is mid-run
+            second.append(subprocess.run([sys.executable, "-m", "referee", "tournament", str(tmp_path / "t.toml"),
+                                          "--quiet"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                         timeout=120))
+        finally:
+            os.kill(first.pid, signal.SIGCONT)
 
     run = tournament(tmp_path, ["--honest"], during=start_a_second_run)
     assert_victim_unharmed(run, control)
     assert len(run.victim["matches"]) == VICTIM_MATCHES
     refused = second[0]
     assert refused.returncode == 2, refused.stderr
-    assert pid[1] is None, "the first run ended before the second did: no race was tried"
+    assert pid[1] is None, "the first run had ended: no race was tried"
     error = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
     assert error == [f"Error: {tmp_path / 'out'} is in use by another run (pid {pid[0]} on {os.uname().nodename}, "
                      f"since {error[0].split('since ', 1)[1].split(')')[0]}): one run at a time per output directory; "

@@ -124,7 +124,9 @@ def worst_match():
     """Confirmation (4 rounds, 240 decisions), every seat answering a hostile text at the message cap
     at every decision: 60 malformed answers per seat, the first 50 of each kept."""
     links = [ScriptedSeat(lambda d, n: Reply(name=HOSTILE[n % len(HOSTILE)])) for _ in range(4)]
-    return play("confirmation", links, {"rounds": 4})
+    outcome = play("confirmation", links, {"rounds": 4})
+    outcome.links = links
+    return outcome
 
 
 def test_a_record_of_answers_at_the_message_cap_keeps_to_its_bound(worst_match):
@@ -149,8 +151,12 @@ def test_a_record_of_answers_at_the_message_cap_keeps_to_its_bound(worst_match):
 
 
 def test_the_bot_is_told_the_bounded_reason_too(worst_match):
-    """The substitution's reason goes back to the bot: the same bounded detail."""
-    assert max(len(f["detail"]) for f in worst_match.record["meta"]["faults"]) <= MAX_DETAIL + 40
+    """The substitution's reason goes back to the bot (ActionResult.reason): the same bounded detail,
+    for every fault, those past the 50 kept too."""
+    for seat, link in enumerate(worst_match.links):
+        reasons = [s.reason for s in link.substitutions]
+        assert len(reasons) == 60 and all(len(r) <= MAX_DETAIL + 40 and r.isascii() for r in reasons)
+        assert reasons[:50] == [f["detail"] for f in worst_match.record["meta"]["faults"] if f["seat"] == seat]
 
 
 def test_an_illegal_action_is_quoted_and_escaped():

@@ -123,7 +123,8 @@ class Store:
             self.db = sqlite3.connect(path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            if create:  # a reader writes nothing (a results directory on a full disk is read all the same)
+            # a reader of a store that has its tables writes nothing (a results directory on a full disk reads)
+            if create or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seats'").fetchone() is None:
                 with self._writing("its tables"):
                     self.db.executescript(SCHEMA)
         except sqlite3.Error as e:
