@@ -55,10 +55,10 @@ def escaped(text: str, *, one_line: bool = False) -> str:
     return (_UNSAFE_IN_A_LINE if one_line else _UNSAFE).sub(_sub, text)
 
 
-def _cut(text: str, chars: int, ascii: bool = True) -> tuple[str, int]:
+def _cut(text: str, chars: int, ascii_only: bool = True) -> tuple[str, int]:
     """The longest head of ``text`` whose form on one line (and in ASCII, anything else escaped)
     takes at most ``chars`` characters: that form, and how many characters of ``text`` it holds."""
-    unsafe = _UNSAFE_OR_NOT_ASCII if ascii else _UNSAFE_IN_A_LINE
+    unsafe = _UNSAFE_OR_NOT_ASCII if ascii_only else _UNSAFE_IN_A_LINE
     head = text[:chars]
     shown = unsafe.sub(_sub, head)
     if len(shown) <= chars:
@@ -73,11 +73,11 @@ def _cut(text: str, chars: int, ascii: bool = True) -> tuple[str, int]:
     return "".join(parts), len(parts)
 
 
-def capped(text: str, chars: int, ascii: bool = True) -> str:
-    """``text`` on one line and in ASCII (anything else escaped; with ``ascii`` False, only what
+def capped(text: str, chars: int, ascii_only: bool = True) -> str:
+    """``text`` on one line and in ASCII (anything else escaped; with ``ascii_only`` False, only what
     :func:`escaped` escapes), at most ``chars`` characters of it shown (an escape counts as the
     characters it takes); when it is cut, ``...`` and its length: ``XXXX... (262144 characters, 200 kept)``."""
-    shown, kept = _cut(text, chars, ascii)
+    shown, kept = _cut(text, chars, ascii_only)
     return shown if kept == len(text) else f"{shown}... ({len(text)} characters, {kept} kept)"
 
 

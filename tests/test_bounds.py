@@ -66,7 +66,7 @@ def test_quoted_text_is_ascii_capped_and_says_how_long_it_was():
         assert f"({len(text)} characters, " in shown
     # an escape is never cut in two: the kept characters are whole
     assert capped("\U0001f600" * 30, 25) == "\\U0001f600\\U0001f600... (30 characters, 2 kept)"
-    assert capped("é" * 10, 100, ascii=False) == "é" * 10
+    assert capped("é" * 10, 100, ascii_only=False) == "é" * 10
 
 
 def test_a_bots_output_is_escaped_across_chunks_and_bytes_that_are_not_utf8_are_shown():

@@ -305,7 +305,7 @@ class Launcher:
             return path, []
         # escaped as written (_pump), and again: a log written otherwise may hold anything
         tail = text.rstrip("\n").split("\n")[-lines:] if text.strip("\n") else []
-        return path, [capped(line, LOG_LINE_CHARS, ascii=False) for line in tail]
+        return path, [capped(line, LOG_LINE_CHARS, ascii_only=False) for line in tail]
 
     # --- a fresh process for every match (isolation = "match") --------------------
 
