@@ -318,7 +318,7 @@ class MatchRunner:
         try:  # the engine names the rule broken; a refused action changes nothing
             self.state.apply(seat, action)
         except IllegalActionError as err:
-            detail = f"{quoted(text)}: {err}"
+            detail = f"{quoted(text, 60)}: {err}"  # it parsed, so it is short, unless padded: the rule is kept
         else:  # pragma: no cover - legal_actions and apply disagree: an engine bug
             raise AssertionError(f"{self.spec.name}: {reply.name!r} was applied but not listed as legal")
         return legal[0], FaultKind.ILLEGAL, self._fault(seat, FaultKind.ILLEGAL, detail)
