@@ -9,9 +9,9 @@ store, the export and the report against the bound docs/records.md states, and t
 peak memory; and the same for a control run in which the hostile bot answers the first legal
 action (which is also what the referee plays in its place, so the games are the same).
 
-Before the bound (the runner of 91da2f2, the same 12 matches, load about 40): 5.6 MB of store,
-5.6 MB of export and 5.7 MB of report per match, the runner's peak 171 MB; with it: 17 KB,
-14 KB and 77 KB, 61 MB (docs/records.md).
+Before the bound (the runner of 91da2f2, the same 12 matches, load 32.5): 5.6 MB of store,
+5.6 MB of export and 5.7 MB of report per match, the runner's peak 171 MB; with it (load 8.4):
+17 KB, 14 KB and 77 KB, 61 MB (docs/records.md).
 """
 
 from __future__ import annotations
