@@ -56,7 +56,7 @@ kit.BotSession._on_welcome = _on_welcome  # the attacks start once it is connect
 #: the referee replaces with the first legal action (so its opponents' games are the same):
 #: ``huge``, as long as one message may be (the referee's cap, server.MAX_MESSAGE_BYTES, less
 #: the reply's own fields); ``escapes``, terminal escape sequences (attacks.ESCAPES)
-ANSWERS = {"first": 0, "huge": "X" * (256 * 1024 - 200), "escapes": None}
+ANSWERS = {"first": 0, "huge": "X" * (256 * 1024 - 200), "escapes": attacks.ESCAPES}
 answer: int | str = 0
 
 
@@ -73,7 +73,7 @@ def unbatched(self):
 
 def use_answer(name: str) -> None:
     global answer
-    answer = attacks.ESCAPES if name == "escapes" else ANSWERS[name]
+    answer = ANSWERS[name]
     if name != "first":
         kit.BotSession._messages = unbatched
 
