@@ -34,6 +34,7 @@ from referee.games.base import Event, Shoe
 from referee.runner import (
     AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Reply, SeatGone, SeatLink, Substitution, run_match,
 )
+from referee.untrusted import escaped, quoted
 from referee.v1 import referee_pb2 as pb
 
 log = logging.getLogger("referee")
@@ -43,8 +44,9 @@ MAX_NAME = 64
 
 
 def shown(name: str) -> str:
-    """A name from a bot, as the log shows it: quoted and escaped, at most MAX_NAME characters."""
-    return repr(name[:MAX_NAME]) + ("..." if len(name) > MAX_NAME else "")
+    """A name (or an id) from a bot, as the log shows it: quoted and escaped, at most MAX_NAME
+    characters of it (:func:`referee.untrusted.quoted`)."""
+    return quoted(name, MAX_NAME)
 
 
 def instance_of(name: str) -> str:
@@ -166,8 +168,8 @@ class Session:
             return
         self.stray_replies += 1
         if self.stray_replies <= 10 or self.stray_replies % 1000 == 0:
-            log.info("session %s (%s): %d reply(ies) for games it does not play (last: %r seat %d)",
-                     self.session_id, self.bot_name, self.stray_replies, game_id, seat)
+            log.info("session %s (%s): %d reply(ies) for games it does not play (last: %s seat %d)",
+                     self.session_id, shown(self.bot_name), self.stray_replies, shown(game_id), seat)
 
     def close(self) -> None:
         if self.closed:
@@ -344,6 +346,8 @@ class Arena:
         if len(hello.bot_name) > MAX_NAME:
             raise Refused(RefusalReason.BAD_HELLO, f"the bot_name is {len(hello.bot_name)} characters long "
                                                    f"(at most {MAX_NAME})")
+        if escaped(hello.bot_name, one_line=True) != hello.bot_name:
+            raise Refused(RefusalReason.BAD_HELLO, f"the bot_name {shown(hello.bot_name)} holds control characters")
         bot = instance_of(hello.bot_name)
         if self.tokens is not None:  # NAME#TAG: an instance of bot NAME (one run's), with NAME's token
             expected = self.tokens.get(hello.bot_name, self.tokens.get(bot))

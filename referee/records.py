@@ -29,12 +29,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from referee import cards
+from referee import cards, files
 from referee.games import get as get_game
 from referee.games.base import ActionSyntaxError, GameError, GameSpec, GameState, IllegalActionError
 
 FORMAT = "referee-record"
 VERSION = 1
+
+#: the size a record of the referee keeps to, whatever the bots send (docs/records.md, "How large a
+#: record is"): so many bytes per match, per decision, and per fault record kept (each seat's first
+#: runner.MAX_FAULT_RECORDS; a detail is at most runner.MAX_DETAIL characters of ASCII), as JSON
+MAX_BYTES_PER_MATCH = 8 * 1024
+MAX_BYTES_PER_DECISION = 100
+MAX_BYTES_PER_FAULT = 1024
+
+
+def max_bytes(decisions: int, faults_kept: int) -> int:
+    """The most bytes a record of the referee takes as JSON (stored or exported), from its number of
+    decisions (actions) and of fault records kept."""
+    return MAX_BYTES_PER_MATCH + MAX_BYTES_PER_DECISION * decisions + MAX_BYTES_PER_FAULT * faults_kept
+
 
 #: the fields of a version-1 record; the first four are required
 REQUIRED_FIELDS = ("format", "version", "game", "actions")
@@ -148,18 +162,49 @@ def to_record(state: GameState, seats: Sequence[str] | None = None) -> dict[str,
     return record
 
 
+@dataclass(frozen=True)
+class FaultTally:
+    """The faults a record of the referee notes in its ``meta``: ``counted`` in all, of which the
+    first ``per_seat`` of each seat are ``kept`` as fault records (``meta.faults``). A record
+    written before the counts were kept (or by hand) has its fault records only: all are kept."""
+
+    counted: int
+    kept: int
+    per_seat: int | None = None
+
+    def text(self) -> str:
+        """``670 fault(s); the first 50 of each seat are kept in the record (100)``, or ``3 fault(s)``."""
+        if self.kept == self.counted:
+            return f"{self.counted} fault(s)"
+        return (f"{self.counted} fault(s); the first {self.per_seat} of each seat are kept in the record "
+                f"({self.kept})")
+
+
+def faults_of(record: Mapping[str, Any]) -> FaultTally:
+    """The faults the record's ``meta`` notes (docs/records.md, "meta")."""
+    meta = record.get("meta")
+    meta = meta if isinstance(meta, Mapping) else {}
+    kept = meta.get("faults") if isinstance(meta.get("faults"), list) else []
+    counts = meta.get("fault_counts")
+    per_seat = meta.get("faults_kept_per_seat")
+    if not isinstance(counts, list) or not all(isinstance(c, Mapping) for c in counts):
+        return FaultTally(len(kept), len(kept))
+    counted = sum(n for c in counts for n in c.values() if isinstance(n, int))
+    return FaultTally(max(counted, len(kept)), len(kept), per_seat if isinstance(per_seat, int) else None)
+
+
 def dumps(record: Mapping[str, Any]) -> str:
     """The record as JSON text: one field per line, one action per line, short values inline."""
     return _pretty(record, 0) + "\n"
 
 
 def write(path: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
-    text = dumps(record)
+    """Write the record to ``path``, whole or not at all: :class:`RecordFileError` for a path that
+    cannot be written, :class:`referee.files.WriteFailed` when the disk refuses it (full)."""
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise RecordFileError(f"cannot write {os.fspath(path)}: {e.strerror or e}") from None
+        files.write_text(path, dumps(record))
+    except files.CannotWrite as e:
+        raise RecordFileError(str(e)) from None
 
 
 def _pretty(value: Any, indent: int, width: int = 100) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 
 from referee import hostload, records
 from referee.games.base import PUBLIC, ActionSyntaxError, Event, GameSpec, GameState, IllegalActionError, Shoe
+from referee.untrusted import QUOTE_CHARS, capped, quoted
 
 class FaultKind(StrEnum):
     """What a seat did wrong. The values are the names in records, results, the
@@ -178,6 +179,9 @@ class AbsentSeat(SeatLink):
 
 #: fault records kept per seat and match (all are counted; past this only counted)
 MAX_FAULT_RECORDS = 50
+#: the most characters of a fault's detail (ASCII: what a bot sent is quoted, escaped and cut,
+#: :func:`referee.untrusted.quoted`); with MAX_FAULT_RECORDS, what bounds a record's faults
+MAX_DETAIL = 300
 
 
 @dataclass
@@ -224,11 +228,14 @@ class MatchRunner:
     # --- faults -------------------------------------------------------------
 
     def _fault(self, seat: int, kind: FaultKind, detail: str, decision: int | None = None,
-               host_overloaded: bool = False) -> None:
+               host_overloaded: bool = False) -> str:
+        """Charge a fault to the seat; returns its detail as kept (escaped, at most MAX_DETAIL characters)."""
         number = self.decisions if decision is None else decision
+        detail = capped(detail, MAX_DETAIL)
         self.counts[seat][kind] += 1
         if sum(self.counts[seat].values()) <= MAX_FAULT_RECORDS:  # a flood is counted, not kept
             self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail, host_overloaded))
+        return detail
 
     def _stray_reporter(self, seat: int) -> Callable[[str], None]:
         def report(detail: str) -> None:
@@ -307,21 +314,22 @@ class MatchRunner:
             detail = f"index {reply.index} is outside the {len(legal)} legal actions"
             self._fault(seat, FaultKind.MALFORMED, detail)
             return legal[0], FaultKind.MALFORMED, detail
+        text = reply.name or ""
         try:
-            action = self.state.parse_action(reply.name or "")
+            action = self.state.parse_action(text)
         except ActionSyntaxError as err:
-            self._fault(seat, FaultKind.MALFORMED, str(err))
-            return legal[0], FaultKind.MALFORMED, str(err)
+            # the engine's reason quotes the whole text: past QUOTE_CHARS, the runner quotes its head
+            detail = str(err) if len(text) <= QUOTE_CHARS else f"not an action: {quoted(text)}"
+            return legal[0], FaultKind.MALFORMED, self._fault(seat, FaultKind.MALFORMED, detail)
         if action in legal:
             return action, None, ""
         try:  # the engine names the rule broken; a refused action changes nothing
             self.state.apply(seat, action)
         except IllegalActionError as err:
-            detail = f"{reply.name}: {err}"
+            detail = f"{quoted(text, 60)}: {err}"  # it parsed, so it is short, unless padded: the rule is kept
         else:  # pragma: no cover - legal_actions and apply disagree: an engine bug
             raise AssertionError(f"{self.spec.name}: {reply.name!r} was applied but not listed as legal")
-        self._fault(seat, FaultKind.ILLEGAL, detail)
-        return legal[0], FaultKind.ILLEGAL, detail
+        return legal[0], FaultKind.ILLEGAL, self._fault(seat, FaultKind.ILLEGAL, detail)
 
     def _play(self, seat: int, action: int, fault: FaultKind | None, reason: str, request_id: int) -> None:
         self.state.apply(seat, action)
@@ -358,6 +366,8 @@ class MatchRunner:
                                records.to_record(state, seats=list(self.seat_names)), self.counts)
         outcome.results = {**results, "faults": outcome.fault_counts()}
         outcome.record["meta"] = {"game_id": self.game_id, "faults": [f.to_dict() for f in self.faults],
+                                  # every fault counted, by seat and kind; the first of each seat kept above
+                                  "fault_counts": outcome.fault_counts(), "faults_kept_per_seat": MAX_FAULT_RECORDS,
                                   "decision_times": [
                                       {"answered": n, "total_s": round(total, 6), "slowest_s": round(slowest, 6),
                                        "over_decision_time": over} for n, total, slowest, over in self.times],

@@ -11,7 +11,7 @@ import pytest
 from harness import invoke_cli as run
 from harness import run_cli
 
-from referee import records
+from referee import files, records
 from referee.cli.exits import ExitCode, exit_code_for
 
 FIXTURES = Path(__file__).resolve().parent / "records"
@@ -19,8 +19,10 @@ GOOD = FIXTURES / "confirmation_one_round.json"
 
 
 def test_exit_code_table():
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 130]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 6, 130]
     assert ExitCode.USAGE == click.UsageError("x").exit_code
+    assert exit_code_for(files.WriteFailed("x")) is ExitCode.WRITE_FAILED
+    assert exit_code_for(files.CannotWrite("x")) is ExitCode.USAGE
     assert exit_code_for(records.RecordFileError("x")) is ExitCode.USAGE
     assert exit_code_for(records.RecordError("x")) is ExitCode.CHECK_FAILED
     assert exit_code_for(records.ResultsMismatchError("k", 1, 2, None)) is ExitCode.CHECK_FAILED

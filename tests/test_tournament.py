@@ -165,6 +165,8 @@ def test_resume_after_kill_9_gives_the_identical_table(tmp_path):
 
     resumed = run_cli("tournament", str(cut), "--quiet", "--bootstrap", "300")
     assert resumed.returncode == 0, resumed.stderr
+    # the killed run held the directory's lock: the kernel let go of it, and the rerun takes it over
+    assert f"taking over from a run that ended without letting go (pid {proc.pid} on " in resumed.stderr
     assert f"played {36 - partial} match(es) now, 36 in all" in resumed.stderr
     assert resumed.stdout == reference.stdout
     assert Store(tmp_path / "cut").seed_released()

@@ -21,16 +21,18 @@ from referee.cli.serve import serve
 from referee.cli.sprt import sprt
 from referee.cli.tournament import gauntlet, ratings, tournament
 from referee.cli.view import view
+from referee.untrusted import escaped, log_to_stderr
 
 
 class _Group(click.Group):
     """Turns the package's errors into a message on stderr and the exit code of the table."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        log_to_stderr()  # the referee's own log lines, escaped: they quote what bots send
         try:
             return super().invoke(ctx)
         except HANDLED as error:
-            click.echo(f"Error: {error_text(error)}", err=True)
+            click.echo(f"Error: {escaped(error_text(error))}", err=True)  # it may quote a bot's log
             ctx.exit(exit_code_for(error))
 
 
@@ -47,7 +49,8 @@ def referee() -> None:
          early) or stated results that differ from the replay
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
-         holds another tournament or a changed bot's matches, a bot not
+         holds another tournament or a changed bot's matches, or that
+         another run is writing (one run at a time), a bot not
          running and connected within startup_s (no match played), a
          directory with no results or no such match (export, replay DIR
          N); sprt: a bot that died or never came to play; serve: an
@@ -57,6 +60,9 @@ def referee() -> None:
       4  tournament, gauntlet (and ratings of their results): incomplete,
          a bot died for good mid-run and did not play all its matches
          (the standings mark it)
+      6  the results could not be written (a full disk, an I/O error):
+         the store, a bot's log, export, view; what was stored before is
+         intact, and the same command plays only what is missing
     130  interrupted (Ctrl-C): what finished is saved (tournament,
          gauntlet) or reported (sprt)
 

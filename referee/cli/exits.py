@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from referee import records
+from referee import files, records
 from referee.cli.serve import ServeError
 from referee.games.base import GameError
 from referee.stats.sprt import Verdict
@@ -34,6 +34,9 @@ class ExitCode(IntEnum):
     #: tournament, gauntlet: a bot died for good mid-run and did not play all its matches (the
     #: standings mark it; the same command plays them)
     INCOMPLETE = 4
+    #: the results could not be written (a full disk, an I/O error): what was stored before is
+    #: intact, and the same command, once there is room, plays only what is missing
+    WRITE_FAILED = 6
     #: interrupted (Ctrl-C): what finished is saved (tournament, gauntlet) or reported (sprt)
     INTERRUPTED = 130
     # the verdicts of sprt, aliases of the codes above: a CI job passes on H1 and fails on H0
@@ -46,6 +49,8 @@ class ExitCode(IntEnum):
 #: the first matching row decides; click's own usage errors exit 2 by themselves
 _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (click.UsageError, ExitCode.USAGE),
+    (files.WriteFailed, ExitCode.WRITE_FAILED),  # a full disk, an I/O error: the store, a log, export, view
+    (files.CannotWrite, ExitCode.USAGE),  # an output path that cannot be written (no such directory, no permission)
     (records.RecordFileError, ExitCode.USAGE),
     (records.RecordError, ExitCode.CHECK_FAILED),
     (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game

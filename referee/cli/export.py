@@ -21,10 +21,16 @@ def export(directory: str, to: str | None) -> None:
     store = texport.open_results(directory)
     try:
         out = texport.output_directory(store.directory, to)
-        matches, missing = texport.export(store, out)
+        done = texport.export(store, out)
     finally:
         store.close()
-    click.echo(f"{len(matches) - len(missing)} match record(s) and {texport.CSV_NAME} written to {out}")
+    missing, partial = done.missing, done.partial
+    click.echo(f"{len(done.matches) - len(missing)} match record(s) and {texport.CSV_NAME} written to {out}")
     if missing:
         click.echo(f"{len(missing)} match(es) stored without a game record (e.g. {missing[0].row.key}): "
                    f"in {texport.CSV_NAME} only", err=True)
+    if partial:
+        (first, tally), counted = partial[0], sum(t.counted for _, t in partial)
+        click.echo(f"{len(partial)} record(s) keep only the first {tally.per_seat} faults of a seat "
+                   f"({sum(t.kept for _, t in partial)} of {counted} kept; e.g. {first.file_name}: {tally.text()}); "
+                   f"every fault is counted in {texport.CSV_NAME} and in each record's meta.fault_counts", err=True)

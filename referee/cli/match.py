@@ -76,5 +76,8 @@ def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | No
     for fault in played.record["meta"]["faults"]:
         click.echo(f"fault: seat {fault['seat']} ({seats[fault['seat']]}) {fault['kind']} at decision "
                    f"{fault['decision']}: {fault['detail']}")
+    faults = records.faults_of(played.record)
+    if faults.kept < faults.counted:
+        click.echo(f"faults: {faults.text()}")
     if record_file:
         records.write(record_file, played.record)

@@ -39,8 +39,10 @@ def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> No
     for the format; `referee export DIRECTORY` lists the matches' ids and numbers.
     """
     rep: records.Replay | None = None
+    record = None
     try:
-        rep = records.replay(_record(file, match_id))
+        record = _record(file, match_id)
+        rep = records.replay(record)
     except records.ResultsMismatchError as error:
         rep = error.replay
         failure: records.RecordError | None = error
@@ -51,11 +53,13 @@ def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> No
     else:
         failure = None
 
+    faults = records.faults_of(record) if isinstance(record, dict) else records.FaultTally(0, 0)
     if as_json:
         click.echo(json.dumps({
             "valid": failure is None,
             "results": rep.results if rep is not None else None,
             "error": failure.to_dict() if failure is not None else None,
+            "faults": {"counted": faults.counted, "kept": faults.kept, "kept_per_seat": faults.per_seat},
         }))
         if failure is not None:
             click.get_current_context().exit(exit_code_for(failure))
@@ -69,6 +73,8 @@ def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> No
     click.echo(f"{rep.game}: {status}, {len(rep.parsed.actions)} actions; options: "
                f"{format_options(rep.parsed.options)}")
     click.echo("\n".join(results_report(rep.game, rep.results, rep.seats)))
+    if faults.counted:
+        click.echo(f"faults: {faults.text()}")
     if failure is not None:
         raise failure
 

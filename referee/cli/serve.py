@@ -49,12 +49,12 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
     # with GRPC_VERBOSITY=error or debug: a failure is the one line below
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     from referee.server import CannotListen, serve_forever
+    from referee.untrusted import log_to_stderr
 
     allowed = dict(tokens)
     if tokens_file:
         allowed.update(read_tokens(tokens_file))
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s")
+    log_to_stderr(logging.DEBUG if verbose else logging.INFO, "%(asctime)s %(levelname)s %(message)s")
     log = logging.getLogger("referee")
     if not allowed:
         log.warning("no --token given: any bot may connect with any token, and anyone may watch and list games")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
+from referee import files
 from referee.cli.exits import SPRT_EXIT_CODES, run_interruptibly
 from referee.cli.options import (
     BotCommand,
@@ -157,7 +157,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     else:
         click.echo(sprt_report.text(report))
     if markdown_file:
-        Path(markdown_file).write_text(sprt_report.markdown(report), encoding="utf-8")
+        files.write_text(markdown_file, sprt_report.markdown(report))
     ctx.exit(SPRT_EXIT_CODES[status])
 
 

@@ -51,21 +51,25 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     cfg = trun.with_stored_seed(tconfig.load(config_file))
     cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
     schedule = trun.schedule_of(cfg)
-    store = trun.open_store(cfg, rerun, announce=_say)
-    notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
-    click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
-               f"{notes[0]}; results in {cfg.output}", err=True)
-    live = None
-    if http_port is not None:
-        from referee.view.about import about_of
-        from referee.view.live import LivePage, about_source, standings_source
+    store = trun.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
+    try:
+        notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
+        click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
+                   f"{notes[0]}; results in {cfg.output}", err=True)
+        live = None
+        if http_port is not None:
+            from referee.view.about import about_of
+            from referee.view.live import LivePage, about_source, standings_source
 
-        live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, bootstrap),
-                        token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
-                        about=about_source(store, cfg.output.name))
-    play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live, http=(http_host, http_port))
-    print_standings(store, anchor, bootstrap, notes=notes)
-    exit_if_incomplete(store)
+            live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, bootstrap),
+                            token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
+                            about=about_source(store, cfg.output.name))
+        play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live,
+                           http=(http_host, http_port))
+        print_standings(store, anchor, bootstrap, notes=notes)
+        exit_if_incomplete(store)
+    finally:
+        store.close()
 
 
 @click.command()
@@ -113,26 +117,29 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
         trun.with_stored_seed(cfg.tournament), executor=chosen_executor(cfg.tournament.executor, executor, address,
                                                                         server)))
     schedule = tgauntlet.make_schedule(cfg)
-    store = tgauntlet.open_store(cfg, rerun, announce=_say)
-    note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
-    click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
-               f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
-               f"results in {cfg.tournament.output}", err=True)
-    play_with_progress(cfg.tournament, schedule, store, progress, server, admin_token, first=cfg.candidate)
-    rows = list(store.matches())
-    check_anchor(rows, anchor)
-    against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
-    st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
-    if fmt == "json":
-        click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
-                               **standings.to_json(st)}, indent=2))
-    else:
-        click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
-                   f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
-        click.echo(tgauntlet.versus_table(cfg.candidate, against))
-        click.echo()
-        click.echo(standings.report(st))
-    exit_if_incomplete(store)
+    store = tgauntlet.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
+    try:
+        note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
+        click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
+                   f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
+                   f"results in {cfg.tournament.output}", err=True)
+        play_with_progress(cfg.tournament, schedule, store, progress, server, admin_token, first=cfg.candidate)
+        rows = list(store.matches())
+        check_anchor(rows, anchor)
+        against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
+        st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
+        if fmt == "json":
+            click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
+                                   **standings.to_json(st)}, indent=2))
+        else:
+            click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
+                       f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
+            click.echo(tgauntlet.versus_table(cfg.candidate, against))
+            click.echo()
+            click.echo(standings.report(st))
+        exit_if_incomplete(store)
+    finally:
+        store.close()
 
 
 # --- shared by the commands above -------------------------------------------------------

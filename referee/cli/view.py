@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from referee import files
 from referee.cli.options import standings_options
 
 
@@ -47,10 +48,7 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
         except ViewerError as err:
             raise click.BadParameter(str(err).removeprefix(f"--seat {seat}: "), param_hint="--seat") from None
         target = Path(out) if out is not None else source.with_suffix(".html")
-        try:
-            target.write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise click.FileError(str(target), err.strerror or str(err)) from None
+        files.write_text(target, text)  # CannotWrite: exit 2; WriteFailed (a full disk): exit 6
     click.echo(str(target))
     if open_page:
         webbrowser.open(target.resolve().as_uri())

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from referee import records
+from referee import files, records
 from referee.runner import FaultKind
 from referee.tournament.store import DB_NAME, MatchRow, Store
 
@@ -83,31 +83,46 @@ def output_directory(results: Path, to: str | Path | None) -> Path:
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: exists and is not a directory; give --to a directory (new or existing)")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ExportError(f"cannot create {out}: {e.strerror or e}") from None
-    return out
+        return files.make_directory(out)  # a full disk: WriteFailed (exit 6)
+    except files.CannotWrite as e:
+        raise ExportError(str(e)) from None
 
 
-def export(store: Store, out: Path) -> tuple[list[StoredMatch], list[StoredMatch]]:
-    """Write every stored match's record and ``matches.csv`` into ``out``; returns the matches, and
-    those stored without a game record (none is written for them)."""
+@dataclass(frozen=True)
+class Exported:
+    """What :func:`export` wrote: every match; those stored without a game record (none is written
+    for them); those whose record keeps only some of its fault records (all are counted)."""
+
+    matches: list[StoredMatch]
+    missing: list[StoredMatch]
+    partial: list[tuple[StoredMatch, records.FaultTally]]
+
+
+def export(store: Store, out: Path) -> Exported:
+    """Write every stored match's record and ``matches.csv`` into ``out``."""
     matches = stored_matches(store)
-    missing = []
-    for m in matches:
+    missing, partial = [], []
+    for done, m in enumerate(matches):
         record = record_of(store, m)
-        if record.get("format") == records.FORMAT:
-            records.write(out / m.file_name, record)
-        else:
+        if record.get("format") != records.FORMAT:
             missing.append(m)
+            continue
+        faults = records.faults_of(record)
+        if faults.kept < faults.counted:
+            partial.append((m, faults))
+        try:
+            records.write(out / m.file_name, record)
+        except files.WriteFailed as err:  # each file is whole or absent: those before are intact
+            raise files.WriteFailed(f"{err}; the {done - len(missing)} record(s) before it are written, the results "
+                                    f"store is untouched: make room and export again") from None
     _write(out / CSV_NAME, matches_csv(matches, {m.number for m in missing}))
-    return matches, missing
+    return Exported(matches, missing, partial)
 
 
 def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
-    its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``; the record's
-    ``meta.faults`` has each fault), the seconds, the record file (empty for the matches ``without_record``)."""
+    its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``: every fault counted;
+    the record's ``meta.fault_counts`` has them by kind, ``meta.faults`` the first 50 of each seat), the seconds, the record file (empty for the matches ``without_record``)."""
     seats = max((len(m.row.lineup) for m in matches), default=0)
     header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
               + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
@@ -131,6 +146,6 @@ def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ExportError(f"cannot write {path}: {e.strerror or e}") from None
+        files.write_text(path, text)
+    except files.CannotWrite as e:
+        raise ExportError(str(e)) from None

@@ -9,8 +9,10 @@ a command line or in an environment. It runs in its own session, in the
 :class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
 address then the referee's Unix socket inside it), with its
 :class:`~referee.tournament.config.Limits` set before exec, and at most
-``log_kb`` of its stdout and stderr kept in ``logs/NAME.log`` (the rest is
-counted, not kept). A bot that has died is started again before its next
+``log_kb`` of its stdout and stderr kept in ``logs/NAME.log``, every control
+character escaped (:mod:`referee.untrusted`; the rest is counted, not kept; a
+write the disk refuses is kept in :attr:`Launcher.write_failed`, and the run
+stops before its next match). A bot that has died is started again before its next
 match (as cutechess's ``-recover``), once every process it left is gone; one
 that died more than ``max_restarts`` times is marked dead, with the reason,
 and its matches are skipped.
@@ -26,6 +28,7 @@ writes itself and could make look like markers.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import json
@@ -41,9 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from referee import files
 from referee.tournament import sandbox
 from referee.tournament.config import BotSpec
 from referee.tournament.sandbox import ProcessTree, Sandbox
+from referee.untrusted import BytesEscaper, capped
 
 #: variables of the runner's environment a bot launched without a sandbox must not inherit
 SECRET_VARIABLES = ("REFEREE_ADMIN_TOKEN",)
@@ -51,6 +56,9 @@ SECRET_VARIABLES = ("REFEREE_ADMIN_TOKEN",)
 #: (``{"match", "bot", "seat", "log", "begins", "ends", "played"}``: the log's name, and byte offsets
 #: of the start of its begin line and of the end of its end line)
 MATCH_INDEX = "matches.jsonl"
+
+#: the most characters of a line of a bot's log quoted in an error (its last lines, when it fails to start)
+LOG_LINE_CHARS = 300
 
 
 @dataclass
@@ -115,6 +123,8 @@ class Launcher:
         #: processes started for one match (isolation = "match"), by the name they connect under
         self.for_match: dict[str, Launched] = {}
         self._lock = threading.Lock()
+        #: a write to a bot's log that failed (a full disk): the run must end (:class:`~referee.files.WriteFailed`)
+        self.write_failed: files.WriteFailed | None = None
         self._stopping = False
         self._trees = itertools.count(1)  # a unique name for each process tree's cgroups
 
@@ -154,9 +164,8 @@ class Launcher:
             bot.process = None
             bot.exits.append(f"cannot start: cannot open its log ({err.strerror or err})")
             return
-        log.write(f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
-                  f"{' '.join(bot.spec.command)}\n".encode())
-        log.flush()
+        self._write(log, f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
+                         f"{' '.join(bot.spec.command)}\n".encode())
         bot.starts += 1
         bot.process_seen = False
         bot.ended = None
@@ -177,8 +186,9 @@ class Launcher:
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))
         except (OSError, subprocess.SubprocessError) as err:
-            log.write(f"--- cannot start: {err}\n".encode())
-            log.close()
+            self._write(log, f"--- cannot start: {err}\n".encode())
+            with contextlib.suppress(OSError):
+                log.close()
             bot.process = None
             why = getattr(err, 'strerror', None) or err
             if isinstance(err, CommandNotFound):
@@ -199,22 +209,35 @@ class Launcher:
         self.on_exit(name)
 
     def _pump(self, bot: Launched, process: subprocess.Popen, log: BinaryIO) -> None:
-        """Copy the bot's output to its log up to the cap; count the rest."""
+        """Copy the bot's output to its log, escaped, up to the cap; count the rest."""
         cap = bot.spec.limits.log_kb * 1024
+        escaper = BytesEscaper()  # no raw control character reaches the log (docs/security.md)
         try:
-            while chunk := process.stdout.read1(65536):
+            while raw := process.stdout.read1(65536):
+                chunk = escaper.feed(raw)
                 with self._lock:
                     room = max(0, cap - log.tell()) if log.seekable() else cap
-                    log.write(chunk[:room])
-                    log.flush()
+                    self._write(log, chunk[:room])
                     bot.dropped_bytes += max(0, len(chunk) - room)
             process.wait()
             note = f"--- {bot.retired}" if bot.retired else f"--- ended: {self._ended(bot, process)}"
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
-            log.write((note + "\n").encode())
+            self._write(log, escaper.end() + (note + "\n").encode())
         finally:
-            log.close()
+            with contextlib.suppress(OSError):  # what a full disk refused is already noted
+                log.close()
+
+    def _write(self, log: BinaryIO, data: bytes) -> None:
+        """Write to a bot's log; a write the system refuses (a full disk) is kept in
+        :attr:`write_failed`, and nothing more is written to any log."""
+        if self.write_failed is not None:
+            return
+        try:
+            log.write(data)
+            log.flush()
+        except OSError as err:
+            self.write_failed = files.WriteFailed.of(err, getattr(log, "name", "a bot's log"))
 
     def _ended(self, bot: Launched, process: subprocess.Popen) -> str:
         """How the bot's current ``process`` ended (computed once, while its cgroups still tell which limit it hit)."""
@@ -296,7 +319,9 @@ class Launcher:
             text = path.read_bytes()[-64 * 1024:].decode("utf-8", "replace")
         except OSError:
             return path, []
-        return path, text.splitlines()[-lines:]
+        # escaped as written (_pump), and again: a log written otherwise may hold anything
+        tail = text.rstrip("\n").split("\n")[-lines:] if text.strip("\n") else []
+        return path, [capped(line, LOG_LINE_CHARS, ascii_only=False) for line in tail]
 
     # --- matches marked in the logs ----------------------------------------------------
 

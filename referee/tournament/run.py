@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from referee.files import WriteFailed
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
 from referee.tournament.release import Releases
@@ -69,6 +70,8 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
     time, saving each the moment it ends; returns how many were played. Before the
     first match every bot must be running and connected within ``startup_s``
     (:class:`~referee.tournament.executors.BotsNotReady` otherwise: nothing is played).
+    A write the disk refuses (the store, a bot's log) stops the run: :class:`WriteFailed`,
+    what was stored before intact.
     A bot that dies for good mid-run has its remaining matches skipped: the store
     notes it as incomplete (:meth:`Store.incomplete`), and a later run tries them again.
     A deal set's records go to spectators once it is over (``config.release``). A run that ends
@@ -108,20 +111,23 @@ async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Sto
         dead.update(err.reasons)
 
     try:
-        async with executor:
-            store.set_meta("sandbox", executor.sandbox.describe())
-            store.set_meta("isolation", config.isolation)
-            store.set_meta("executor", executor.describe())
-            if watch:
-                watch(executor.arena)
-            try:
-                await executor.play_all(todo, config.concurrency, save, skip)
-            finally:
-                store.set_incomplete(_missing(schedule, store.done(), dead))
-                host_account(executor, store)
-    finally:
-        if executor.launcher is not None:
-            store.set_meta("launcher", json.dumps(executor.launcher.status()))
+        try:
+            async with executor:
+                store.set_meta("sandbox", executor.sandbox.describe())
+                store.set_meta("isolation", config.isolation)
+                store.set_meta("executor", executor.describe())
+                if watch:
+                    watch(executor.arena)
+                try:
+                    await executor.play_all(todo, config.concurrency, save, skip)
+                finally:
+                    store.set_incomplete(_missing(schedule, store.done(), dead))
+                    host_account(executor, store)
+        finally:
+            if executor.launcher is not None:
+                store.set_meta("launcher", json.dumps(executor.launcher.status()))
+    except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
+        raise store.stopped(err) from None
     store.release_seed()  # the run has ended: its master seed is printed
     return played
 

@@ -19,12 +19,22 @@ the last run that played, with how many of their matches are missing;
 (a drawn seed is secret until then). The pages read the tournament's entries
 (:meth:`Store.entries`) and the dates of its first and last match
 (:meth:`Store.dates`) here.
+
+One run at a time writes a directory: :meth:`Store.claim` takes its lock (an ``flock`` on
+``.lock`` in it, which the kernel releases when the process ends, however it ends), and a
+second run is refused (:class:`DirectoryInUse`, exit 2) while the first holds it. A write the
+disk refuses (full, over quota, an I/O error) is a :class:`~referee.files.WriteFailed` (exit 6):
+the transaction it was in is undone, every match stored before stays intact.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from referee.files import WriteFailed
 from referee.runner import FaultKind
 
 if TYPE_CHECKING:
@@ -39,6 +50,10 @@ if TYPE_CHECKING:
     from referee.tournament.executors import Played
 
 DB_NAME = "results.sqlite"
+#: the file whose lock a run holds on its output directory (left in place: see Store.claim)
+LOCK_NAME = ".lock"
+#: SQLite's result codes for a write the disk refused: SQLITE_IOERR, SQLITE_FULL
+_NO_ROOM = (10, 13)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +82,10 @@ CREATE TABLE IF NOT EXISTS seats (
 
 class StoreError(ValueError):
     """An output directory that cannot be used for this tournament."""
+
+
+class DirectoryInUse(StoreError):
+    """An output directory another run is writing."""
 
 
 @dataclass(frozen=True)
@@ -119,17 +138,88 @@ class Store:
             raise StoreError(f"{self.directory}: is a file, not a results directory") from None
         except OSError as e:
             raise StoreError(f"{self.directory}: cannot create the results directory: {e.strerror or e}") from None
+        self.path = path
+        self.failed: WriteFailed | None = None  # the first write the disk refused
+        self._lock: Any = None  # the directory's lock file, once claimed
         try:
             self.db = sqlite3.connect(path)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            with self.db:
-                self.db.executescript(SCHEMA)
+            # a reader of a store that has its tables writes nothing (a results directory on a full disk reads)
+            if create or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seats'").fetchone() is None:
+                with self._writing("its tables"):
+                    self.db.executescript(SCHEMA)
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database: {e}") from None
 
     def close(self) -> None:
         self.db.close()
+        if self._lock is not None:  # emptied: a lock file with a holder in it is a run that did not end well
+            with contextlib.suppress(OSError):
+                self._lock.truncate(0)
+            self._lock.close()
+            self._lock = None
+
+    @contextlib.contextmanager
+    def _writing(self, what: str) -> Iterator[None]:
+        """One transaction that writes ``what``; a write the disk refuses undoes it and is a
+        :class:`WriteFailed` saying that what was stored before is intact. Once one has failed, a
+        later failure raises the first again (the reason the run stopped)."""
+        try:
+            with self.db:
+                yield
+        except sqlite3.OperationalError as err:
+            if getattr(err, "sqlite_errorcode", 0) & 0xFF not in _NO_ROOM:
+                raise
+            if self.failed is None:
+                self.failed = WriteFailed(f"cannot write {self.path} ({what}): {err}")
+            raise self.failed from None
+
+    def stopped(self, error: WriteFailed) -> WriteFailed:
+        """``error`` (the run stopped: the store, or a bot's log, hit a full disk), saying what is
+        intact and what to do."""
+        try:
+            stored = f"the {self.count()} match(es) stored are intact"
+        except sqlite3.Error:
+            stored = "the matches stored are intact"
+        return WriteFailed(f"{error}; {stored}: make room and run the same command again to play what is missing")
+
+    def _take_lock(self, announce: Callable[[str], None] | None) -> None:
+        """Hold the directory's lock for as long as this store is open: refuse it (DirectoryInUse)
+        while another run holds it. The lock is the kernel's (``flock``), so a run that ended
+        without letting go (kill -9, a crash) holds nothing: its lock file, where it wrote who it
+        was, is taken over. The file is never removed (a run could otherwise lock a file that a
+        second one no longer finds)."""
+        if self._lock is not None:
+            return
+        path = self.directory / LOCK_NAME
+        try:
+            lock = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until close()
+        except OSError as err:
+            raise StoreError(f"{self.directory}: cannot lock the results directory: {err.strerror or err}") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if not isinstance(err, BlockingIOError):
+                lock.close()
+                raise StoreError(f"{self.directory}: cannot lock the results directory: {err.strerror or err}") \
+                    from None
+            lock.seek(0)
+            holder = lock.read().strip() or "a process"
+            lock.close()
+            raise DirectoryInUse(f"{self.directory} is in use by another run ({holder}): one run at a time per "
+                                 f"output directory; wait for it to end, or give this run another output") from None
+        lock.seek(0)
+        before = lock.read().strip()
+        if before and announce is not None:
+            announce(f"{self.directory}: taking over from a run that ended without letting go ({before})")
+        try:
+            lock.truncate(0)
+            lock.write(f"pid {os.getpid()} on {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+            lock.flush()
+        except OSError:
+            pass  # who holds it is only information: the lock itself needs no room
+        self._lock = lock
 
     # --- the tournament this directory belongs to ---------------------------------
 
@@ -138,7 +228,7 @@ class Store:
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
-        with self.db:
+        with self._writing(f"its {key}"):
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def incomplete(self) -> dict[str, dict[str, Any]]:
@@ -173,6 +263,7 @@ class Store:
         ``announce`` is told how many. Returns how many were dropped, by bot."""
         from referee.tournament import versions
 
+        self._take_lock(announce)
         stored = self.meta("fingerprint")
         if stored is not None and stored != fingerprint:
             old, new = json.loads(stored), json.loads(fingerprint)
@@ -194,7 +285,7 @@ class Store:
                 f"bot {name} changed since its matches in {self.directory} were played "
                 f"({', '.join(versions.changes(before[name], version))}): give --rerun {name} to play its "
                 f"matches again, or use a new output directory")
-        with self.db:
+        with self._writing("the tournament it holds"):
             dropped = {name: self._drop(name) for name in dict.fromkeys(rerun)}
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(description),))
@@ -255,7 +346,7 @@ class Store:
              record: dict[str, Any], seconds: float) -> None:
         """One finished match, in one transaction."""
         faults = results.get("faults") or [dict.fromkeys(FaultKind, 0) for _ in lineup]
-        with self.db:
+        with self._writing(f"match {key}"):
             self.db.execute("INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                             (key, deal_set, str(seed), json.dumps(list(lineup)), json.dumps(results),
                              json.dumps(record), seconds, time.time()))

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee import files
 from referee.tournament.launcher import MATCH_INDEX
 from referee.view.page import page
 
@@ -104,11 +105,11 @@ def publish(logs: Path, out: Path, back_link: str = "../index.html") -> dict[str
     for path in sorted(logs.rglob("*.log")):
         name = str(path.relative_to(logs))
         target = out / page_name(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        files.make_directory(target.parent)
         depth = "../" * (len(Path(name).parts) - 1)
         text = path.read_bytes().decode("utf-8", "replace")
-        target.write_text(log_page(text, f"log of {path.stem}" + (f" ({path.parent.name})" if depth else ""),
-                                   depth + back_link, marks.get(name, set())), encoding="utf-8")
+        files.write_text(target, log_page(text, f"log of {path.stem}" + (f" ({path.parent.name})" if depth else ""),
+                                          depth + back_link, marks.get(name, set())))
         if not depth:
             pages[path.stem] = page_name(name)
     return pages

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from referee import games
+from referee import files, games
 from referee.tournament import standings as tstandings
 from referee.tournament.store import MatchRow, Store, StoreError
 from referee.view import logs
@@ -49,26 +49,29 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
         st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
         about = about_of(store, Path(directory).name)
         out = Path(out) if out is not None else Path(directory) / "report"
-        (out / REPLAYS).mkdir(parents=True, exist_ok=True)
-        log_pages, spans = {}, {}
-        if publish_logs:
-            log_pages = logs.publish(Path(directory) / logs.LOGS, out / logs.LOGS)
-            spans = logs.spans(Path(directory) / logs.LOGS)
-        else:
-            logs.withdraw(out / logs.LOGS)
-        for row in rows:
-            record = store.record(row.key)
-            if record is not None:
-                links = [(f"{bot} (seat {seat}), lines {span.first}-{span.last}",
-                          f"../{logs.LOGS}/{logs.page_name(span.log)}{span.anchor()}")
-                         for seat, bot in enumerate(row.lineup) if (span := spans.get((row.key, seat)))]
-                (out / REPLAYS / replay_file(row.key)).write_text(
-                    replay_page(record, back_link="../index.html", logs=links), encoding="utf-8")
+        try:  # each page is written whole or not at all (a full disk: exit 6, the store untouched)
+            files.make_directory(out / REPLAYS)
+            log_pages, spans = {}, {}
+            if publish_logs:
+                log_pages = logs.publish(Path(directory) / logs.LOGS, out / logs.LOGS)
+                spans = logs.spans(Path(directory) / logs.LOGS)
+            else:
+                logs.withdraw(out / logs.LOGS)
+            for row in rows:
+                record = store.record(row.key)
+                if record is not None:
+                    links = [(f"{bot} (seat {seat}), lines {span.first}-{span.last}",
+                              f"../{logs.LOGS}/{logs.page_name(span.log)}{span.anchor()}")
+                             for seat, bot in enumerate(row.lineup) if (span := spans.get((row.key, seat)))]
+                    files.write_text(out / REPLAYS / replay_file(row.key),
+                                     replay_page(record, back_link="../index.html", logs=links))
+            index = out / "index.html"
+            files.write_text(index, report_page(st, rows, about,
+                                                {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()}))
+        except files.WriteFailed as err:
+            raise files.WriteFailed(f"{err}; the results store is untouched: make room and run view again") from None
     finally:
         store.close()
-    index = out / "index.html"
-    index.write_text(report_page(st, rows, about, {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()}),
-                     encoding="utf-8")
     return index
 
 

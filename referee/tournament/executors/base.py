@@ -274,9 +274,13 @@ class Executor(ABC):
     async def play(self, seating: Seating, match_id: str | None = None) -> Played:
         """Play one match. ``match_id`` is its id at the referee: by default the seating's key;
         ``""`` lets the referee choose one. Raises :class:`BotsDead` (without playing) if a bot
-        of the line-up died more than its ``max_restarts`` times. With isolation = "match" the
-        launched bots play it in processes started for it alone (:meth:`_play_fresh`)."""
+        of the line-up died more than its ``max_restarts`` times, and
+        :class:`~referee.files.WriteFailed` if a bot's log could not be written (a full disk).
+        With isolation = "match" the launched bots play it in processes started for it alone
+        (:meth:`_play_fresh`)."""
         assert self.launcher is not None, "use the executor in 'async with'"
+        if self.launcher.write_failed is not None:  # a bot's log hit a full disk: no more matches
+            raise self.launcher.write_failed
         fresh = self.isolation == "match"
         dead = self.launcher.dead(seating.lineup) if fresh else await self._restart(seating.lineup)
         if dead:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from referee.files import WriteFailed
 from referee.stats.sprt import Verdict
 from referee.tournament.sprt.setup import SprtSetup
 from referee.tournament.sprt.units import Tally, make_unit, unit_lineups
@@ -22,7 +23,11 @@ def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
     if setup.output is None:
         return None
     store = Store(setup.output)
-    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
+    try:  # the directory's lock: one run at a time
+        store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
@@ -110,13 +115,16 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                             connect_timeout=connect_timeout, sandbox=setup.sandbox,
                             hide=[p for p in (setup.output, setup.source) if p is not None],
                             isolation=setup.isolation, startup_s=setup.startup_s, announce=announce)
-    async with executor:
-        if store is not None:
-            store.set_meta("sandbox", executor.sandbox.describe())
-            store.set_meta("isolation", setup.isolation)
-            store.set_meta("executor", executor.describe())
-        try:
-            await executor.play_all(to_play(), setup.concurrency, played, dead)
-        finally:
-            host_account(executor, store)
+    try:
+        async with executor:
+            if store is not None:
+                store.set_meta("sandbox", executor.sandbox.describe())
+                store.set_meta("isolation", setup.isolation)
+                store.set_meta("executor", executor.describe())
+            try:
+                await executor.play_all(to_play(), setup.concurrency, played, dead)
+            finally:
+                host_account(executor, store)
+    except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
+        raise (store.stopped(err) if store is not None else err) from None
     return tally.verdict or Verdict.INCONCLUSIVE

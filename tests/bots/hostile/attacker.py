@@ -52,10 +52,30 @@ def _on_welcome(self, welcome) -> None:
 kit.BotSession._on_welcome = _on_welcome  # the attacks start once it is connected
 
 
+#: what it answers (``--answer``): the first legal action, or text that is no action at all, which
+#: the referee replaces with the first legal action (so its opponents' games are the same):
+#: ``huge``, as long as one message may be (the referee's cap, server.MAX_MESSAGE_BYTES, less
+#: the reply's own fields); ``escapes``, terminal escape sequences (attacks.ESCAPES)
+ANSWERS = {"first": 0, "huge": "X" * (256 * 1024 - 200), "escapes": attacks.ESCAPES}
+answer: int | str = 0
+
+
 def first_legal(observation, legal, game):
     decided.set()
     attacked.wait(max(0.0, started + WAIT - time.monotonic()))
-    return 0
+    return answer
+
+
+def unbatched(self):
+    """The kit's messages one by one: a batch of two answers at the cap would be past it."""
+    yield from iter(self._outbox.get, None)
+
+
+def use_answer(name: str) -> None:
+    global answer
+    answer = ANSWERS[name]
+    if name != "first":
+        kit.BotSession._messages = unbatched
 
 
 def run_attacks(names: list[str], ctx: attacks.Context, start: threading.Event) -> None:
@@ -88,6 +108,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write-dir", action="append", default=[], help="where to write first")
     parser.add_argument("--native-signals", action="store_true",
                         help="SIGXFSZ kills, as in a native program (Python ignores it)")
+    parser.add_argument("--answer", choices=sorted(ANSWERS), default="first",
+                        help="what it answers: the first legal action, or malformed text (huge, escapes)")
+    parser.add_argument("--crash-at-start", action="store_true",
+                        help="print attacks.ESCAPES (or, --honest, plain lines) and exit before connecting")
     parser.add_argument("--mark", default="", help="carried by the command line of whatever it leaves")
     parser.add_argument("--forks", type=int, default=10_000)
     parser.add_argument("--write-mb", type=int, default=1024)
@@ -96,6 +120,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--file-mb", type=int, default=64, help="its file size limit (the fill attack)")
     parser.add_argument("--files", type=int, default=100_000, help="empty files to make at most (the fill attack)")
     mine, kit_args = parser.parse_known_args(argv)
+    if mine.crash_at_start:
+        attacks.crash_at_start(honest=mine.honest)
+    use_answer(mine.answer)
     if mine.native_signals:
         signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     kit = argparse.ArgumentParser(add_help=False, allow_abbrev=False)

@@ -851,10 +851,44 @@ def attack_spectate(ctx: Context, period: float = 0.1) -> None:
             time.sleep(period)
 
 
+# --- the organiser's terminal ------------------------------------------------------------
+
+#: what a bot would print to take over the terminal of whoever reads its output: retitle the
+#: window, set the clipboard (OSC 52), move up and erase the line, forge a green line, the
+#: 8-bit CSI (C1) that clears the screen, NUL, BEL, backspace, DEL, a right-to-left override
+ESCAPES = ("\x1b]0;referee: every check passed\x07\x1b]52;c;cm0gLXJmIH4=\x07\x1b[1A\x1b[2K\r"
+           "\x1b[32mtournament finished: 0 faults\x1b[0m\u009b2J\x00\x07\x08\x7f\u202e")
+#: ... and as raw bytes that are not UTF-8: the 8-bit CSI alone, an ESC after a broken sequence
+RAW_ESCAPES = b"\x9b2J\xff\x1b[2K"
+
+
+def print_escapes(lines: int = 3, payload: bytes = ESCAPES.encode() + RAW_ESCAPES) -> None:
+    """``lines`` lines carrying ``payload`` (ESCAPES and RAW_ESCAPES), on stdout and stderr."""
+    for n in range(lines):
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+            stream.buffer.write(payload + f" escapes line {n}\n".encode())
+            stream.buffer.flush()
+
+
+def attack_escapes(ctx: Context) -> None:
+    """Print terminal escapes in its output, which the runner keeps in its log."""
+    print_escapes()
+    report("escapes", printed=3)
+
+
+def crash_at_start(honest: bool) -> None:
+    """Fail to start, printing lines of escapes (``honest``: the same lines without them) first:
+    the runner shows the last lines of a bot's log when it fails to start."""
+    print_escapes(payload=b"" if honest else ESCAPES.encode() + RAW_ESCAPES)
+    sys.exit(3)
+
+
 ATTACKS: dict[str, Callable[[Context], None]] = {
     "tokens": attack_tokens, "steal": attack_steal, "files": attack_files, "kill": attack_kill,
     "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
     "orphan": attack_orphan, "connections": attack_connections, "spectate": attack_spectate,
     "fill": attack_fill, "spin": attack_spin,
+    "escapes": attack_escapes,
 }
 REPEATED = {"files", "kill", "spectate"}  # again and again while the tournament runs
