@@ -122,7 +122,8 @@ def export(store: Store, out: Path) -> Exported:
 def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
     its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``: every fault counted;
-    the record's ``meta.fault_counts`` has them by kind, ``meta.faults`` the first 50 of each seat), the seconds, the record file (empty for the matches ``without_record``)."""
+    the record's ``meta.fault_counts`` has them by kind, ``meta.faults`` the first 50 of each seat), the
+    seconds, the record file (empty for the matches ``without_record``)."""
     seats = max((len(m.row.lineup) for m in matches), default=0)
     header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
               + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
