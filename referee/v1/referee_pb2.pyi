@@ -8,6 +8,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class DataForm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DATA_JSON: _ClassVar[DataForm]
+    DATA_TYPED: _ClassVar[DataForm]
+    DATA_BOTH: _ClassVar[DataForm]
+
 class Fault(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     FAULT_NONE: _ClassVar[Fault]
@@ -17,6 +23,9 @@ class Fault(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_WRONG_ID: _ClassVar[Fault]
     FAULT_DISCONNECT: _ClassVar[Fault]
     FAULT_NO_SESSION: _ClassVar[Fault]
+DATA_JSON: DataForm
+DATA_TYPED: DataForm
+DATA_BOTH: DataForm
 FAULT_NONE: Fault
 FAULT_TIMEOUT: Fault
 FAULT_ILLEGAL: Fault
@@ -36,18 +45,20 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., actions: _Optional[_Union[ActionReplies, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "bot_name", "token", "capacity", "batching")
+    __slots__ = ("protocol_version", "bot_name", "token", "capacity", "batching", "data_form")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     BATCHING_FIELD_NUMBER: _ClassVar[int]
+    DATA_FORM_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     bot_name: str
     token: str
     capacity: int
     batching: bool
-    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., capacity: _Optional[int] = ..., batching: _Optional[bool] = ...) -> None: ...
+    data_form: DataForm
+    def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., capacity: _Optional[int] = ..., batching: _Optional[bool] = ..., data_form: _Optional[_Union[DataForm, str]] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "game_id", "seat", "name", "index")
@@ -155,23 +166,27 @@ class GameStart(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., seat_names: _Optional[_Iterable[str]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ...) -> None: ...
 
 class GameEvent(_message.Message):
-    __slots__ = ("game_id", "seat", "index", "kind", "actor", "data_json")
+    __slots__ = ("game_id", "seat", "index", "kind", "actor", "data_json", "confirmation", "aegis")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
     DATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    AEGIS_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     seat: int
     index: int
     kind: str
     actor: int
     data_json: str
-    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., index: _Optional[int] = ..., kind: _Optional[str] = ..., actor: _Optional[int] = ..., data_json: _Optional[str] = ...) -> None: ...
+    confirmation: ConfirmationEvent
+    aegis: AegisEvent
+    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., index: _Optional[int] = ..., kind: _Optional[str] = ..., actor: _Optional[int] = ..., data_json: _Optional[str] = ..., confirmation: _Optional[_Union[ConfirmationEvent, _Mapping]] = ..., aegis: _Optional[_Union[AegisEvent, _Mapping]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "game_id", "seat", "observation_json", "legal_actions", "legal_codes", "decision_ms_left", "bank_ms_left", "events")
+    __slots__ = ("request_id", "game_id", "seat", "observation_json", "legal_actions", "legal_codes", "decision_ms_left", "bank_ms_left", "events", "confirmation", "aegis")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -181,6 +196,8 @@ class DecisionRequest(_message.Message):
     DECISION_MS_LEFT_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_LEFT_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    AEGIS_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     game_id: str
     seat: int
@@ -190,7 +207,9 @@ class DecisionRequest(_message.Message):
     decision_ms_left: int
     bank_ms_left: int
     events: _containers.RepeatedCompositeFieldContainer[GameEvent]
-    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., observation_json: _Optional[str] = ..., legal_actions: _Optional[_Iterable[str]] = ..., legal_codes: _Optional[_Iterable[int]] = ..., decision_ms_left: _Optional[int] = ..., bank_ms_left: _Optional[int] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ...) -> None: ...
+    confirmation: ConfirmationObservation
+    aegis: AegisObservation
+    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., observation_json: _Optional[str] = ..., legal_actions: _Optional[_Iterable[str]] = ..., legal_codes: _Optional[_Iterable[int]] = ..., decision_ms_left: _Optional[int] = ..., bank_ms_left: _Optional[int] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ..., confirmation: _Optional[_Union[ConfirmationObservation, _Mapping]] = ..., aegis: _Optional[_Union[AegisObservation, _Mapping]] = ...) -> None: ...
 
 class ActionResult(_message.Message):
     __slots__ = ("request_id", "game_id", "seat", "status", "action", "fault", "reason", "bank_ms_left")
@@ -221,28 +240,52 @@ class ActionResult(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., status: _Optional[_Union[ActionResult.Status, str]] = ..., action: _Optional[str] = ..., fault: _Optional[_Union[Fault, str]] = ..., reason: _Optional[str] = ..., bank_ms_left: _Optional[int] = ...) -> None: ...
 
 class GameEnd(_message.Message):
-    __slots__ = ("game_id", "seat", "scores", "placing", "results_json", "events")
+    __slots__ = ("game_id", "seat", "scores", "placing", "results_json", "events", "confirmation", "aegis", "faults")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
     PLACING_FIELD_NUMBER: _ClassVar[int]
     RESULTS_JSON_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMATION_FIELD_NUMBER: _ClassVar[int]
+    AEGIS_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     seat: int
     scores: _containers.RepeatedScalarFieldContainer[int]
     placing: _containers.RepeatedScalarFieldContainer[int]
     results_json: str
     events: _containers.RepeatedCompositeFieldContainer[GameEvent]
-    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ..., results_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ...) -> None: ...
+    confirmation: ConfirmationResults
+    aegis: AegisResults
+    faults: _containers.RepeatedCompositeFieldContainer[SeatFaults]
+    def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ..., results_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ..., confirmation: _Optional[_Union[ConfirmationResults, _Mapping]] = ..., aegis: _Optional[_Union[AegisResults, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[SeatFaults, _Mapping]]] = ...) -> None: ...
+
+class SeatFaults(_message.Message):
+    __slots__ = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    ILLEGAL_FIELD_NUMBER: _ClassVar[int]
+    MALFORMED_FIELD_NUMBER: _ClassVar[int]
+    WRONG_ID_FIELD_NUMBER: _ClassVar[int]
+    DISCONNECT_FIELD_NUMBER: _ClassVar[int]
+    NO_SESSION_FIELD_NUMBER: _ClassVar[int]
+    timeout: int
+    illegal: int
+    malformed: int
+    wrong_id: int
+    disconnect: int
+    no_session: int
+    def __init__(self, timeout: _Optional[int] = ..., illegal: _Optional[int] = ..., malformed: _Optional[int] = ..., wrong_id: _Optional[int] = ..., disconnect: _Optional[int] = ..., no_session: _Optional[int] = ...) -> None: ...
 
 class SpectateRequest(_message.Message):
-    __slots__ = ("game_id", "token")
+    __slots__ = ("game_id", "token", "data_form")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DATA_FORM_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     token: str
-    def __init__(self, game_id: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+    data_form: DataForm
+    def __init__(self, game_id: _Optional[str] = ..., token: _Optional[str] = ..., data_form: _Optional[_Union[DataForm, str]] = ...) -> None: ...
 
 class SpectatorMessage(_message.Message):
     __slots__ = ("game_start", "event", "game_end", "record_held", "record_json")
@@ -336,3 +379,486 @@ class ReleaseRecordsResponse(_message.Message):
     RELEASED_FIELD_NUMBER: _ClassVar[int]
     released: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, released: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConfirmationObservation(_message.Message):
+    __slots__ = ("seat", "round", "rounds", "dealer", "phase", "turn", "hand", "trump", "trump_card", "bids", "bids_in_force", "choices", "my_pending_choice", "leader", "trick", "tricks_won", "tricks", "scores", "partner")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_CARD_FIELD_NUMBER: _ClassVar[int]
+    BIDS_FIELD_NUMBER: _ClassVar[int]
+    BIDS_IN_FORCE_FIELD_NUMBER: _ClassVar[int]
+    CHOICES_FIELD_NUMBER: _ClassVar[int]
+    MY_PENDING_CHOICE_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_WON_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    PARTNER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    round: int
+    rounds: int
+    dealer: int
+    phase: str
+    turn: int
+    hand: _containers.RepeatedScalarFieldContainer[str]
+    trump: str
+    trump_card: str
+    bids: _containers.RepeatedScalarFieldContainer[int]
+    bids_in_force: _containers.RepeatedScalarFieldContainer[int]
+    choices: _containers.RepeatedCompositeFieldContainer[ConfirmationSeatChoices]
+    my_pending_choice: str
+    leader: int
+    trick: _containers.RepeatedScalarFieldContainer[str]
+    tricks_won: _containers.RepeatedScalarFieldContainer[int]
+    tricks: _containers.RepeatedCompositeFieldContainer[ConfirmationTrick]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    partner: int
+    def __init__(self, seat: _Optional[int] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[str] = ..., turn: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., trump: _Optional[str] = ..., trump_card: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., bids_in_force: _Optional[_Iterable[int]] = ..., choices: _Optional[_Iterable[_Union[ConfirmationSeatChoices, _Mapping]]] = ..., my_pending_choice: _Optional[str] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[str]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., tricks: _Optional[_Iterable[_Union[ConfirmationTrick, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., partner: _Optional[int] = ...) -> None: ...
+
+class ConfirmationSeatChoices(_message.Message):
+    __slots__ = ("words",)
+    WORDS_FIELD_NUMBER: _ClassVar[int]
+    words: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, words: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConfirmationTrick(_message.Message):
+    __slots__ = ("leader", "cards", "winner")
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    leader: int
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    winner: int
+    def __init__(self, leader: _Optional[int] = ..., cards: _Optional[_Iterable[str]] = ..., winner: _Optional[int] = ...) -> None: ...
+
+class ConfirmationEvent(_message.Message):
+    __slots__ = ("round", "deal", "trump", "bid", "play", "trick", "choice", "score", "end")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DEAL_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    BID_FIELD_NUMBER: _ClassVar[int]
+    PLAY_FIELD_NUMBER: _ClassVar[int]
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    CHOICE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    round: ConfirmationRound
+    deal: ConfirmationDeal
+    trump: ConfirmationTrump
+    bid: ConfirmationBid
+    play: ConfirmationPlay
+    trick: ConfirmationTrickWon
+    choice: ConfirmationChoice
+    score: ConfirmationRoundScore
+    end: ConfirmationEnd
+    def __init__(self, round: _Optional[_Union[ConfirmationRound, _Mapping]] = ..., deal: _Optional[_Union[ConfirmationDeal, _Mapping]] = ..., trump: _Optional[_Union[ConfirmationTrump, _Mapping]] = ..., bid: _Optional[_Union[ConfirmationBid, _Mapping]] = ..., play: _Optional[_Union[ConfirmationPlay, _Mapping]] = ..., trick: _Optional[_Union[ConfirmationTrickWon, _Mapping]] = ..., choice: _Optional[_Union[ConfirmationChoice, _Mapping]] = ..., score: _Optional[_Union[ConfirmationRoundScore, _Mapping]] = ..., end: _Optional[_Union[ConfirmationEnd, _Mapping]] = ...) -> None: ...
+
+class ConfirmationRound(_message.Message):
+    __slots__ = ("round", "dealer")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    dealer: int
+    def __init__(self, round: _Optional[int] = ..., dealer: _Optional[int] = ...) -> None: ...
+
+class ConfirmationDeal(_message.Message):
+    __slots__ = ("cards",)
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, cards: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConfirmationTrump(_message.Message):
+    __slots__ = ("suit", "card")
+    SUIT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    suit: str
+    card: str
+    def __init__(self, suit: _Optional[str] = ..., card: _Optional[str] = ...) -> None: ...
+
+class ConfirmationBid(_message.Message):
+    __slots__ = ("bid",)
+    BID_FIELD_NUMBER: _ClassVar[int]
+    bid: int
+    def __init__(self, bid: _Optional[int] = ...) -> None: ...
+
+class ConfirmationPlay(_message.Message):
+    __slots__ = ("card",)
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    card: str
+    def __init__(self, card: _Optional[str] = ...) -> None: ...
+
+class ConfirmationTrickWon(_message.Message):
+    __slots__ = ("number",)
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    def __init__(self, number: _Optional[int] = ...) -> None: ...
+
+class ConfirmationChoice(_message.Message):
+    __slots__ = ("phase", "choice")
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    CHOICE_FIELD_NUMBER: _ClassVar[int]
+    phase: int
+    choice: str
+    def __init__(self, phase: _Optional[int] = ..., choice: _Optional[str] = ...) -> None: ...
+
+class ConfirmationRoundScore(_message.Message):
+    __slots__ = ("round", "dealer", "trump", "bids", "final_bids", "choices", "tricks", "points", "totals")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    BIDS_FIELD_NUMBER: _ClassVar[int]
+    FINAL_BIDS_FIELD_NUMBER: _ClassVar[int]
+    CHOICES_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    dealer: int
+    trump: str
+    bids: _containers.RepeatedScalarFieldContainer[int]
+    final_bids: _containers.RepeatedScalarFieldContainer[int]
+    choices: _containers.RepeatedCompositeFieldContainer[ConfirmationSeatChoices]
+    tricks: _containers.RepeatedScalarFieldContainer[int]
+    points: _containers.RepeatedScalarFieldContainer[int]
+    totals: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, round: _Optional[int] = ..., dealer: _Optional[int] = ..., trump: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., final_bids: _Optional[_Iterable[int]] = ..., choices: _Optional[_Iterable[_Union[ConfirmationSeatChoices, _Mapping]]] = ..., tricks: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ConfirmationEnd(_message.Message):
+    __slots__ = ("scores", "placing")
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    PLACING_FIELD_NUMBER: _ClassVar[int]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    placing: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ConfirmationResults(_message.Message):
+    __slots__ = ("rounds", "teams")
+    ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    TEAMS_FIELD_NUMBER: _ClassVar[int]
+    rounds: _containers.RepeatedCompositeFieldContainer[ConfirmationRoundScore]
+    teams: _containers.RepeatedCompositeFieldContainer[ConfirmationTeam]
+    def __init__(self, rounds: _Optional[_Iterable[_Union[ConfirmationRoundScore, _Mapping]]] = ..., teams: _Optional[_Iterable[_Union[ConfirmationTeam, _Mapping]]] = ...) -> None: ...
+
+class ConfirmationTeam(_message.Message):
+    __slots__ = ("seats",)
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AegisObservation(_message.Message):
+    __slots__ = ("game_number", "seat", "role", "master", "phase", "to_act", "hand", "key_card", "trump", "killers", "stock_size", "exchange_round", "exchanges", "exchange_end", "e", "my_exchanges", "d_master", "d_slave", "slave_passed", "attacker", "d", "leader", "trick", "tricks_won", "tricks", "points", "result", "options", "draw", "match_scores", "games", "match_over", "winner", "ended_by")
+    GAME_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    MASTER_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    TO_ACT_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    KEY_CARD_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    KILLERS_FIELD_NUMBER: _ClassVar[int]
+    STOCK_SIZE_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_ROUND_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGES_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_END_FIELD_NUMBER: _ClassVar[int]
+    E_FIELD_NUMBER: _ClassVar[int]
+    MY_EXCHANGES_FIELD_NUMBER: _ClassVar[int]
+    D_MASTER_FIELD_NUMBER: _ClassVar[int]
+    D_SLAVE_FIELD_NUMBER: _ClassVar[int]
+    SLAVE_PASSED_FIELD_NUMBER: _ClassVar[int]
+    ATTACKER_FIELD_NUMBER: _ClassVar[int]
+    D_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_WON_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    DRAW_FIELD_NUMBER: _ClassVar[int]
+    MATCH_SCORES_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    MATCH_OVER_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    game_number: int
+    seat: int
+    role: str
+    master: int
+    phase: str
+    to_act: _containers.RepeatedScalarFieldContainer[int]
+    hand: _containers.RepeatedScalarFieldContainer[str]
+    key_card: str
+    trump: str
+    killers: _containers.RepeatedScalarFieldContainer[str]
+    stock_size: int
+    exchange_round: int
+    exchanges: _containers.RepeatedCompositeFieldContainer[AegisExchangeCounts]
+    exchange_end: str
+    e: int
+    my_exchanges: _containers.RepeatedCompositeFieldContainer[AegisExchangeCards]
+    d_master: int
+    d_slave: int
+    slave_passed: bool
+    attacker: int
+    d: int
+    leader: int
+    trick: _containers.RepeatedCompositeFieldContainer[AegisTrickCard]
+    tricks_won: _containers.RepeatedScalarFieldContainer[int]
+    tricks: _containers.RepeatedCompositeFieldContainer[AegisTrick]
+    points: _containers.RepeatedScalarFieldContainer[int]
+    result: AegisDealResult
+    options: AegisOptions
+    draw: AegisDraw
+    match_scores: _containers.RepeatedScalarFieldContainer[int]
+    games: _containers.RepeatedCompositeFieldContainer[AegisDealResult]
+    match_over: bool
+    winner: int
+    ended_by: str
+    def __init__(self, game_number: _Optional[int] = ..., seat: _Optional[int] = ..., role: _Optional[str] = ..., master: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[str]] = ..., key_card: _Optional[str] = ..., trump: _Optional[str] = ..., killers: _Optional[_Iterable[str]] = ..., stock_size: _Optional[int] = ..., exchange_round: _Optional[int] = ..., exchanges: _Optional[_Iterable[_Union[AegisExchangeCounts, _Mapping]]] = ..., exchange_end: _Optional[str] = ..., e: _Optional[int] = ..., my_exchanges: _Optional[_Iterable[_Union[AegisExchangeCards, _Mapping]]] = ..., d_master: _Optional[int] = ..., d_slave: _Optional[int] = ..., slave_passed: _Optional[bool] = ..., attacker: _Optional[int] = ..., d: _Optional[int] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[_Union[AegisTrickCard, _Mapping]]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., tricks: _Optional[_Iterable[_Union[AegisTrick, _Mapping]]] = ..., points: _Optional[_Iterable[int]] = ..., result: _Optional[_Union[AegisDealResult, _Mapping]] = ..., options: _Optional[_Union[AegisOptions, _Mapping]] = ..., draw: _Optional[_Union[AegisDraw, _Mapping]] = ..., match_scores: _Optional[_Iterable[int]] = ..., games: _Optional[_Iterable[_Union[AegisDealResult, _Mapping]]] = ..., match_over: _Optional[bool] = ..., winner: _Optional[int] = ..., ended_by: _Optional[str] = ...) -> None: ...
+
+class AegisExchangeCounts(_message.Message):
+    __slots__ = ("master", "slave")
+    MASTER_FIELD_NUMBER: _ClassVar[int]
+    SLAVE_FIELD_NUMBER: _ClassVar[int]
+    master: int
+    slave: int
+    def __init__(self, master: _Optional[int] = ..., slave: _Optional[int] = ...) -> None: ...
+
+class AegisExchangeCards(_message.Message):
+    __slots__ = ("round", "discarded", "drawn")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    DISCARDED_FIELD_NUMBER: _ClassVar[int]
+    DRAWN_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    discarded: _containers.RepeatedScalarFieldContainer[str]
+    drawn: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, round: _Optional[int] = ..., discarded: _Optional[_Iterable[str]] = ..., drawn: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AegisTrickCard(_message.Message):
+    __slots__ = ("seat", "card")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    card: str
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[str] = ...) -> None: ...
+
+class AegisTrick(_message.Message):
+    __slots__ = ("trick", "leader", "cards", "winner")
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    trick: int
+    leader: int
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    winner: int
+    def __init__(self, trick: _Optional[int] = ..., leader: _Optional[int] = ..., cards: _Optional[_Iterable[str]] = ..., winner: _Optional[int] = ...) -> None: ...
+
+class AegisOptions(_message.Message):
+    __slots__ = ("promise",)
+    PROMISE_FIELD_NUMBER: _ClassVar[int]
+    promise: str
+    def __init__(self, promise: _Optional[str] = ...) -> None: ...
+
+class AegisDraw(_message.Message):
+    __slots__ = ("cards", "master")
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    MASTER_FIELD_NUMBER: _ClassVar[int]
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    master: int
+    def __init__(self, cards: _Optional[_Iterable[str]] = ..., master: _Optional[int] = ...) -> None: ...
+
+class AegisDealResult(_message.Message):
+    __slots__ = ("game", "master", "slave", "key_card", "trump", "e", "exchanges", "d_master", "d_slave", "slave_passed", "attacker", "defender", "d", "tricks", "attacker_tricks", "attacker_won", "winner", "promise", "conquest", "save", "points")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    MASTER_FIELD_NUMBER: _ClassVar[int]
+    SLAVE_FIELD_NUMBER: _ClassVar[int]
+    KEY_CARD_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    E_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGES_FIELD_NUMBER: _ClassVar[int]
+    D_MASTER_FIELD_NUMBER: _ClassVar[int]
+    D_SLAVE_FIELD_NUMBER: _ClassVar[int]
+    SLAVE_PASSED_FIELD_NUMBER: _ClassVar[int]
+    ATTACKER_FIELD_NUMBER: _ClassVar[int]
+    DEFENDER_FIELD_NUMBER: _ClassVar[int]
+    D_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_FIELD_NUMBER: _ClassVar[int]
+    ATTACKER_TRICKS_FIELD_NUMBER: _ClassVar[int]
+    ATTACKER_WON_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    PROMISE_FIELD_NUMBER: _ClassVar[int]
+    CONQUEST_FIELD_NUMBER: _ClassVar[int]
+    SAVE_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    game: int
+    master: int
+    slave: int
+    key_card: str
+    trump: str
+    e: int
+    exchanges: _containers.RepeatedCompositeFieldContainer[AegisExchangeCounts]
+    d_master: int
+    d_slave: int
+    slave_passed: bool
+    attacker: int
+    defender: int
+    d: int
+    tricks: _containers.RepeatedScalarFieldContainer[int]
+    attacker_tricks: int
+    attacker_won: bool
+    winner: int
+    promise: bool
+    conquest: bool
+    save: bool
+    points: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, game: _Optional[int] = ..., master: _Optional[int] = ..., slave: _Optional[int] = ..., key_card: _Optional[str] = ..., trump: _Optional[str] = ..., e: _Optional[int] = ..., exchanges: _Optional[_Iterable[_Union[AegisExchangeCounts, _Mapping]]] = ..., d_master: _Optional[int] = ..., d_slave: _Optional[int] = ..., slave_passed: _Optional[bool] = ..., attacker: _Optional[int] = ..., defender: _Optional[int] = ..., d: _Optional[int] = ..., tricks: _Optional[_Iterable[int]] = ..., attacker_tricks: _Optional[int] = ..., attacker_won: _Optional[bool] = ..., winner: _Optional[int] = ..., promise: _Optional[bool] = ..., conquest: _Optional[bool] = ..., save: _Optional[bool] = ..., points: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AegisEvent(_message.Message):
+    __slots__ = ("master_draw", "deal", "hand", "exchange", "exchange_cards", "stop", "exchange_end", "declare", "attacker", "play", "trick", "game_end", "match_end")
+    MASTER_DRAW_FIELD_NUMBER: _ClassVar[int]
+    DEAL_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_CARDS_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_END_FIELD_NUMBER: _ClassVar[int]
+    DECLARE_FIELD_NUMBER: _ClassVar[int]
+    PASS_FIELD_NUMBER: _ClassVar[int]
+    ATTACKER_FIELD_NUMBER: _ClassVar[int]
+    PLAY_FIELD_NUMBER: _ClassVar[int]
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    GAME_END_FIELD_NUMBER: _ClassVar[int]
+    MATCH_END_FIELD_NUMBER: _ClassVar[int]
+    master_draw: AegisDraw
+    deal: AegisDeal
+    hand: AegisHand
+    exchange: AegisExchange
+    exchange_cards: AegisExchangeCards
+    stop: AegisStop
+    exchange_end: AegisExchangeEnd
+    declare: AegisDeclare
+    attacker: AegisAttacker
+    play: AegisPlay
+    trick: AegisTrick
+    game_end: AegisDealResult
+    match_end: AegisMatchEnd
+    def __init__(self, master_draw: _Optional[_Union[AegisDraw, _Mapping]] = ..., deal: _Optional[_Union[AegisDeal, _Mapping]] = ..., hand: _Optional[_Union[AegisHand, _Mapping]] = ..., exchange: _Optional[_Union[AegisExchange, _Mapping]] = ..., exchange_cards: _Optional[_Union[AegisExchangeCards, _Mapping]] = ..., stop: _Optional[_Union[AegisStop, _Mapping]] = ..., exchange_end: _Optional[_Union[AegisExchangeEnd, _Mapping]] = ..., declare: _Optional[_Union[AegisDeclare, _Mapping]] = ..., attacker: _Optional[_Union[AegisAttacker, _Mapping]] = ..., play: _Optional[_Union[AegisPlay, _Mapping]] = ..., trick: _Optional[_Union[AegisTrick, _Mapping]] = ..., game_end: _Optional[_Union[AegisDealResult, _Mapping]] = ..., match_end: _Optional[_Union[AegisMatchEnd, _Mapping]] = ..., **kwargs) -> None: ...
+
+class AegisDeal(_message.Message):
+    __slots__ = ("game", "master", "slave", "key_card", "trump", "killers", "stock_size")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    MASTER_FIELD_NUMBER: _ClassVar[int]
+    SLAVE_FIELD_NUMBER: _ClassVar[int]
+    KEY_CARD_FIELD_NUMBER: _ClassVar[int]
+    TRUMP_FIELD_NUMBER: _ClassVar[int]
+    KILLERS_FIELD_NUMBER: _ClassVar[int]
+    STOCK_SIZE_FIELD_NUMBER: _ClassVar[int]
+    game: int
+    master: int
+    slave: int
+    key_card: str
+    trump: str
+    killers: _containers.RepeatedScalarFieldContainer[str]
+    stock_size: int
+    def __init__(self, game: _Optional[int] = ..., master: _Optional[int] = ..., slave: _Optional[int] = ..., key_card: _Optional[str] = ..., trump: _Optional[str] = ..., killers: _Optional[_Iterable[str]] = ..., stock_size: _Optional[int] = ...) -> None: ...
+
+class AegisHand(_message.Message):
+    __slots__ = ("game", "cards")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    game: int
+    cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, game: _Optional[int] = ..., cards: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AegisExchange(_message.Message):
+    __slots__ = ("round", "role", "count")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    role: str
+    count: int
+    def __init__(self, round: _Optional[int] = ..., role: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class AegisStop(_message.Message):
+    __slots__ = ("round",)
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    def __init__(self, round: _Optional[int] = ...) -> None: ...
+
+class AegisExchangeEnd(_message.Message):
+    __slots__ = ("e", "by")
+    E_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    e: int
+    by: str
+    def __init__(self, e: _Optional[int] = ..., by: _Optional[str] = ...) -> None: ...
+
+class AegisDeclare(_message.Message):
+    __slots__ = ("role", "d")
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    D_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    d: int
+    def __init__(self, role: _Optional[str] = ..., d: _Optional[int] = ...) -> None: ...
+
+class AegisPass(_message.Message):
+    __slots__ = ("role",)
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    role: str
+    def __init__(self, role: _Optional[str] = ...) -> None: ...
+
+class AegisAttacker(_message.Message):
+    __slots__ = ("attacker", "role", "d")
+    ATTACKER_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    D_FIELD_NUMBER: _ClassVar[int]
+    attacker: int
+    role: str
+    d: int
+    def __init__(self, attacker: _Optional[int] = ..., role: _Optional[str] = ..., d: _Optional[int] = ...) -> None: ...
+
+class AegisPlay(_message.Message):
+    __slots__ = ("trick", "card")
+    TRICK_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    trick: int
+    card: str
+    def __init__(self, trick: _Optional[int] = ..., card: _Optional[str] = ...) -> None: ...
+
+class AegisMatchEnd(_message.Message):
+    __slots__ = ("scores", "winner", "placing", "ended_by", "games")
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    PLACING_FIELD_NUMBER: _ClassVar[int]
+    ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    winner: int
+    placing: _containers.RepeatedScalarFieldContainer[int]
+    ended_by: str
+    games: int
+    def __init__(self, scores: _Optional[_Iterable[int]] = ..., winner: _Optional[int] = ..., placing: _Optional[_Iterable[int]] = ..., ended_by: _Optional[str] = ..., games: _Optional[int] = ...) -> None: ...
+
+class AegisResults(_message.Message):
+    __slots__ = ("winner", "ended_by", "draw", "num_games", "games")
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    DRAW_FIELD_NUMBER: _ClassVar[int]
+    NUM_GAMES_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    winner: int
+    ended_by: str
+    draw: AegisDraw
+    num_games: int
+    games: _containers.RepeatedCompositeFieldContainer[AegisDealResult]
+    def __init__(self, winner: _Optional[int] = ..., ended_by: _Optional[str] = ..., draw: _Optional[_Union[AegisDraw, _Mapping]] = ..., num_games: _Optional[int] = ..., games: _Optional[_Iterable[_Union[AegisDealResult, _Mapping]]] = ...) -> None: ...
