@@ -12,7 +12,10 @@ server sees a gRPC bot like any other. Then, both ways at once:
 - each ``RefereeMessage`` (the Welcome first; a Batch unpacked into its
   messages) is written to the bot's stdin as one line of proto3 JSON, as
   ``google.protobuf.json_format`` prints it (camelCase names, 64-bit integers
-  as strings, fields at their default left out);
+  as strings, fields at their default left out). The session asks for the
+  game data in both forms (``DATA_BOTH``): a request's observation is there as
+  the object named as the game (``"aegis": {...}``, the typed observation)
+  and as the JSON text ``observationJson``;
 - each line the bot writes to stdout is parsed as a ``BotMessage`` in proto3
   JSON and sent as it is. Blank lines are skipped. A line that does not parse
   is a **malformed answer**: it answers the oldest request the bot has open
@@ -128,8 +131,10 @@ class StdioRelay:
     def __init__(self, bot: subprocess.Popen, address: str, name: str, token: str, capacity: int):
         self.bot = bot
         self.address = address
+        # DATA_BOTH: the bot reads the observation typed (the object named as the game) or as the JSON text
         self.hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token,
-                                                  capacity=max(1, capacity), batching=True))
+                                                  capacity=max(1, capacity), batching=True,
+                                                  data_form=pb.DATA_BOTH))
         self.open = OpenRequests()
         self.outbox: queue.Queue[pb.BotMessage | None] = queue.Queue(maxsize=OUTBOX)
         self.refused = False
