@@ -84,3 +84,13 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
     assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
     assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
                                                      for p in tmp_path.rglob("*.log"))
+
+
+@pytest.mark.e2e
+def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys):
+    out = tmp_path / "stdio.json"
+    bench.main(["--only", "stdio", "--seconds", "0.1", "--rounds", "1", "--json", str(out)])
+    assert "8. stdio bots behind the relay against gRPC bots" in capsys.readouterr().out
+    rows = json.loads(out.read_text())["stdio"]["rows"]
+    assert {(r["kind"], r["game"]) for r in rows} >= {("grpc", "aegis"), ("stdio (Python bot)", "confirmation")}
+    assert all(r["decisions"] > 0 and r["faults"] == 0 and r["bots_cpu_us_per_decision"] for r in rows)

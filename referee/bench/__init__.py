@@ -1,6 +1,6 @@
 """How fast the referee is, against what it cannot beat: ``python -m referee.bench``.
 
-Seven sections, run in one process tree, printed as tables (and written as
+Eight sections, run in one process tree, printed as tables (and written as
 JSON with ``--json FILE``):
 
 1. **engine**: random playouts in process (the rules alone);
@@ -20,7 +20,9 @@ JSON with ``--json FILE``):
    (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight
-   clock (:mod:`referee.bench.flood`).
+   clock (:mod:`referee.bench.flood`);
+8. **stdio**: whole games through the server played by stdio bots behind
+   the relay, against the same played by gRPC bots (:mod:`referee.bench.stdio`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`).
@@ -49,11 +51,12 @@ from tabulate import tabulate
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
 from referee.bench import sandbox as sandbox_mod
+from referee.bench import stdio as stdio_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "stdio")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -164,6 +167,8 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
 
         results["flood"] = flood.measure()
         results["flood"]["without"] = flood.measure(floods=(), controls=len(results["flood"]["control"]))
+    if "stdio" in sections:
+        results["stdio"] = stdio_mod.run(seconds, rounds)
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -304,6 +309,17 @@ def report(results: dict) -> str:
                    f"median {calm['median']} ms, p99 {calm['p99']} ms, slowest {calm['max']} ms",
                    f"({len(f['without']['control'])} control matches)"]],
               ["flooder", "sessions", "how its streams ended", "its seat's faults"])
+    if "stdio" in results:
+        st = results["stdio"]
+        missing = f"; not measured: {', '.join(st['missing'])} (no C compiler)" if st["missing"] else ""
+        table(f"8. stdio bots behind the relay against gRPC bots: whole games, one at a time, bots answering at "
+              f"once (median of {st['rows'][0]['rounds']} rounds; vs gRPC: each round against the gRPC bots' of the "
+              f"same round){missing}",
+              [[r["kind"], r["game"], r["decisions_per_s"],
+                "{:.0%} ({:.0%}-{:.0%})".format(r["vs_grpc"], *r["vs_grpc_range"]),
+                r["server_cpu_us_per_decision"], r["bots_cpu_us_per_decision"], r["faults"]] for r in st["rows"]],
+              ["bots", "game", "decisions/s", "vs gRPC (rounds)", "server CPU µs/decision", "bots' CPU µs/decision",
+               "faults"])
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])
