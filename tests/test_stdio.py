@@ -221,3 +221,10 @@ def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_and_holds_up_no
     assert played.record["meta"]["decision_times"][0]["slowest_s"] < CLOCK.decision_s
     assert len((tmp_path / "chatter.log").read_bytes()) < 200_000
     assert played.results["faults"][1] == control.results["faults"][1]  # the opponent: no fault
+
+
+def test_referee_match_takes_stdio_bots_and_refuses_a_name_given_twice(invoke):
+    assert invoke("match", "aegis").exit_code == 2
+    assert "give the bots to play: --bot NAME=COMMAND or --stdio-bot NAME=COMMAND" in invoke("match", "aegis").output
+    twice = invoke("match", "aegis", "--stdio-bot", "a=./x", "--bot", "a=./y")
+    assert twice.exit_code == 2 and "the bot name 'a' is given twice" in twice.output
