@@ -20,6 +20,7 @@ import sys
 
 from referee.bench import served
 from referee.bench.echo import process_cpu
+from referee.games import GAMES as GAMES_BY_NAME
 from referee.server import RefereeServer
 from referee.tournament.launcher import STDIO_RELAY
 
@@ -75,7 +76,7 @@ async def measure(seconds: float, rounds: int) -> dict:
         players = {}
         try:
             for game in GAMES:
-                seats = 4 if game == "confirmation" else 2
+                seats = GAMES_BY_NAME[game].num_seats
                 players[("grpc", game)] = served.Bots(server, [f"g{game[0]}{i}" for i in range(seats)])
                 for n, (kind, command) in enumerate(kinds.items()):
                     if command:
