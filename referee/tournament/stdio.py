@@ -234,12 +234,16 @@ def read_token(fd: int) -> str:
         return source.readline().strip()
 
 
+def _close(stream: BinaryIO) -> None:
+    try:
+        stream.close()  # flushes first: blocks while a bot that reads nothing has its pipe full
+    except (OSError, ValueError):
+        pass
+
+
 def finish(bot: subprocess.Popen, relay: StdioRelay) -> int:
     """Close the bot's stdin, give it GRACE_S to end, then kill it; the relay's exit status."""
-    try:
-        bot.stdin.close()
-    except OSError:
-        pass
+    threading.Thread(target=_close, args=(bot.stdin,), daemon=True).start()  # a kill unblocks it
     try:
         code = bot.wait(GRACE_S)
     except subprocess.TimeoutExpired:
