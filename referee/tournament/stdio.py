@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import signal
 import subprocess
 import sys
@@ -57,8 +56,6 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 MAX_LINE = 256 * 1024
 #: seconds a bot has to exit once its session is over and its stdin closed
 GRACE_S = 2.0
-#: BotMessages parsed and not yet sent: the bot is held up past this (its pipe fills), never the referee
-OUTBOX = 64
 #: lines that did not parse and had no request to answer: logged one by one up to this many, then counted
 QUIET_AFTER = 5
 #: what a line that does not parse answers: a text no game's notation reads as an action
@@ -126,7 +123,11 @@ class OpenRequests:
 
 
 class StdioRelay:
-    """One session of the referee at ``address`` for the bot process ``bot`` (its stdin and stdout pipes)."""
+    """One session of the referee at ``address`` for the bot process ``bot`` (its stdin and stdout pipes).
+
+    The session's messages are read from the bot's stdout as gRPC asks for them (in gRPC's thread
+    that sends them), so a bot that writes faster than the referee reads is held up by its own
+    pipe; what comes from the referee is written to its stdin in the thread that calls :meth:`run`."""
 
     def __init__(self, bot: subprocess.Popen, address: str, name: str, token: str, capacity: int):
         self.bot = bot
@@ -136,31 +137,20 @@ class StdioRelay:
                                                   capacity=max(1, capacity), batching=True,
                                                   data_form=pb.DATA_BOTH))
         self.open = OpenRequests()
-        self.outbox: queue.Queue[pb.BotMessage | None] = queue.Queue(maxsize=OUTBOX)
         self.refused = False
         self.overlong = False   # the bot wrote a line over MAX_LINE: the relay ended the session
         self.unanswerable = 0   # lines that did not parse with no request open
-        self._call: grpc.RpcContext | None = None
-
-    def _messages(self) -> Iterator[pb.BotMessage]:
-        yield self.hello
-        while (message := self.outbox.get()) is not None:
-            yield message
 
     def run(self) -> None:
         """Until the session or the bot's stdout ends."""
-        reader = threading.Thread(target=self._read_bot, args=(self.bot.stdout,), name="bot-stdout", daemon=True)
-        reader.start()
         with grpc.insecure_channel(self.address) as channel:
             call = pb_grpc.RefereeStub(channel).Play(self._messages())
-            self._call = call
             try:
                 self._write_bot(call, self.bot.stdin)
             except grpc.RpcError as err:
                 say(f"the session ended: {err.code().name} {err.details() or ''}".rstrip())
             finally:
                 call.cancel()
-                self._put(None)
 
     def _write_bot(self, stream: Iterator[pb.RefereeMessage], stdin: BinaryIO) -> None:
         for message in stream:
@@ -178,13 +168,15 @@ class StdioRelay:
                     f"{message.refusal.message}")
                 return
 
-    def _read_bot(self, stdout: BinaryIO) -> None:
-        """The bot's lines, parsed, to the outbox; at the end of its output the session ends."""
+    def _messages(self) -> Iterator[pb.BotMessage]:
+        """The Hello, then the bot's lines, parsed; at the end of its output the session ends."""
+        yield self.hello
         number = 0
+        stdout = self.bot.stdout
         try:
             while line := stdout.readline(MAX_LINE + 1):
                 number += 1
-                if len(line) > MAX_LINE:  # what came before it is sent; then the session ends (finally)
+                if len(line) > MAX_LINE:  # what came before it is sent; then the session ends
                     self.overlong = True
                     say(f"line {number} is longer than {MAX_LINE // 1024} KB: the session is closed (its seats "
                         f"are lost, as for a gRPC message over the referee's limit) and the bot stopped")
@@ -195,38 +187,30 @@ class StdioRelay:
                 try:
                     message = parse_line(line)
                 except ValueError as err:
-                    self._malformed(number, str(err))
+                    malformed = self._malformed(number, str(err))
+                    if malformed is not None:
+                        yield malformed
                     continue
                 self.open.answered(message)
-                self._put(message)
+                yield message
         finally:
             if self.unanswerable > QUIET_AFTER:
                 say(f"{self.unanswerable} lines did not parse with no request open (the first {QUIET_AFTER} shown)")
-            self._put(None)
 
-    def _malformed(self, number: int, why: str) -> None:
+    def _malformed(self, number: int, why: str) -> pb.BotMessage | None:
+        """The answer that a line that does not parse makes to the oldest open request; None if none is open."""
         why = why if len(why) <= 160 else why[:157] + "..."
         oldest = self.open.take_oldest()
         if oldest is None:
             self.unanswerable += 1
             if self.unanswerable <= QUIET_AFTER:
                 say(f"line {number} is not a BotMessage in proto3 JSON ({why}); no request is open: ignored")
-            return
+            return None
         game_id, seat, request_id = oldest
         say(f"line {number} is not a BotMessage in proto3 JSON ({why}): the malformed answer to request "
             f"{request_id} of {game_id} seat {seat}")
-        self._put(pb.BotMessage(action=pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat,
-                                                      name=MALFORMED.format(number=number, why=why))))
-
-    def _put(self, message: pb.BotMessage | None) -> None:
-        """To the outbox, waiting while it is full, unless the session is over (then dropped)."""
-        while True:
-            try:
-                self.outbox.put(message, timeout=0.2)
-                return
-            except queue.Full:
-                if self._call is not None and self._call.done():
-                    return
+        return pb.BotMessage(action=pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat,
+                                                   name=MALFORMED.format(number=number, why=why)))
 
 
 def read_token(fd: int) -> str:
