@@ -82,11 +82,14 @@ class SpectatorRefused(Exception):
 class Session:
     """One bot connection: an outbox of messages and the seats it plays."""
 
-    def __init__(self, session_id: str, bot_name: str, capacity: int, batching: bool = False):
+    def __init__(self, session_id: str, bot_name: str, capacity: int, batching: bool = False,
+                 data_form: int = pb.DATA_JSON):
         self.session_id = session_id
         self.bot_name = bot_name
         self.capacity = capacity
         self.batching = batching
+        #: the forms of the game data it gets (Hello.data_form)
+        self.data_form = data_form
         self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
         self.seats: dict[tuple[str, int], SessionSeat] = {}
         self.reserved = 0
@@ -178,12 +181,12 @@ class Session:
 class SessionSeat(SeatLink):
     """A seat played by a bot session: engine values go out through wire.py."""
 
-    def __init__(self, session: Session, on_release: Any, event_json: wire.EventJson | None = None):
+    def __init__(self, session: Session, on_release: Any, events: wire.EventCache | None = None):
         self.session = session
         self._on_release = on_release
-        self._event_json = event_json or wire.EventJson()  # shared by the seats of a match
+        self._event_cache = events or wire.EventCache()  # shared by the seats of a match
         self.info: GameInfo | None = None
-        self._events: list[tuple[int, Event, str]] = []  # seen by the seat, not yet sent
+        self._events: list[wire.WireEvent] = []  # seen by the seat, not yet sent
         self._pending: tuple[int, asyncio.Future[Reply]] | None = None
         self._gone: str | None = None
 
@@ -199,9 +202,9 @@ class SessionSeat(SeatLink):
 
     def send_event(self, index: int, event: Event) -> None:
         # kept for the seat's next request or its game end: one message, not one per event
-        self._events.append((index, event, self._event_json(index, event)))
+        self._events.append(self._event_cache(index, event))
 
-    def _take_events(self) -> list[tuple[int, Event, str]]:
+    def _take_events(self) -> list[wire.WireEvent]:
         events, self._events = self._events, []
         return events
 
@@ -211,7 +214,7 @@ class SessionSeat(SeatLink):
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending = (decision.request_id, future)
         self.session.open_requests += 1
-        self.session.send(wire.request(decision, self._take_events()))
+        self.session.send(wire.request(decision, self._take_events(), self.session.data_form, self.info.game))
         try:
             return await future
         finally:
@@ -238,7 +241,8 @@ class SessionSeat(SeatLink):
         self.session.send(wire.substituted(substitution))
 
     def end(self, results: dict[str, Any]) -> None:
-        self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events()))
+        self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events(),
+                                        self.session.data_form, self.info.game))
         self.session.seats.pop((self.info.game_id, self.info.seat), None)
         self._on_release()
 
@@ -350,8 +354,11 @@ class Arena:
                if instance_of(name) == bot) >= self.max_sessions_per_bot:
             raise Refused(RefusalReason.TOO_MANY_SESSIONS,
                           f"bot {bot!r} already has {self.max_sessions_per_bot} sessions")
+        if hello.data_form not in wire.DATA_FORMS:
+            raise Refused(RefusalReason.BAD_HELLO, f"the Hello asks for data_form {hello.data_form}, which is "
+                                                   f"none of DATA_JSON (0), DATA_TYPED (1), DATA_BOTH (2)")
         capacity = min(max(1, hello.capacity), 256)
-        session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching)
+        session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching, hello.data_form)
         self.sessions.setdefault(hello.bot_name, []).append(session)
         log.info("session %s: bot %r connected (capacity %d)", session.session_id, session.bot_name,
                  session.capacity)
@@ -443,8 +450,8 @@ class Arena:
             raise games.OptionError(f"{len(sessions)} session names for {len(lineup)} seats")
         deadline = asyncio.get_running_loop().time() + self.connect_timeout
         claimed = await asyncio.gather(*(self.claim(name, deadline, gone) for name in (sessions or lineup)))
-        event_json = wire.EventJson()
-        links: list[SeatLink] = [SessionSeat(s, self._notify, event_json) if s else AbsentSeat() for s in claimed]
+        events = wire.EventCache()
+        links: list[SeatLink] = [SessionSeat(s, self._notify, events) if s else AbsentSeat() for s in claimed]
         hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock), held=hold)
         self.matches[game_id] = hosted
         self._forget_old()

@@ -141,20 +141,25 @@ class RefereeServicer(pb_grpc.RefereeServicer):
     async def Spectate(self, request: pb.SpectateRequest,
                        context: grpc.aio.ServicerContext) -> AsyncIterator[pb.SpectatorMessage]:
         await self._spectator(request.token, context)
-        game_id = request.game_id
+        game_id, form = request.game_id, request.data_form
+        if form not in wire.DATA_FORMS:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"data_form {form} is none of DATA_JSON (0), "
+                                                                  f"DATA_TYPED (1), DATA_BOTH (2)")
+        game = ""
         try:
             async for item in self.arena.spectate(game_id):
                 match item:
                     case GameInfo():
+                        game = item.game
                         yield wire.spectator_start(item)
                     case Ended():
-                        yield wire.spectator_end(game_id, item.results)
+                        yield wire.spectator_end(game_id, item.results, form, game)
                     case RecordHeld():
                         yield wire.spectator_record_held()
                     case Released():
                         yield wire.spectator_record(item.record)
                     case (index, event):
-                        yield wire.spectator_event(game_id, index, event)
+                        yield wire.spectator_event(game_id, index, event, form, game)
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no game {request.game_id!r} on this server")
 

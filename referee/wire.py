@@ -4,6 +4,12 @@ Everything a seat receives is built here from what the runner hands over
 (its GameInfo, the events it may see, its Decision, its Substitution), so nothing
 reaches a seat that its observation does not hold. JSON is written compactly
 and deterministically (same values, same bytes).
+
+The game data (a request's observation, an event's data, a game's results) go
+in the forms the session asked for (``Hello.data_form``): JSON, typed, or both.
+The typed messages are the game's own (``ConfirmationObservation``...), in the
+oneof field named as the game; the game's ``typed`` trait shapes its plain
+values as their fields, and this module builds them.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from typing import Any
 
 import orjson
 
-from referee.games.base import Event
+from referee.games import GAMES
+from referee.games.base import Event, TypedForm
 from referee.runner import Clock, Decision, FaultKind, GameInfo, Reply, Substitution
 from referee.v1 import referee_pb2 as pb
 
@@ -42,6 +49,46 @@ def _dumps(value: Any) -> str:
 
 def to_json(value: Any) -> str:
     return _dumps(value)
+
+
+# --- the game data, typed -------------------------------------------------------
+
+#: Hello.data_form / SpectateRequest.data_form -> (the JSON fields, the typed fields)
+DATA_FORMS = {pb.DATA_JSON: (True, False), pb.DATA_TYPED: (False, True), pb.DATA_BOTH: (True, True)}
+
+
+class Typed:
+    """A game's typed messages: its ``typed`` trait and the message classes of the oneof fields
+    named as the game (DecisionRequest.observation, GameEvent.data, GameEnd.results)."""
+
+    def __init__(self, game: str, form: TypedForm):
+        def message_class(container: Any, oneof: str) -> Any:
+            fields = {f.name: f for f in container.DESCRIPTOR.oneofs_by_name[oneof].fields}
+            if game not in fields:
+                raise LookupError(f"{container.DESCRIPTOR.name}.{oneof} has no field {game!r} (add the game's "
+                                  f"messages to proto/referee/v1/referee.proto)")
+            return getattr(pb, fields[game].message_type.name)
+
+        self.field = game
+        self.form = form
+        self.observation = message_class(pb.DecisionRequest, "observation")
+        self.event = message_class(pb.GameEvent, "data")
+        self.results = message_class(pb.GameEnd, "results")
+
+    def event_bytes(self, event: Event) -> bytes:
+        return self.event(**self.form.event(event.kind, event.data)).SerializeToString()
+
+
+#: the games that have typed messages, by name
+TYPED = {name: Typed(name, spec.typed) for name, spec in GAMES.items() if spec.typed is not None}
+
+
+def forms(form: int, game: str) -> tuple[bool, Typed | None]:
+    """(whether to fill the JSON fields, the game's typed messages or None) for ``form``; a game
+    without typed messages gets JSON whatever the form."""
+    json, typed = DATA_FORMS[form]
+    kind = TYPED.get(game) if typed else None
+    return json or kind is None, kind
 
 
 def option_text(value: Any) -> str:
@@ -90,48 +137,88 @@ def game_start(info: GameInfo) -> pb.RefereeMessage:
     return pb.RefereeMessage(game_start=game_start_body(info))
 
 
-def event_body(game_id: str, seat: int, index: int, event: Event) -> pb.GameEvent:
-    return pb.GameEvent(game_id=game_id, seat=seat, index=index, kind=event.kind,
-                        actor=-1 if event.seat is None else event.seat, data_json=_dumps(event.data))
+class WireEvent:
+    """One event of a match as the wire carries it: its data encoded on first use, in each form,
+    once for all the seats that see it."""
+
+    __slots__ = ("index", "event", "_json", "_typed")
+
+    def __init__(self, index: int, event: Event):
+        self.index = index
+        self.event = event
+        self._json: str | None = None
+        self._typed: bytes | None = None
+
+    def json(self) -> str:
+        if self._json is None:
+            self._json = _dumps(self.event.data)
+        return self._json
+
+    def typed(self, typed: Typed) -> bytes:
+        """The game's event message, serialized (a match has one game: one form to remember)."""
+        if self._typed is None:
+            self._typed = typed.event_bytes(self.event)
+        return self._typed
 
 
-class EventJson:
-    """The JSON of a match's events, encoded once for all the seats that see one.
+class EventCache:
+    """A match's events as :class:`WireEvent`, shared by all the seats that see one.
 
     The runner hands a public event to every seat in a row, so remembering
     the last event is enough (a match's event index names its event)."""
 
     def __init__(self) -> None:
-        self._index = -1
-        self._json = ""
+        self._last: WireEvent | None = None
 
-    def __call__(self, index: int, event: Event) -> str:
-        if index != self._index:
-            self._index, self._json = index, _dumps(event.data)
-        return self._json
-
-
-#: what a seat saw and has not been sent yet: (event index, the event, its JSON or None)
-SeatEvents = Sequence[tuple[int, Event, str | None]]
+    def __call__(self, index: int, event: Event) -> WireEvent:
+        last = self._last
+        if last is None or last.index != index:
+            self._last = last = WireEvent(index, event)
+        return last
 
 
-def _add_events(target: Any, game_id: str, seat: int, events: SeatEvents) -> None:
+#: what a seat saw and has not been sent yet, in order
+SeatEvents = Sequence[WireEvent]
+
+
+def _event(message: pb.GameEvent, game_id: str, seat: int, w: WireEvent, json: bool, typed: Typed | None) -> None:
+    event = w.event
+    message.game_id, message.seat, message.index, message.kind = game_id, seat, w.index, event.kind
+    message.actor = -1 if event.seat is None else event.seat
+    if json:
+        message.data_json = w.json()
+    if typed is not None:
+        getattr(message, typed.field).MergeFromString(w.typed(typed))
+
+
+def _add_events(target: Any, game_id: str, seat: int, events: SeatEvents, json: bool, typed: Typed | None) -> None:
     add = target.add  # built in place: cheaper than GameEvent messages copied into the list
-    for index, event, data_json in events:
-        add(game_id=game_id, seat=seat, index=index, kind=event.kind, actor=-1 if event.seat is None else event.seat,
-            data_json=_dumps(event.data) if data_json is None else data_json)
+    for w in events:
+        _event(add(), game_id, seat, w, json, typed)
 
 
-def request(d: Decision, events: SeatEvents = ()) -> pb.RefereeMessage:
-    """A DecisionRequest, carrying the events the seat saw since the referee last wrote to it."""
+def event_body(game_id: str, seat: int, index: int, event: Event, form: int = pb.DATA_JSON,
+               game: str = "") -> pb.GameEvent:
+    message = pb.GameEvent()
+    _event(message, game_id, seat, WireEvent(index, event), *forms(form, game))
+    return message
+
+
+def request(d: Decision, events: SeatEvents = (), form: int = pb.DATA_JSON, game: str = "") -> pb.RefereeMessage:
+    """A DecisionRequest, carrying the events the seat saw since the referee last wrote to it; its
+    game data in ``form`` (a DataForm) for ``game`` (the game's name, GameInfo.game)."""
+    json, typed = forms(form, game)
     message = pb.RefereeMessage()
     r = message.request
     r.request_id, r.game_id, r.seat = d.request_id, d.game_id, d.seat
-    r.observation_json = _dumps(d.observation)
+    if json:
+        r.observation_json = _dumps(d.observation)
+    if typed is not None:
+        getattr(r, typed.field).MergeFrom(typed.observation(**typed.form.observation(d.observation)))
     r.legal_actions.extend(d.legal_names)
     r.legal_codes.extend(d.legal)
     r.decision_ms_left, r.bank_ms_left = _ms(d.decision_left_s), _ms(d.bank_left_s)
-    _add_events(r.events, d.game_id, d.seat, events)
+    _add_events(r.events, d.game_id, d.seat, events, json, typed)
     return message
 
 
@@ -142,15 +229,22 @@ def substituted(o: Substitution) -> pb.RefereeMessage:
         action=o.action, fault=FAULTS[o.fault], reason=o.reason, bank_ms_left=_ms(o.bank_left_s)))
 
 
-def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = ()) -> pb.GameEnd:
-    end = pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"],
-                     results_json=_dumps(results))
-    _add_events(end.events, game_id, seat, events)
+def game_end_body(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = (),
+                  form: int = pb.DATA_JSON, game: str = "") -> pb.GameEnd:
+    json, typed = forms(form, game)
+    end = pb.GameEnd(game_id=game_id, seat=seat, scores=results["scores"], placing=results["placing"])
+    if json:
+        end.results_json = _dumps(results)
+    if typed is not None:
+        getattr(end, typed.field).MergeFrom(typed.results(**typed.form.results(results)))
+        end.faults.extend(pb.SeatFaults(**counts) for counts in results.get("faults", ()))
+    _add_events(end.events, game_id, seat, events, json, typed)
     return end
 
 
-def game_end(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = ()) -> pb.RefereeMessage:
-    return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results, events))
+def game_end(game_id: str, seat: int, results: dict[str, Any], events: SeatEvents = (), form: int = pb.DATA_JSON,
+             game: str = "") -> pb.RefereeMessage:
+    return pb.RefereeMessage(game_end=game_end_body(game_id, seat, results, events, form, game))
 
 
 def batch(messages: list[pb.RefereeMessage]) -> pb.RefereeMessage:
@@ -187,12 +281,14 @@ def spectator_start(info: GameInfo) -> pb.SpectatorMessage:
     return pb.SpectatorMessage(game_start=game_start_body(info))
 
 
-def spectator_event(game_id: str, index: int, ev: Event) -> pb.SpectatorMessage:
-    return pb.SpectatorMessage(event=event_body(game_id, 0, index, ev))
+def spectator_event(game_id: str, index: int, ev: Event, form: int = pb.DATA_JSON,
+                    game: str = "") -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(event=event_body(game_id, 0, index, ev, form, game))
 
 
-def spectator_end(game_id: str, results: dict[str, Any]) -> pb.SpectatorMessage:
-    return pb.SpectatorMessage(game_end=game_end_body(game_id, 0, results))
+def spectator_end(game_id: str, results: dict[str, Any], form: int = pb.DATA_JSON,
+                  game: str = "") -> pb.SpectatorMessage:
+    return pb.SpectatorMessage(game_end=game_end_body(game_id, 0, results, (), form, game))
 
 
 def spectator_record_held() -> pb.SpectatorMessage:

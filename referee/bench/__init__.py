@@ -11,7 +11,8 @@ JSON with ``--json FILE``):
 3. **referee**: whole games through the real server, one at a time, played
    by random bot processes that answer at once, against the echo measured
    in the same rounds; and (3b) the referee's own CPU per decision with the
-   transport taken out (:mod:`referee.bench.inprocess`);
+   transport taken out (:mod:`referee.bench.inprocess`), for bots that ask
+   for the game data as JSON (the default), typed, or both;
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``;
@@ -55,12 +56,14 @@ from referee.bench import stdio as stdio_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
+from referee.v1 import referee_pb2 as pb
 
 SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "stdio")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
 LANES = (1, 4, 16, 64)
+TYPED_FORMS = (pb.DATA_TYPED, pb.DATA_BOTH)  # section 3b beside the default JSON
 
 
 def _median(rounds: list[dict], key: str) -> dict:
@@ -110,6 +113,8 @@ async def transport_and_referee(rounds: int, seconds: float) -> dict:
             for bots in players.values():
                 bots.stop()
     out["referee_work"] = [await inprocess.referee_work(game, seconds) for game in SERVED]
+    out["referee_work_forms"] = [await inprocess.referee_work(game, seconds, data_form=form)
+                                 for game in SERVED for form in TYPED_FORMS]
     return out
 
 
@@ -259,9 +264,14 @@ def report(results: dict) -> str:
               "(median of the rounds; of echo: each round against the echo of the same round)", rows,
               ["game", "decisions/s", "of echo (rounds)", "messages/decision", "server CPU µs/decision",
                "bots' CPU µs/decision", "faults"])
-        table("3b. The referee's own work, without the transport (in process)", [
-            [w["game"], w["referee_cpu_us_per_decision"]] for w in results["referee_work"]],
-              ["game", "referee CPU µs/decision"])
+        forms = {(w["game"], w["data_form"]): w["referee_cpu_us_per_decision"]
+                 for w in results.get("referee_work_forms", ())}
+        table("3b. The referee's own work, without the transport (in process), by the form of the game data the "
+              "bots ask for (Hello.data_form)", [
+                  [w["game"], w["referee_cpu_us_per_decision"],
+                   *(forms.get((w["game"], pb.DataForm.Name(f)), "-") for f in TYPED_FORMS)]
+                  for w in results["referee_work"]],
+              ["game", "referee CPU µs/decision: JSON (default)", "typed", "both"])
     if "trace" in results:
         for t in results["trace"]:
             table(f"3c. Where one {t['game']} decision's wall time goes on the server (one game at a time, "

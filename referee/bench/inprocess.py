@@ -6,7 +6,8 @@ each session's messages are taken straight from its outbox by a coroutine
 that answers requests at once, so no gRPC, no socket and no other process
 is involved. The CPU time per decision is therefore the referee's own:
 rules, observation, JSON, protobuf, the clock and fault checks, and
-asyncio scheduling.
+asyncio scheduling. ``data_form`` is the form of the game data the bots ask
+for (``Hello.data_form``): JSON (the default), typed, or both.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from referee.games.base import GameState
 from referee.v1 import referee_pb2 as pb
 
 
-async def _answer(arena: Arena, name: str) -> None:
-    session = arena.open_session(pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, capacity=256))
+async def _answer(arena: Arena, name: str, data_form: int) -> None:
+    session = arena.open_session(pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, capacity=256,
+                                          data_form=data_form))
     rng = random.Random(name)
     while (message := await session.outbox.get()) is not None:
         message.SerializeToString()  # what gRPC does with each message
@@ -34,10 +36,10 @@ async def _answer(arena: Arena, name: str) -> None:
             session.on_reply(pb.BotMessage.FromString(reply.SerializeToString()).action)
 
 
-async def referee_work(game: str, seconds: float, seed: int = 0) -> dict:
+async def referee_work(game: str, seconds: float, seed: int = 0, data_form: int = pb.DATA_JSON) -> dict:
     arena = Arena()
     names = [f"bot{i}" for i in range(GAMES[game].num_seats)]
-    bots = [asyncio.create_task(_answer(arena, name)) for name in names]
+    bots = [asyncio.create_task(_answer(arena, name, data_form)) for name in names]
     await asyncio.sleep(0)
     decisions = matches = 0
     start, cpu = time.perf_counter(), time.process_time()
@@ -48,7 +50,7 @@ async def referee_work(game: str, seconds: float, seed: int = 0) -> dict:
     cpu = time.process_time() - cpu
     for task in bots:
         task.cancel()
-    return {"game": game, "matches": matches, "decisions": decisions,
+    return {"game": game, "data_form": pb.DataForm.Name(data_form), "matches": matches, "decisions": decisions,
             "referee_cpu_us_per_decision": round(cpu / decisions * 1e6, 1)}
 
 

@@ -358,6 +358,28 @@ def generic_table_view(seats: Sequence[str], options: Mapping[str, Any]) -> Any:
 
 
 @dataclass(frozen=True)
+class TypedForm:
+    """A game's data in the shape of its typed protocol messages (the ``typed`` trait).
+
+    The engine's observation, event data and results are JSON-compatible values; the protocol
+    also carries them as messages (``ConfirmationObservation``, ``AegisEvent``...; docs/protocol.md
+    §9, §10). Each function here takes the plain value and gives plain values shaped as the
+    message: a dict of its fields' values, nested dicts and lists for nested messages, None for an
+    absent field (no protobuf here: ``referee/wire.py`` builds the message from them). The mapping
+    follows the protocol's rules (the proto's "Game data, typed"), which tests/test_typed.py checks
+    in reverse on every message of random games.
+    """
+
+    #: the observation -> the fields of the game's observation message
+    observation: Callable[[Mapping[str, Any]], dict[str, Any]]
+    #: (an event's kind, its data) -> the fields of the game's event message (one: the kind's)
+    event: Callable[[str, Any], dict[str, Any]]
+    #: the results -> the fields of the game's results message (scores, placing and faults are the
+    #: GameEnd's own)
+    results: Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class GameSpec:
     """What the registry knows of a game: how to start one, its options, and its traits:
     everything the referee, the tournaments and the reports need to know of a game
@@ -393,6 +415,9 @@ class GameSpec:
     #: HTML: ``table_view(seats, options)`` follows a match event by event as one viewer sees it and
     #: says what the table shows (a :class:`referee.games.view.TableView`; ``referee/view`` renders it)
     table_view: Callable[[Sequence[str], Mapping[str, Any]], Any] = generic_table_view
+    #: the protocol's typed messages: the game's data shaped as them (the oneof field of
+    #: DecisionRequest, GameEvent and GameEnd named as the game holds them); None: JSON only
+    typed: TypedForm | None = None
     summary: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -15,6 +15,7 @@ The package, one job per module:
   observation into a full game (or match) state consistent with it;
 - ``text``: a match's log and results as text;
 - ``view``: the table as one viewer sees it, event by event (the HTML pages);
+- ``typed``: the observation, events and results shaped as the protocol's typed messages;
 - ``lineups``: which bots sit down together in duplicate play.
 
 ``SPEC`` is the registry entry: how to start a match, and the game's traits.
@@ -22,7 +23,7 @@ The package, one job per module:
 
 from __future__ import annotations
 
-from referee.games.aegis import lineups, text
+from referee.games.aegis import lineups, text, typed
 from referee.games.aegis.view import AegisView
 from referee.games.aegis.determinization import determinize
 from referee.games.aegis.match import CALLED_LEAD, WINNING_SCORE, AegisMatch
@@ -77,6 +78,7 @@ SPEC = GameSpec(
     seat_order="by seat index",
     render_log=text.render_log,
     render_results=text.render_results,
+    typed=typed.TYPED,
     table_view=AegisView,
     summary="2 players: exchange up to 4 times, declare tricks, play 5 tricks with trumps, "
             "killers and a non-transitive ace; first to 25 or 10 ahead wins",

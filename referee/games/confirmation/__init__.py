@@ -12,6 +12,7 @@ The package, one job per module:
   observation into a full state consistent with it (the hidden hands sampled);
 - ``text``: a game's log and results as text;
 - ``view``: the table as one viewer sees it, event by event (the HTML pages);
+- ``typed``: the observation, events and results shaped as the protocol's typed messages;
 - ``lineups``: which bots sit down together in duplicate play.
 
 ``SPEC`` is the registry entry: how to start a game, and the game's traits.
@@ -20,7 +21,7 @@ The package, one job per module:
 from __future__ import annotations
 
 from referee.games.base import GameError, GameSpec, RatedBy
-from referee.games.confirmation import lineups, text
+from referee.games.confirmation import lineups, text, typed
 from referee.games.confirmation.view import ConfirmationView
 from referee.games.confirmation.determinization import determinize
 from referee.games.confirmation.notation import BID, CONFIRM, MAX_BID, REVISE, action_name, choice_name, parse_action
@@ -53,6 +54,7 @@ SPEC = GameSpec(
     seat_order="seat 0 deals first",
     render_log=text.render_log,
     render_results=text.render_results,
+    typed=typed.TYPED,
     table_view=ConfirmationView,
     summary="4 players: bid your tricks, then confirm or revise mid-round (RULES.md §1)",
 )
