@@ -20,8 +20,8 @@ def main() -> None:
         message = json.loads(line)
         if "request" in message:
             request = message["request"]
-            observation = json.loads(request["observationJson"])  # all this seat may know (protocol.md §9, §10)
-            assert observation["seat"] == request.get("seat", 0)  # a field at its default (seat 0) is left out
+            observation = request.get("confirmation") or request.get("aegis")  # all this seat may know (§9, §10)
+            assert observation.get("seat", 0) == request.get("seat", 0)  # a field at its default (0) is left out
             answer = {"requestId": request["requestId"], "gameId": request["gameId"],
                       "seat": request.get("seat", 0), "index": rng.randrange(len(request["legalActions"]))}
             print(json.dumps({"action": answer}), flush=True)

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
+import re
 import sys
+from itertools import product
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 from harness import ROOT, require_sandbox
 
-from referee import games
+from referee import games, wire
 from referee.games.base import ActionSyntaxError
 from referee.runner import Clock
 from referee.tournament import stdio
@@ -47,6 +51,56 @@ def test_a_referee_message_is_one_line_of_proto3_json_with_camel_case_strings_fo
     text = json.loads(stdio.to_line(pb.RefereeMessage(refusal=pb.Refusal(reason=pb.Refusal.BAD_TOKEN,
                                                                          message="caf\u00e9\nbar"))))
     assert text == {"refusal": {"reason": "BAD_TOKEN", "message": "caf\u00e9\nbar"}}  # enums by name
+
+
+async def _every_message(game: str, variants: list[dict], form: int) -> list[pb.RefereeMessage]:
+    """Every message the referee sends to sessions asking for ``form`` in a match of each variant: the
+    welcome, starts, requests (a careless seat's substitutions) and ends; and a refusal."""
+    from referee.arena import Arena
+
+    arena = Arena(tokens={f"s{i}": "t" for i in range(4)})
+    seen: list[pb.RefereeMessage] = []
+    seats = games.GAMES[game].num_seats
+
+    async def bot(name: str, careless: bool) -> None:
+        session = arena.open_session(pb.Hello(protocol_version=1, bot_name=name, token="t", capacity=2,
+                                              data_form=form))
+        rng = random.Random(name)
+        while (message := await session.outbox.get()) is not None:
+            seen.append(message)
+            if message.WhichOneof("kind") == "request":
+                r = message.request
+                reply = pb.ActionReply(request_id=r.request_id, game_id=r.game_id, seat=r.seat,
+                                       index=rng.randrange(len(r.legal_actions)))
+                if careless and rng.random() < 0.1:
+                    reply.name = "XYZZY"
+                session.on_reply(reply)
+
+    bots = [asyncio.create_task(bot(f"s{i}", careless=i == 1)) for i in range(seats)]
+    await asyncio.sleep(0)
+    for options in variants:
+        await arena.run_match(game, options, [f"s{i}" for i in range(seats)], seed=len(seen))
+    for sessions in list(arena.sessions.values()):
+        for session in list(sessions):
+            arena.close_session(session)
+    await asyncio.gather(*bots)
+    return [*seen, wire.welcome("s9", "referee"), wire.refusal(pb.Refusal.BAD_TOKEN, "caf\u00e9 \"x\"\n")]
+
+
+VARIANTS = {"confirmation": [{"rounds": 1, "double": d, "blind": b, "pairs": p, "trump": t}
+                             for d, b, p, t in product([False, True], [False, True], [False, True],
+                                                       ["dealer-card", "random-suit"])],
+            "aegis": [{"promise": "table"}, {"promise": "4plus"}]}
+
+
+@pytest.mark.parametrize("form", [pb.DATA_TYPED, pb.DATA_BOTH, pb.DATA_JSON])
+@pytest.mark.parametrize("game", sorted(VARIANTS))
+def test_the_relays_lines_are_json_formats_text_for_every_message_of_every_variant(game, form):
+    messages = asyncio.run(_every_message(game, VARIANTS[game], form))
+    kinds = {m.WhichOneof("kind") for m in messages}
+    assert kinds >= {"welcome", "refusal", "game_start", "request", "result", "game_end"}, kinds
+    for message in messages:
+        assert stdio.to_line(message) == json_format.MessageToJson(message, indent=None).encode() + b"\n"
 
 
 def test_a_bot_line_is_read_in_camel_case_or_the_protos_names_and_a_bad_one_says_why():
@@ -83,6 +137,38 @@ def test_a_bad_line_answers_the_oldest_request_still_open():
     open_.sent(request(6, "c", 1))
     open_.sent(pb.RefereeMessage(game_end=pb.GameEnd(game_id="c", seat=1)))
     assert open_.take_oldest() is None
+
+
+def documented_exchange() -> list[tuple[str, str]]:
+    """The lines of docs/protocol.md §16's example exchange: (direction, JSON), a message's lines joined."""
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    block = re.search(r"<!-- stdio-exchange -->\n```\n(.*?)```", text, re.S).group(1)
+    messages: list[tuple[str, str]] = []
+    for line in block.splitlines():
+        if line[:2] in ("< ", "> "):
+            messages.append((line[0], line[2:]))
+        elif line.strip() != "...":
+            messages[-1] = (messages[-1][0], messages[-1][1] + line)
+    return messages
+
+
+def test_the_documented_exchange_is_made_of_messages_of_the_protocol():
+    """Each line of §16's example is a RefereeMessage (<) or a BotMessage (>) in proto3 JSON, with
+    only names the proto has, in camelCase (what the relay prints), and answers copy their request."""
+    messages = documented_exchange()
+    assert [d for d, _ in messages] == ["<", "<", "<", ">", "<", ">", "<"]
+    last_request = None
+    for direction, text in messages:
+        message = json_format.Parse(text, pb.RefereeMessage() if direction == "<" else pb.BotMessage())
+        if direction == "<":  # what the relay prints: camelCase, nothing at its default (but optional fields)
+            assert json.loads(stdio.to_line(message)) == json.loads(text)
+        if direction == "<" and message.WhichOneof("kind") == "request":
+            last_request = message.request
+        elif direction == ">":
+            answer = message.action
+            assert (answer.request_id, answer.game_id, answer.seat) == (
+                last_request.request_id, last_request.game_id, last_request.seat)
+            assert answer.name in last_request.legal_actions
 
 
 def test_the_relays_line_limit_is_the_referees_message_limit():

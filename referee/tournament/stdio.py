@@ -13,9 +13,9 @@ server sees a gRPC bot like any other. Then, both ways at once:
   messages) is written to the bot's stdin as one line of proto3 JSON, as
   ``google.protobuf.json_format`` prints it (camelCase names, 64-bit integers
   as strings, fields at their default left out). The session asks for the
-  game data in both forms (``DATA_BOTH``): a request's observation is there as
-  the object named as the game (``"aegis": {...}``, the typed observation)
-  and as the JSON text ``observationJson``;
+  game data typed (``DATA_TYPED``): a request's observation is the object
+  named as the game (``"aegis": {...}``), an event's data and a game's
+  results likewise, in place of JSON texts inside the JSON;
 - each line the bot writes to stdout is parsed as a ``BotMessage`` in proto3
   JSON and sent as it is. Blank lines are skipped. A line that does not parse
   is a **malformed answer**: it answers the oldest request the bot has open
@@ -37,16 +37,19 @@ referee refused the session, 1 when the relay ended the bot.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 
 from referee.process import tune_gc
 from referee.v1 import referee_pb2 as pb
@@ -70,8 +73,74 @@ def say(text: str) -> None:
 
 
 def to_line(message: pb.RefereeMessage) -> bytes:
-    """A referee message as the bot reads it: one line of proto3 JSON (ASCII, escapes for the rest)."""
-    return json_format.MessageToJson(message, indent=None).encode() + b"\n"
+    """A referee message as the bot reads it: one line of proto3 JSON (ASCII, escapes for the rest),
+    the very text of ``json_format.MessageToJson(message, indent=None)`` (tests/test_stdio.py checks),
+    about twice as fast: json_format walks every field's descriptor in Python, and the typed game
+    data nest many small messages."""
+    try:
+        return json.dumps(_json_object(message)).encode() + b"\n"
+    except _Unplanned:  # a kind of field the plan does not know: the slow way
+        return json_format.MessageToJson(message, indent=None).encode() + b"\n"
+
+
+class _Unplanned(Exception):
+    """A field :func:`_json_object` leaves to json_format (floats, bytes, well-known types)."""
+
+
+_INT64 = {FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64}
+#: per field: its JSON name, how its value is written, whether it is repeated
+_PLANS: dict[FieldDescriptor, tuple[str, str, bool]] = {}
+
+
+def _plan(field: FieldDescriptor) -> tuple[str, str, bool]:
+    message = field.message_type
+    if message is not None and message.GetOptions().map_entry:
+        value = message.fields_by_name["value"]
+        if value.cpp_type != FieldDescriptor.CPPTYPE_STRING or value.type == FieldDescriptor.TYPE_BYTES:
+            raise _Unplanned(field.full_name)
+        kind = "map"
+    elif message is not None:
+        if message.file.package == "google.protobuf":
+            raise _Unplanned(field.full_name)
+        kind = "message"
+    elif field.cpp_type == FieldDescriptor.CPPTYPE_ENUM:
+        kind = "enum"
+    elif field.cpp_type in _INT64:
+        kind = "int64"  # as a string
+    elif field.type == FieldDescriptor.TYPE_BYTES or field.cpp_type in (FieldDescriptor.CPPTYPE_FLOAT,
+                                                                         FieldDescriptor.CPPTYPE_DOUBLE):
+        raise _Unplanned(field.full_name)
+    else:
+        kind = "plain"  # strings, bools, 32-bit integers: as they are
+    return field.json_name, kind, field.is_repeated
+
+
+def _json_object(message: Message) -> dict[str, Any]:
+    """The message as json_format's printer makes it before ``json.dumps``: the fields that are set
+    (ListFields: those at their default are left out), in field order, by their JSON names."""
+    out: dict[str, Any] = {}
+    for field, value in message.ListFields():
+        plan = _PLANS.get(field)
+        if plan is None:
+            plan = _PLANS[field] = _plan(field)
+        name, kind, repeated = plan
+        if kind == "message":
+            out[name] = [_json_object(v) for v in value] if repeated else _json_object(value)
+        elif kind == "plain":
+            out[name] = list(value) if repeated else value
+        elif kind == "int64":
+            out[name] = [str(v) for v in value] if repeated else str(value)
+        elif kind == "map":
+            out[name] = {str(key): value[key] for key in value}
+        else:  # an enum by its name (a number no name has: as json_format, the number)
+            names = field.enum_type.values_by_number
+            out[name] = [_enum(names, v) for v in value] if repeated else _enum(names, value)
+    return out
+
+
+def _enum(names: Any, number: int) -> str | int:
+    value = names.get(number)
+    return number if value is None else value.name
 
 
 def parse_line(line: bytes) -> pb.BotMessage:
@@ -132,10 +201,10 @@ class StdioRelay:
     def __init__(self, bot: subprocess.Popen, address: str, name: str, token: str, capacity: int):
         self.bot = bot
         self.address = address
-        # DATA_BOTH: the bot reads the observation typed (the object named as the game) or as the JSON text
+        # DATA_TYPED: the bot reads the game data as objects (the field named as the game), not as JSON texts
         self.hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token,
                                                   capacity=max(1, capacity), batching=True,
-                                                  data_form=pb.DATA_BOTH))
+                                                  data_form=pb.DATA_TYPED))
         self.open = OpenRequests()
         self.refused = False
         self.overlong = False   # the bot wrote a line over MAX_LINE: the relay ended the session

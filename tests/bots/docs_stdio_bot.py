@@ -1,10 +1,10 @@
 """A stdio bot written from docs/protocol.md §16 alone (not from the relay's code), for tests/test_kits.py.
 
-It reads the typed observation (the request's object named as the game, camelCase keys, defaults
-left out), answers by name, and checks on the way what the section promises: one message a line,
-one key at the top, 64-bit integers as strings, a missing seat meaning seat 0, the observation in
-both forms. A promise broken is written to stderr as "BROKEN: ..." (the test reads the log), and the
-bot answers the first legal action all the same.
+It reads the observation (the request's object named as the game, camelCase keys, defaults left
+out), answers by name, and checks on the way what the section promises: one message a line, one key
+at the top, 64-bit integers as strings, a missing seat meaning seat 0, no JSON texts inside the JSON.
+A promise broken is written to stderr as "BROKEN: ..." (the test reads the log), and the bot answers
+the first legal action all the same.
 """
 
 import json
@@ -21,10 +21,10 @@ def choose(request):
     legal = request["legalActions"]
     typed = request.get("aegis") or request.get("confirmation")
     if typed is None:
-        broken("a request without the typed observation")
+        broken("a request without the observation")
         return legal[0]
-    if json.loads(request["observationJson"])["seat"] != typed.get("seat", 0):
-        broken("the two forms of the observation disagree on the seat")
+    if typed.get("seat", 0) != request.get("seat", 0) or "observationJson" in request:
+        broken("an observation of another seat, or a JSON text")
     hand = typed.get("hand", [])
     if "confirmation" in request and typed["phase"] == "bid":
         aces = sum(card[0] == "A" for card in hand)
