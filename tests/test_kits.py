@@ -1,8 +1,8 @@
 """The starter kits build, play legal moves and beat the random bot, in the sandbox, in both games.
 
 Each kit (docs/writing-a-bot.md, "Another language") is built as ``make kits`` builds it (a no-op
-once built: .ci/run builds them before the suite), then examples/kits.toml is played as a gauntlet
-whose candidate is the random bot, so that each kit meets it alone: Aegis, and Confirmation on the
+once built: .ci/run builds them before the suite), then examples/kits.toml is played in bubblewrap
+as a gauntlet whose candidate is the random bot, so that each kit meets it alone: Aegis, and Confirmation on the
 same bots. A kit beats the random bot when, over their matches, it wins more of their pairwise
 results than it loses and scores more points. Nobody may be charged a fault. Two stdio bots that
 are no kits play too, only to play without a fault: sample_bots/stdio_random.py, and
@@ -99,7 +99,7 @@ def played(built, tmp_path_factory) -> dict[str, tuple[list, Path]]:
         directory = tmp_path_factory.mktemp(f"kits-{game}")
         one = dataclasses.replace(cfg, tournament=dataclasses.replace(
             cfg.tournament, game=game, options=games.get(game).check_options(options), deal_sets=deal_sets,
-            bots=tuple(bots), output=directory))
+            bots=tuple(bots), output=directory, sandbox="bwrap"))
         store = gauntlet.open_store(one)
         try:
             asyncio.run(gauntlet.run(one, store))
