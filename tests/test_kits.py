@@ -2,9 +2,9 @@
 
 Each kit (docs/writing-a-bot.md, "Another language") is built as ``make kits`` builds it (a no-op
 once built: .ci/run builds them before the suite), then examples/kits.toml is played in bubblewrap
-as a gauntlet whose candidate is the random bot, so that each kit meets it alone: Aegis, and Confirmation on the
-same bots. A kit beats the random bot when, over their matches, it wins more of their pairwise
-results than it loses and scores more points. Nobody may be charged a fault. Two stdio bots that
+as a gauntlet whose candidate is the random bot, so that each kit meets it alone: Aegis, and
+Confirmation on the same bots. A kit beats the random bot when, over their matches, it wins more
+of their pairwise results than it loses and scores more points. Nobody may be charged a fault. Two stdio bots that
 are no kits play too, only to play without a fault: sample_bots/stdio_random.py, and
 tests/bots/docs_stdio_bot.py, written from docs/protocol.md §16 alone.
 
