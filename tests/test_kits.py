@@ -57,14 +57,16 @@ class Kit:
         return f"the {self.directory.name} kit's toolchain is missing: {', '.join(lacking)} (.ci/run installs it)"
 
 
+SAMPLES = ROOT / "sample_bots"
+#: the kits, as `make kits` builds them (the Node kit's packages: the Makefile's rule for them)
 KITS = {
-    "cpp": Kit(ROOT / "sample_bots" / "cpp", ("make", "g++", "pkg-config", "protoc", "grpc_cpp_plugin"),
+    "cpp": Kit(SAMPLES / "cpp", ("make", "g++", "pkg-config", "protoc", "grpc_cpp_plugin"),
                ("make", "-C", "sample_bots/cpp", "-j2"), pkg_config=("grpc++", "protobuf")),
-    "go": Kit(ROOT / "sample_bots" / "go", ("make", "go", "protoc", "protoc-gen-go-grpc"), ("make", "-C", "sample_bots/go"),
-              sources=(GOPATH / "google.golang.org" / "grpc", GOPATH / "google.golang.org/protobuf/cmd/protoc-gen-go")),
-    "c-stdio": Kit(ROOT / "sample_bots" / "stdio_c", ("make", "cc"), ("make", "-C", "sample_bots/stdio_c")),
-    "node": Kit(ROOT / "sample_bots" / "node", ("node", "npm"), ("make", "sample_bots/node/node_modules/.package-lock.json")),
-    "python": Kit(ROOT / "sample_bots", (), None),
+    "go": Kit(SAMPLES / "go", ("make", "go", "protoc", "protoc-gen-go-grpc"), ("make", "-C", "sample_bots/go"),
+              sources=(GOPATH / "google.golang.org/grpc", GOPATH / "google.golang.org/protobuf/cmd/protoc-gen-go")),
+    "c-stdio": Kit(SAMPLES / "stdio_c", ("make", "cc"), ("make", "-C", "sample_bots/stdio_c")),
+    "node": Kit(SAMPLES / "node", ("node", "npm"), ("make", "sample_bots/node/node_modules/.package-lock.json")),
+    "python": Kit(SAMPLES, (), None),
 }
 #: stdio bots that are no kits: they must play without a fault
 STDIO_SAMPLES = (
@@ -83,7 +85,8 @@ def built() -> dict[str, str | None]:
         missing[name] = kit.missing()
         if missing[name] is None and kit.build is not None:
             done = subprocess.run(kit.build, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
-            assert done.returncode == 0, f"building the {name} kit failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            assert done.returncode == 0, \
+                f"building the {name} kit failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return missing
 
 
