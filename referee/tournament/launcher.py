@@ -5,10 +5,10 @@ referee's own interpreter (so a bot sees the packages the referee sees).
 Each launched bot gets ``--address ADDRESS --name NAME --token-fd FD
 --capacity N`` appended to its command: its token comes through a pipe it
 inherits as descriptor FD (written, then closed, by the launcher), never on
-a command line or in an environment. A ``protocol = "stdio"`` bot's command
-runs as it is, under the stdio relay (:mod:`referee.tournament.stdio`),
-which takes those arguments, in the same sandbox and limits. It runs in its own session, in the
-:class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
+a command line or in an environment. (A ``protocol = "stdio"`` bot's command
+runs as it is, under the stdio relay, :mod:`referee.tournament.stdio`, which
+takes those arguments, in the same sandbox and limits.) It runs in its own
+session, in the :class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
 address then the referee's Unix socket inside it), with its
 :class:`~referee.tournament.config.Limits` set before exec, and at most
 ``log_kb`` of its stdout and stderr kept in ``logs/NAME.log`` (the rest is
