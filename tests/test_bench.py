@@ -87,10 +87,13 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
 
 
 @pytest.mark.e2e
-def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys):
+def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys, monkeypatch):
+    from referee.bench import stdio
+
+    monkeypatch.setattr(stdio, "GAMES", ("aegis",))  # one game is enough here: fewer processes to start
     out = tmp_path / "stdio.json"
     bench.main(["--only", "stdio", "--seconds", "0.1", "--rounds", "1", "--json", str(out)])
     assert "8. stdio bots behind the relay against gRPC bots" in capsys.readouterr().out
     rows = json.loads(out.read_text())["stdio"]["rows"]
-    assert {(r["kind"], r["game"]) for r in rows} >= {("grpc", "aegis"), ("stdio (Python bot)", "confirmation")}
+    assert {r["kind"] for r in rows} >= {"grpc", "stdio (Python bot)"}
     assert all(r["decisions"] > 0 and r["faults"] == 0 and r["bots_cpu_us_per_decision"] for r in rows)
