@@ -149,3 +149,13 @@ def test_a_missing_toolchain_is_named_in_one_line():
     kit = Kit(Path("/src/mykit"), ("no-such-compiler",), None, sources=(Path("/no/such/source"),))
     assert kit.missing() == ("the mykit kit's toolchain is missing: no-such-compiler, /no/such/source "
                              "(.ci/run installs it)")
+
+
+def test_a_missing_toolchain_skips_but_fails_in_ci(monkeypatch):
+    monkeypatch.delenv("REFEREE_REQUIRE_KITS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no cc"):
+        require_kit("no cc")
+    monkeypatch.setenv("REFEREE_REQUIRE_KITS", "1")
+    with pytest.raises(pytest.fail.Exception, match="REFEREE_REQUIRE_KITS=1 but no cc"):
+        require_kit("no cc")
+    require_kit(None)  # nothing missing: neither
