@@ -43,6 +43,7 @@ def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys, m
     assert {r["kind"] for r in rows} >= {"grpc", "stdio (Python bot)"}
     assert all(r["decisions"] > 0 and r["faults"] == 0 and r["bots_cpu_us_per_decision"] for r in rows)
 
+
 @pytest.mark.e2e
 def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
     from referee import arena
@@ -96,4 +97,3 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
     assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
     assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
                                                      for p in tmp_path.rglob("*.log"))
-
