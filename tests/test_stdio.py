@@ -233,7 +233,7 @@ def test_a_stdio_bots_own_program_is_visible_in_its_sandbox(tmp_path):
 
 # --- the same treatment as over gRPC, in the sandbox -------------------------------------------
 
-CLOCK = Clock(decision_s=1.0, bank_s=0.5)  # a hang costs 1.5 s
+CLOCK = Clock(decision_s=1.5, bank_s=1.0)  # a hang costs 2.5 s; a loaded machine, none of the others
 SEED = 4242
 #: mode: (its arguments, the fault kinds it must be charged with). A flood's junk is charged as it
 #: arrives, to an open request or as a stray, and when depends on timing: for it only the kinds count.
