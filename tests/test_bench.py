@@ -39,8 +39,9 @@ def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys, m
     out = tmp_path / "stdio.json"
     bench.main(["--only", "stdio", "--seconds", "0.1", "--rounds", "1", "--json", str(out)])
     assert "8. stdio bots behind the relay against gRPC bots" in capsys.readouterr().out
-    rows = json.loads(out.read_text())["stdio"]["rows"]
-    assert {r["kind"] for r in rows} >= {"grpc", "stdio (Python bot)"}
+    figures = json.loads(out.read_text())["stdio"]
+    rows = figures["rows"]
+    assert {r["kind"] for r in rows} >= {"grpc", "stdio (Python bot)"} and 10 < figures["relay_rss_mb"] < 500
     assert all(r["decisions"] > 0 and r["faults"] == 0 and r["bots_cpu_us_per_decision"] for r in rows)
 
 

@@ -324,7 +324,7 @@ def report(results: dict) -> str:
         missing = f"; not measured: {', '.join(st['missing'])} (no C compiler)" if st["missing"] else ""
         table(f"8. stdio bots behind the relay against gRPC bots: whole games, one at a time, bots answering at "
               f"once (median of {st['rows'][0]['rounds']} rounds; vs gRPC: each round against the gRPC bots' of the "
-              f"same round){missing}",
+              f"same round; a relay's resident memory: {st['relay_rss_mb']:g} MB){missing}",
               [[r["kind"], r["game"], r["decisions_per_s"],
                 "{:.0%} ({:.0%}-{:.0%})".format(r["vs_grpc"], *r["vs_grpc_range"]),
                 r["server_cpu_us_per_decision"], r["bots_cpu_us_per_decision"], r["faults"]] for r in st["rows"]],

@@ -50,6 +50,20 @@ class StdioBots(served.Bots):
         return total
 
 
+    def relay_rss_mb(self) -> float | None:
+        """The median resident memory of the relays (their bots not counted), in MB."""
+        sizes = [_rss_kb(p.pid) for p in self.processes]
+        return None if None in sizes else round(statistics.median(sizes) / 1024, 1)
+
+
+def _rss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return None
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -89,6 +103,9 @@ async def measure(seconds: float, rounds: int) -> dict:
                 for (kind, game), bots in players.items():
                     measured[(kind, game)].append(await served.one_game_at_a_time(server, bots, game, seconds,
                                                                                   seed=1000 * r))
+            out["relay_rss_mb"] = statistics.median(
+                [rss for bots in players.values() if isinstance(bots, StdioBots) and (rss := bots.relay_rss_mb())]
+                or [0])
         finally:
             for bots in players.values():
                 bots.stop()
