@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-ray test test-fast demo bench bench-ray proto clean
+.PHONY: install install-ray test test-fast demo bench bench-ray proto kits clean
 
 install: $(STAMP)
 
@@ -24,6 +24,17 @@ install-ray: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The starter kits (docs/writing-a-bot.md, "Another language"): C++, Go and the C stdio bot built,
+# the Node bot's packages installed. tests/test_kits.py builds each kit it finds a toolchain for
+# (a no-op once built: the generated C++ and Go code is compiled once and kept under build/).
+kits: sample_bots/node/node_modules/.package-lock.json
+	$(MAKE) -C sample_bots/stdio_c
+	$(MAKE) -C sample_bots/cpp -j2
+	$(MAKE) -C sample_bots/go
+
+sample_bots/node/node_modules/.package-lock.json: sample_bots/node/package-lock.json
+	cd sample_bots/node && npm ci --no-audit --no-fund
 
 # The fast loop: the suite without the end-to-end tests (marked e2e: bot processes,
 # the gRPC server, tournaments through the CLI), in well under a minute.

@@ -170,3 +170,14 @@ def require_browser() -> None:
     if os.environ.get("REFEREE_REQUIRE_BROWSER") == "1":
         pytest.fail(f"REFEREE_REQUIRE_BROWSER=1 but {why}", pytrace=False)
     pytest.skip(why)
+
+
+def require_kit(why: str | None) -> None:
+    """Skip a starter kit's test, with ``why`` (the one line saying what of its toolchain is
+    missing), unless nothing is (``why`` None); with REFEREE_REQUIRE_KITS=1 (set by .ci/run, which
+    installs the toolchains) fail instead."""
+    if why is None:
+        return
+    if os.environ.get("REFEREE_REQUIRE_KITS") == "1":
+        pytest.fail(f"REFEREE_REQUIRE_KITS=1 but {why}", pytrace=False)
+    pytest.skip(why)

@@ -32,6 +32,20 @@ def test_a_short_benchmark_prints_its_tables_and_writes_json(tmp_path, capsys):
 
 
 @pytest.mark.e2e
+def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys, monkeypatch):
+    from referee.bench import stdio
+
+    monkeypatch.setattr(stdio, "GAMES", ("aegis",))  # one game is enough here: fewer processes to start
+    out = tmp_path / "stdio.json"
+    bench.main(["--only", "stdio", "--seconds", "0.1", "--rounds", "1", "--json", str(out)])
+    assert "9. stdio bots behind the relay against gRPC bots" in capsys.readouterr().out
+    figures = json.loads(out.read_text())["stdio"]
+    rows = figures["rows"]
+    assert {r["kind"] for r in rows} >= {"grpc", "stdio (Python bot)"} and 10 < figures["relay_rss_mb"] < 500
+    assert all(r["decisions"] > 0 and r["faults"] == 0 and r["bots_cpu_us_per_decision"] for r in rows)
+
+
+@pytest.mark.e2e
 def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
     from referee import arena
 

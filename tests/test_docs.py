@@ -86,12 +86,12 @@ def test_rule_book_check_fails_without_a_heading():
         assert number in missing_sections(without, cited), number
 
 
-@pytest.mark.parametrize("name", ["aegis.toml", "confirmation.toml", "gauntlet.toml"])
+@pytest.mark.parametrize("name", ["aegis.toml", "confirmation.toml", "gauntlet.toml", "kits.toml"])
 def test_the_example_files_are_valid(name):
     from referee.tournament import config, gauntlet
 
     path = ROOT / "examples" / name
-    cfg = gauntlet.load(path) if name == "gauntlet.toml" else config.load(path)
+    cfg = gauntlet.load(path) if name in ("gauntlet.toml", "kits.toml") else config.load(path)
     assert cfg is not None
 
 

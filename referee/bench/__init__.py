@@ -25,7 +25,9 @@ JSON with ``--json FILE``):
 8. **resources**: a victim's decisions while another bot runs 240 spinning
    processes, against a control, each bot with its CPU share; and the budget of
    a sandboxed bot's writable space, with an inode's measured kernel memory,
-   and what the prelude's mounts add to a start (:mod:`referee.bench.resources`).
+   and what the prelude's mounts add to a start (:mod:`referee.bench.resources`);
+9. **stdio**: whole games through the server played by stdio bots behind
+   the relay, against the same played by gRPC bots (:mod:`referee.bench.stdio`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`);
@@ -55,12 +57,13 @@ from tabulate import tabulate
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
 from referee.bench import sandbox as sandbox_mod
+from referee.bench import stdio as stdio_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources", "stdio")
 EXTRA_SECTIONS = ("trace", "work")  # run only when asked for ("work": section 3b alone)
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -191,6 +194,8 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
         from referee.bench import resources
 
         results["resources"] = resources.measure()
+    if "stdio" in sections:
+        results["stdio"] = stdio_mod.run(seconds, rounds)
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -338,6 +343,17 @@ def report(results: dict) -> str:
               ["flooder", "sessions", "how its streams ended", "its seat's faults"])
     if "resources" in results:
         _resources_tables(results["resources"], table)
+    if "stdio" in results:
+        st = results["stdio"]
+        missing = f"; not measured: {', '.join(st['missing'])} (no C compiler)" if st["missing"] else ""
+        table(f"9. stdio bots behind the relay against gRPC bots: whole games, one at a time, bots answering at "
+              f"once (median of {st['rows'][0]['rounds']} rounds; vs gRPC: each round against the gRPC bots' of the "
+              f"same round; a relay's resident memory: {st['relay_rss_mb']:g} MB){missing}",
+              [[r["kind"], r["game"], r["decisions_per_s"],
+                "{:.0%} ({:.0%}-{:.0%})".format(r["vs_grpc"], *r["vs_grpc_range"]),
+                r["server_cpu_us_per_decision"], r["bots_cpu_us_per_decision"], r["faults"]] for r in st["rows"]],
+              ["bots", "game", "decisions/s", "vs gRPC (rounds)", "server CPU µs/decision", "bots' CPU µs/decision",
+               "faults"])
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])

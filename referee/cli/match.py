@@ -25,9 +25,12 @@ from referee.tournament.config import BotSpec
 
 @click.command()
 @game_argument
-@click.option("--bot", "bots", multiple=True, type=BotCommand(), metavar="NAME=COMMAND", required=True,
+@click.option("--bot", "bots", multiple=True, type=BotCommand(), metavar="NAME=COMMAND",
               help='A bot and the command that starts it, e.g. --bot rnd="python -m sample_bots.random" '
                    "(repeatable; the kit's --address/--name/--token/--capacity are appended).")
+@click.option("--stdio-bot", "stdio_bots", multiple=True, type=BotCommand("stdio"), metavar="NAME=COMMAND",
+              help='A bot that reads stdin and writes stdout (protocol = "stdio", docs/protocol.md §16), e.g. '
+                   "--stdio-bot mine=./mybot (repeatable; its command is run as it is).")
 @click.option("--lineup", help="Bot names per seat, comma-separated (default: the bots in order, "
                                "repeated to fill the seats).")
 @seed_option
@@ -36,7 +39,7 @@ from referee.tournament.config import BotSpec
 @bank_ms_option
 @click.option("--record", "record_file", type=click.Path(dir_okay=False), help="Write the game record here.")
 @click.option("--log/--no-log", "show_log", default=True, help="Print the match's log (default: yes).")
-def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | None,
+def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lineup: str | None, seed: int | None,
           rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int, record_file: str | None,
           show_log: bool) -> None:
     """Play one match of GAME between bots started from the given commands (a quick check).
@@ -48,9 +51,15 @@ def match(game: str, bots: Sequence[BotSpec], lineup: str | None, seed: int | No
     from referee.tournament.executors import LocalExecutor
     from referee.tournament.schedule import Seating
 
+    bots = [*bots, *stdio_bots]
+    if not bots:
+        raise click.UsageError("give the bots to play: --bot NAME=COMMAND or --stdio-bot NAME=COMMAND")
     spec = get_game(game)
     options = game_options(spec, rule_options)
     names = [bot.name for bot in bots]
+    if len(set(names)) < len(names):
+        twice = next(name for name in names if names.count(name) > 1)
+        raise click.BadParameter(f"the bot name {twice!r} is given twice", param_hint="--bot/--stdio-bot")
     seats = lineup.split(",") if lineup else [names[i % len(names)] for i in range(spec.num_seats)]
     if len(seats) != spec.num_seats or set(seats) - set(names):
         raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",

@@ -44,16 +44,19 @@ class KeyValue(click.ParamType):
 
 
 class BotCommand(click.ParamType):
-    """``NAME=COMMAND`` -> a bot launched with that command (:class:`BotSpec`)."""
+    """``NAME=COMMAND`` -> a bot launched with that command (:class:`BotSpec`), speaking ``protocol``."""
 
     name = "NAME=COMMAND"
+
+    def __init__(self, protocol: str = "grpc"):
+        self.protocol = protocol
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BotSpec:
         if isinstance(value, BotSpec):
             return value
         name, command = KeyValue().convert(value, param, ctx)
         try:
-            return BotSpec.from_command(name, command)
+            return BotSpec.from_command(name, command, self.protocol)
         except ValueError as err:
             raise click.BadParameter(str(err), ctx, param_hint=param.opts[0] if param else None) from None
 

@@ -26,6 +26,11 @@
     env = { PYTHONUNBUFFERED = "1" }
 
     [[bots]]
+    name = "mine-c"
+    command = ["./mybot"]
+    protocol = "stdio"          # reads the referee's messages on stdin, answers on stdout (default "grpc")
+
+    [[bots]]
     name = "mine"
     external = true             # connects by itself
     token = "s3cret"
@@ -75,6 +80,8 @@ class ConfigError(ValueError):
 
 
 SANDBOXES = ("auto", "bwrap", "none")
+#: how a launched bot speaks to the referee: gRPC itself, or lines of JSON through the stdio relay
+PROTOCOLS = ("grpc", "stdio")
 #: where matches are played: in this process, or by match workers on a Ray cluster
 EXECUTORS = ("local", "ray")
 
@@ -127,9 +134,11 @@ class BotSpec:
     external: bool = False
     token: str | None = None
     limits: Limits = Limits()
+    #: "grpc": the bot connects itself; "stdio": through the stdio relay (referee/tournament/stdio.py)
+    protocol: str = "grpc"
 
     @classmethod
-    def from_command(cls, name: str, command: str) -> BotSpec:
+    def from_command(cls, name: str, command: str, protocol: str = "grpc") -> BotSpec:
         """A launched bot from its name and its command line (split as a shell does); a
         ValueError if the name is not a bot name or the command is empty."""
         if not BOT_NAME.match(name):
@@ -137,7 +146,7 @@ class BotSpec:
         parts = tuple(shlex.split(command))
         if not parts:
             raise ValueError("the command is empty")
-        return cls(name, parts)
+        return cls(name, parts, protocol=protocol)
 
 
 @dataclass(frozen=True)
@@ -297,7 +306,7 @@ ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
 _EXECUTOR = {"kind", "address", "cpus", "working_dir"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
-_BOT = {"name", "command", "cwd", "env", "external", "token"} | _LIMITS
+_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol"} | _LIMITS
 
 
 def load(path: str | Path) -> TournamentConfig:
@@ -435,9 +444,16 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
     if token is not None and not isinstance(token, str):
         raise loc.error(f"bot {name!r}: token must be a string", "bots", "token", i)
     command = b.get("command")
+    protocol = b.get("protocol", "grpc")
+    if protocol not in PROTOCOLS:
+        raise loc.error(f"bot {name!r}: protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}",
+                        "bots", "protocol", i)
     if external:
         if command is not None:
             raise loc.error(f"bot {name!r} is external: it has no command", "bots", "command", i)
+        if protocol != "grpc":
+            raise loc.error(f"bot {name!r} is external: it connects by itself, over gRPC (protocol = \"stdio\" "
+                            f"is for a launched bot)", "bots", "protocol", i)
         if not token:
             raise loc.error(f"bot {name!r} is external: give it a token to connect with", "bots", "name", i)
         return BotSpec(name, external=True, token=token)
@@ -456,4 +472,4 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
-    return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i))
+    return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i), protocol)

@@ -5,8 +5,10 @@ referee's own interpreter (so a bot sees the packages the referee sees).
 Each launched bot gets ``--address ADDRESS --name NAME --token-fd FD
 --capacity N`` appended to its command: its token comes through a pipe it
 inherits as descriptor FD (written, then closed, by the launcher), never on
-a command line or in an environment. It runs in its own session, in the
-:class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
+a command line or in an environment. (A ``protocol = "stdio"`` bot's command
+runs as it is, under the stdio relay, :mod:`referee.tournament.stdio`, which
+takes those arguments, in the same sandbox and limits.) It runs in its own
+session, in the :class:`~referee.tournament.sandbox.Sandbox` of the run (bubblewrap, its
 address then the referee's Unix socket inside it), with its
 :class:`~referee.tournament.config.Limits` set before exec, and at most
 ``log_kb`` of its stdout and stderr kept in ``logs/NAME.log``, every control
@@ -59,6 +61,10 @@ MATCH_INDEX = "matches.jsonl"
 
 #: the most characters of a line of a bot's log quoted in an error (its last lines, when it fails to start)
 LOG_LINE_CHARS = 300
+
+#: what starts a ``protocol = "stdio"`` bot: the relay, with the referee's interpreter (-P: not
+#: from the bot's directory, whatever modules it holds), in the bot's sandbox; the bot's command follows
+STDIO_RELAY = (sys.executable, "-P", "-m", "referee.tournament.stdio")
 
 
 @dataclass
@@ -129,10 +135,13 @@ class Launcher:
         self._trees = itertools.count(1)  # a unique name for each process tree's cgroups
 
     def command(self, bot: Launched) -> list[str]:
-        """The bot's command with the launcher's arguments (its token comes through descriptor 3)."""
+        """The bot's command with the launcher's arguments (its token comes through descriptor 3); a
+        stdio bot's command as it is, after the stdio relay's, which takes those arguments instead."""
         spec = bot.spec
-        command = [_program(spec), *spec.command[1:], "--address", self.address, "--name", bot.name, "--token-fd", str(sandbox.TOKEN_FD),
+        connect = ["--address", self.address, "--name", bot.name, "--token-fd", str(sandbox.TOKEN_FD),
                    "--capacity", str(bot.capacity)]
+        own = [_program(spec), *spec.command[1:]]
+        command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == "stdio" else [*own, *connect]
         if not self.box.isolated:
             return command
         cwd = Path(spec.cwd or os.getcwd())
@@ -140,7 +149,8 @@ class Launcher:
                                                            for b in self.bots.values() if b.spec.name != spec.name])
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
         return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=[*self.hide, *others],
-                                     env=spec.env, scratch_mb=spec.limits.file_mb, staged=self.box.staged)
+                                     env=spec.env, scratch_mb=spec.limits.file_mb, staged=self.box.staged,
+                                     programs=own[:1])
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment

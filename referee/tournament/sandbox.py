@@ -288,13 +288,16 @@ def _homes() -> set[Path]:
 
 
 def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hide: Iterable[Path] = (),
-                  env: Mapping[str, str] | None = None, scratch_mb: int = 0, staged: bool = False) -> list[str]:
+                  env: Mapping[str, str] | None = None, scratch_mb: int = 0, staged: bool = False,
+                  programs: Iterable[str] = ()) -> list[str]:
     """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path), reaching the
     referee through ``socket_dir`` (bound at /run/referee; None: the bot keeps the network).
     ``hide``: paths masked even where they lie inside a visible directory (the output directory,
     the tournament file, other bots' directories); home directories are masked too. Writable:
     only its scratch and /dev/shm, tmpfs of ``scratch_mb`` (0: no size); ``staged``: the prelude
-    mounts them (``limited(..., staged=True)``, with inode counts), bubblewrap binds them."""
+    mounts them (``limited(..., staged=True)``, with inode counts), bubblewrap binds them.
+    ``programs``: more programs whose installations must be visible (the bot's own, under the
+    stdio relay)."""
     cwd = cwd.resolve()
     hidden, homes = {Path(p).resolve() for p in hide}, _homes()
     masks = hidden | homes
@@ -302,8 +305,9 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     named = {p for p in named_paths(argv[1:])
              if not any(_inside(p, h) for h in hidden) and not any(_inside(h, p) for h in homes)}
     visible = {*_runtime(), cwd, *named}
-    if (home := _program_home(argv[0], cwd)) is not None:
-        visible.add(home)
+    for program in (argv[0], *programs):
+        if (home := _program_home(program, cwd)) is not None:
+            visible.add(home)
     visible = {p for p in visible if not _inside(p, Path("/usr")) and p != Path("/")}
     args = ["bwrap", *_walls(socket_dir), *_system()]
     if staged and os.getuid() != 0:  # the prelude's user namespace maps this user to 0: map it back

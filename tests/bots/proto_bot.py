@@ -17,6 +17,7 @@ Modes (how it misbehaves, once ``--after`` decisions have gone well):
   otherseat   answers with its request id but the opponent's seat
   othergame   answers with its request id but another game's id
   flood       sends --flood junk replies before every real answer
+  huge        answers with a 10 MB message (past the referee's limit)
   sessions    opens --flood extra sessions that say hello and then idle
   reconnect   closes its stream mid-game and comes back with a new session
 It prints one JSON line per message it receives when --trace is given;
@@ -161,6 +162,8 @@ def play_session(args, rng, script, dump) -> str:
                     time.sleep(3600)
             elif args.mode == "otherseat":
                 reply.seat = 1 - req.seat if req.seat < 2 else (req.seat + 1) % 4
+            elif args.mode == "huge":
+                reply.name = "X" * 10_000_000
             elif args.mode == "othergame":
                 reply.game_id = req.game_id + "-not-mine"
             elif args.mode == "flood":
