@@ -55,6 +55,7 @@ def clone(st: Confirmation) -> Confirmation:
     c.bids = st.bids[:]
     c.parts = st.parts[:]
     c.choices = [x[:] for x in st.choices]
+    c.phase_bids = [x[:] for x in st.phase_bids]
     c.pending = dict(st.pending)
     c.won = st.won[:]
     c.completed = st.completed[:]

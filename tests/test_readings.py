@@ -107,6 +107,25 @@ def test_blind_choices_are_shown_to_every_seat_when_the_round_is_scored():
         assert all(s["final_bids"] == state.history[i]["final_bids"] for i, s in enumerate(scored))
 
 
+def test_blind_revised_numbers_are_shown_at_scoring_even_a_first_revision_revised_again():
+    """RULES 1.8: the choices "(and revised numbers)" are hidden until the round is scored, so then
+    every seat sees each seat's bid in force after each phase, the double phase-1 revision too."""
+    twice = 0
+    for seed in range(30):
+        state = playout("confirmation", {"rounds": 1, "blind": True, "double": True}, seed)
+        (real,) = state.history
+        for seat in range(4):
+            (shown,) = [e.data for e in state.visible_events(seat) if e.kind == "score"]
+            assert shown["phase_bids"] == real["phase_bids"]
+            for s in range(4):
+                assert len(shown["phase_bids"][s]) == 2 and shown["phase_bids"][s][-1] == shown["final_bids"][s]
+                before = [shown["bids"][s], *shown["phase_bids"][s]]
+                for phase, word in enumerate(shown["choices"][s]):
+                    assert (word == "CONFIRM") == (before[phase + 1] == before[phase])
+        twice += sum(ch == ["REVISE", "REVISE"] for ch in real["choices"])
+    assert twice  # some seat revised in both phases: its phase-1 number was shown at scoring
+
+
 # --- 2.4 discards: out of the game, and private for good ----------------------------------------
 
 def test_discards_go_nowhere_and_stay_private_after_the_end():

@@ -35,7 +35,7 @@ BARE = {"ConfirmationDeal", "ConfirmationBid", "ConfirmationPlay", "Confirmation
 #: JSON arrays of fixed length whose items mean different things: the message's fields, in order
 TUPLES = {"AegisExchangeCounts", "AegisTrickCard"}
 #: an inner array of an array of arrays: the message's one repeated field
-LISTS = {"ConfirmationSeatChoices", "ConfirmationTeam"}
+LISTS = {"ConfirmationSeatChoices", "ConfirmationSeatBids", "ConfirmationTeam"}
 #: lists of bids, where -1 is JSON's null
 BIDS = {"bids", "bids_in_force"}
 #: (message, field): a key the JSON leaves out when the list is empty

@@ -381,7 +381,7 @@ class ReleaseRecordsResponse(_message.Message):
     def __init__(self, released: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ConfirmationObservation(_message.Message):
-    __slots__ = ("seat", "round", "rounds", "dealer", "phase", "turn", "hand", "trump", "trump_card", "bids", "bids_in_force", "choices", "my_pending_choice", "leader", "trick", "tricks_won", "tricks", "scores", "partner")
+    __slots__ = ("seat", "round", "rounds", "dealer", "phase", "turn", "hand", "trump", "trump_card", "bids", "bids_in_force", "choices", "my_pending_choice", "leader", "trick", "tricks_won", "tricks", "scores", "partner", "phase_bids")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     ROUNDS_FIELD_NUMBER: _ClassVar[int]
@@ -401,6 +401,7 @@ class ConfirmationObservation(_message.Message):
     TRICKS_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
     PARTNER_FIELD_NUMBER: _ClassVar[int]
+    PHASE_BIDS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     round: int
     rounds: int
@@ -420,13 +421,20 @@ class ConfirmationObservation(_message.Message):
     tricks: _containers.RepeatedCompositeFieldContainer[ConfirmationTrick]
     scores: _containers.RepeatedScalarFieldContainer[int]
     partner: int
-    def __init__(self, seat: _Optional[int] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[str] = ..., turn: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., trump: _Optional[str] = ..., trump_card: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., bids_in_force: _Optional[_Iterable[int]] = ..., choices: _Optional[_Iterable[_Union[ConfirmationSeatChoices, _Mapping]]] = ..., my_pending_choice: _Optional[str] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[str]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., tricks: _Optional[_Iterable[_Union[ConfirmationTrick, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., partner: _Optional[int] = ...) -> None: ...
+    phase_bids: _containers.RepeatedCompositeFieldContainer[ConfirmationSeatBids]
+    def __init__(self, seat: _Optional[int] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[str] = ..., turn: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., trump: _Optional[str] = ..., trump_card: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., bids_in_force: _Optional[_Iterable[int]] = ..., choices: _Optional[_Iterable[_Union[ConfirmationSeatChoices, _Mapping]]] = ..., my_pending_choice: _Optional[str] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[str]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., tricks: _Optional[_Iterable[_Union[ConfirmationTrick, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., partner: _Optional[int] = ..., phase_bids: _Optional[_Iterable[_Union[ConfirmationSeatBids, _Mapping]]] = ...) -> None: ...
 
 class ConfirmationSeatChoices(_message.Message):
     __slots__ = ("words",)
     WORDS_FIELD_NUMBER: _ClassVar[int]
     words: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, words: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConfirmationSeatBids(_message.Message):
+    __slots__ = ("numbers",)
+    NUMBERS_FIELD_NUMBER: _ClassVar[int]
+    numbers: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, numbers: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class ConfirmationTrick(_message.Message):
     __slots__ = ("leader", "cards", "winner")
@@ -509,7 +517,7 @@ class ConfirmationChoice(_message.Message):
     def __init__(self, phase: _Optional[int] = ..., choice: _Optional[str] = ...) -> None: ...
 
 class ConfirmationRoundScore(_message.Message):
-    __slots__ = ("round", "dealer", "trump", "bids", "final_bids", "choices", "tricks", "points", "totals")
+    __slots__ = ("round", "dealer", "trump", "bids", "final_bids", "choices", "tricks", "points", "totals", "phase_bids")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     TRUMP_FIELD_NUMBER: _ClassVar[int]
@@ -519,6 +527,7 @@ class ConfirmationRoundScore(_message.Message):
     TRICKS_FIELD_NUMBER: _ClassVar[int]
     POINTS_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
+    PHASE_BIDS_FIELD_NUMBER: _ClassVar[int]
     round: int
     dealer: int
     trump: str
@@ -528,7 +537,8 @@ class ConfirmationRoundScore(_message.Message):
     tricks: _containers.RepeatedScalarFieldContainer[int]
     points: _containers.RepeatedScalarFieldContainer[int]
     totals: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, round: _Optional[int] = ..., dealer: _Optional[int] = ..., trump: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., final_bids: _Optional[_Iterable[int]] = ..., choices: _Optional[_Iterable[_Union[ConfirmationSeatChoices, _Mapping]]] = ..., tricks: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
+    phase_bids: _containers.RepeatedCompositeFieldContainer[ConfirmationSeatBids]
+    def __init__(self, round: _Optional[int] = ..., dealer: _Optional[int] = ..., trump: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., final_bids: _Optional[_Iterable[int]] = ..., choices: _Optional[_Iterable[_Union[ConfirmationSeatChoices, _Mapping]]] = ..., tricks: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., phase_bids: _Optional[_Iterable[_Union[ConfirmationSeatBids, _Mapping]]] = ...) -> None: ...
 
 class ConfirmationEnd(_message.Message):
     __slots__ = ("scores", "placing")

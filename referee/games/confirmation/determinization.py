@@ -19,7 +19,7 @@ from typing import Any
 from referee import cards
 from referee.cards import NAMES, SUIT
 from referee.games.base import GameError, PrimedShoe, check_options
-from referee.games.confirmation.notation import BID, CONFIRM, MAX_BID, REVISE, parse_action
+from referee.games.confirmation.notation import BID, CONFIRM, REVISE, parse_action
 from referee.games.confirmation.rules import (
     CONFIRMING,
     NUM_SEATS,
@@ -59,8 +59,7 @@ def determinize(observation: dict[str, Any], rng: random.Random, options: dict[s
     In a confirmation phase in progress, the seat's own choice, if it made
     one, is pending again; the other seats have not chosen yet (the seat
     cannot know who has), so ``to_act()`` may list more seats than the real
-    state does. A double-phase revision the view no longer shows (REVISE in
-    both phases) is re-made with a random number.
+    state does.
 
     The state holds this round only: ``totals`` are those of the observation,
     ``history``, ``events`` and ``actions`` start at this round, and the later
@@ -129,7 +128,7 @@ def determinize(observation: dict[str, Any], rng: random.Random, options: dict[s
         state.apply(s, BID + bids[s])
     hidden = state.blind and obs["phase"] != OVER
     plans = [None if hidden and s != me else
-             _replayed_choices(obs["choices"][s], bids[s], obs["bids_in_force"][s], rng)
+             _replayed_choices(obs["choices"][s], obs["phase_bids"][s])
              for s in range(NUM_SEATS)]
     phases_done = len(obs["choices"][me])
     phase = 0
@@ -176,24 +175,10 @@ def _options_for(obs: dict[str, Any], options: dict[str, Any] | None) -> dict[st
     return opts
 
 
-def _replayed_choices(words: list[str], bid: int | None, final: int | None, rng: random.Random) -> list[int]:
-    """Actions that make a seat's shown choices (``words``) and bid in force ``final``.
-
-    A revision followed by another one has left no number in the view: any
-    legal one (neither the number before it nor the final one) will do.
-    """
-    actions = []
-    part = bid
-    for i, word in enumerate(words):
-        if word == "CONFIRM":
-            actions.append(CONFIRM)
-            continue
-        if "REVISE" in words[i + 1:]:
-            part = rng.choice([n for n in range(MAX_BID + 1) if n != part and n != final])
-        else:
-            part = final
-        actions.append(REVISE + part)
-    return actions
+def _replayed_choices(words: list[str], in_force: list[int]) -> list[int]:
+    """Actions that make a seat's shown choices (``words``) and its bids in force after each
+    phase (``in_force``, shown with them)."""
+    return [CONFIRM if word == "CONFIRM" else REVISE + n for word, n in zip(words, in_force)]
 
 
 def _deal_hidden(rng: random.Random, pool: list[int], seats: list[int], need: list[int], void: list[int],

@@ -159,6 +159,7 @@ class Confirmation(GameState):
         self.bids = [-1] * NUM_SEATS        # the bids as made (RULES 1.4)
         self.parts = [-1] * NUM_SEATS       # the bid in force of each seat
         self.choices: list[list[bool]] = [[] for _ in range(NUM_SEATS)]
+        self.phase_bids: list[list[int]] = [[] for _ in range(NUM_SEATS)]  # in force after each phase
         self.pending: dict[int, int] = {}   # confirm-phase actions not yet revealed
         self.won = [0] * NUM_SEATS
         self.tricks_done = 0
@@ -322,6 +323,7 @@ class Confirmation(GameState):
             if not confirmed:
                 self.parts[s] = a - REVISE
             self.choices[s].append(confirmed)
+            self.phase_bids[s].append(self.parts[s])
             data = {"phase": phase_number, "choice": choice_name(confirmed, self.parts[s])}
             # RULES 1.8 blind: a seat sees its own choice only
             self.events.append(Event("choice", s, data, s if self.blind else PUBLIC))
@@ -342,6 +344,8 @@ class Confirmation(GameState):
             "bids": list(self.bids),
             "final_bids": list(self.parts),
             "choices": [[_choice_word(c) for c in ch] for ch in self.choices],
+            # RULES 1.8 blind: every choice and every revised number is revealed at scoring
+            "phase_bids": [list(b) for b in self.phase_bids],
             "tricks": list(self.won),
             "points": points,
             "totals": list(self.totals),
@@ -364,11 +368,12 @@ class Confirmation(GameState):
         in, or in *blind* once the round is scored)."""
         phase = self.phase
         shown = [list(ch) for ch in self.choices]
+        shown_bids = [list(b) for b in self.phase_bids]
         in_force = list(self.parts)
         if self.blind and phase is not OVER:
             for s in range(NUM_SEATS):
                 if s != seat:
-                    shown[s] = []
+                    shown[s] = shown_bids[s] = []
                     in_force[s] = self.bids[s]
         return {
             "game": self.game,
@@ -384,6 +389,7 @@ class Confirmation(GameState):
             "bids": [b if b >= 0 else None for b in self.bids],
             "bids_in_force": [b if b >= 0 else None for b in in_force],
             "choices": [[_choice_word(c) for c in ch] for ch in shown],
+            "phase_bids": shown_bids,
             "my_pending_choice": action_name(self.pending[seat]) if seat in self.pending else None,
             "leader": self.leader,
             "trick": _names(self.trick),

@@ -41,7 +41,7 @@ def render_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
                 choices = []
         elif kind == "score":
             yield f"round {data['round']} scored:"
-            rows = [[seats[s], data["final_bids"][s], "/".join(data["choices"][s]), data["tricks"][s],
+            rows = [[seats[s], data["final_bids"][s], "/".join(_choice_names(data, s)), data["tricks"][s],
                      f"{data['points'][s]:+d}", data["totals"][s]] for s in range(4)]
             yield table(["seat", "bid", "choices", "tricks", "points", "total"], rows)
         elif kind == "end":
@@ -50,17 +50,35 @@ def render_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
             yield from events_text([e], seats)
 
 
+def _choice_names(summary: Mapping[str, Any], seat: int) -> list[str]:
+    """A seat's choices in a round's summary, each revision with its number (a summary written
+    before ``phase_bids`` was kept shows the bare words)."""
+    numbers = summary.get("phase_bids", [[]] * 4)[seat]
+    words = summary["choices"][seat]
+    if len(numbers) != len(words):
+        return list(words)
+    return [w if w == "CONFIRM" else f"{w} {n}" for w, n in zip(words, numbers)]
+
+
+def _bid_chain(summary: Mapping[str, Any], seat: int) -> list[int]:
+    """The bid as made, then each number the seat revised to (the final bid last)."""
+    bid, final = summary["bids"][seat], summary["final_bids"][seat]
+    numbers = summary.get("phase_bids", [[]] * 4)[seat]
+    if len(numbers) != len(summary["choices"][seat]):
+        return [bid] if bid == final else [bid, final]
+    return [bid, *(n for w, n in zip(summary["choices"][seat], numbers) if w != "CONFIRM")]
+
+
 def render_results(results: Mapping[str, Any], seats: Sequence[str]) -> list[str]:
     rows = []
     for r in results["rounds"]:
         row = [r["round"], r["dealer"], r["trump"]]
         for s in range(4):
-            bid, final = r["bids"][s], r["final_bids"][s]
             choices = "/".join("C" if c == "CONFIRM" else "R" for c in r["choices"][s])
-            bids = str(bid) if bid == final else f"{bid}>{final}"
+            bids = ">".join(map(str, _bid_chain(r, s)))
             row.append(f"{bids} {choices} t{r['tricks'][s]} {r['points'][s]:+d} ={r['totals'][s]}")
         rows.append(row)
-    key = "cell: bid[>revised] choices(C=confirm R=revise) t<tricks> points =total"
+    key = "cell: bid[>revised...] choices(C=confirm R=revise) t<tricks> points =total"
     if "teams" in results:
         key += "; pairs: partners 0+2 and 1+3 share the team's points"
     return ["rounds:", table(["round", "dealer", "trump", *seats], rows), key, ""]

@@ -6,7 +6,7 @@ observation, the event data and the results: these functions give them as
 plain values, field by field, for ``referee/wire.py`` to build the messages.
 What differs from the JSON is the protocol's general rules: no ``game`` key,
 -1 for a seat that has not bid, ``{"words": [...]}`` for a seat's list of
-choices, ``{"seats": [...]}`` for a team, a bare value of event data as the
+choices, ``{"numbers": [...]}`` for its bids in force after each phase, ``{"seats": [...]}`` for a team, a bare value of event data as the
 one field of its message, an absent key as an empty list. Pure, no I/O.
 """
 
@@ -26,17 +26,22 @@ def _choices(per_seat: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
     return [{"words": words} for words in per_seat]
 
 
+def _phase_bids(per_seat: Sequence[Sequence[int]]) -> list[dict[str, Any]]:
+    return [{"numbers": numbers} for numbers in per_seat]
+
+
 def observation(o: Mapping[str, Any]) -> dict[str, Any]:
     fields = dict(o)
     del fields["game"]
     fields["bids"] = _bids(o["bids"])
     fields["bids_in_force"] = _bids(o["bids_in_force"])
     fields["choices"] = _choices(o["choices"])
+    fields["phase_bids"] = _phase_bids(o["phase_bids"])
     return fields
 
 
 def _summary(s: Mapping[str, Any]) -> dict[str, Any]:
-    return {**s, "choices": _choices(s["choices"])}
+    return {**s, "choices": _choices(s["choices"]), "phase_bids": _phase_bids(s["phase_bids"])}
 
 
 #: kind -> (the data -> the fields of that kind's message)
