@@ -19,7 +19,7 @@ GOOD = FIXTURES / "confirmation_one_round.json"
 
 
 def test_exit_code_table():
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 130]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 130]
     assert ExitCode.USAGE == click.UsageError("x").exit_code
     assert exit_code_for(records.RecordFileError("x")) is ExitCode.USAGE
     assert exit_code_for(records.RecordError("x")) is ExitCode.CHECK_FAILED

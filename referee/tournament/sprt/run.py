@@ -22,7 +22,8 @@ def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
     if setup.output is None:
         return None
     store = Store(setup.output)
-    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
+    store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce,
+                hide=[setup.output])
     return store
 
 
