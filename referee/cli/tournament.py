@@ -55,10 +55,13 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
     http_socket = _listen(http_host, http_port)  # a busy port stops the run before anything is written
     store = trun.open_store(cfg, rerun, announce=_say)
-    schedule = trun.schedule_of(cfg)
+    out = trun.out_for_good(store)
+    schedule = trun.schedule_of(cfg, out)
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     if not progress.quiet:
-        click.echo(f"{cfg.game} tournament: {len(cfg.entries)} entries, {cfg.deal_sets} deal set(s), "
+        entries = f"{len(cfg.bots) - len(out)} entries" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
+                                                            if out else "")
+        click.echo(f"{cfg.game} tournament: {entries}, {cfg.deal_sets} deal set(s), "
                    f"{cfg.seed_text()}; {notes[0]}; results in {cfg.output}", err=True)
     live = None
     if http_socket is not None:
@@ -125,7 +128,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
         trun.with_stored_seed(cfg.tournament), executor=chosen_executor(cfg.tournament.executor, executor, address,
                                                                         server)))
     store = tgauntlet.open_store(cfg, rerun, announce=_say)
-    schedule = tgauntlet.make_schedule(cfg)
+    schedule = tgauntlet.make_schedule(cfg, trun.out_for_good(store))
     note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
     if not progress.quiet:
         click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
@@ -231,7 +234,7 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
 
     announce_sandbox(cfg.sandbox, cfg.isolation, quiet=progress.quiet)
     names = [b.name for b in cfg.bots]
-    schedule = plan(())
+    schedule = plan(trun.out_for_good(store))
     display = RunDisplay(cfg.game, len(schedule.seatings), progress, stored=store.matches(),
                          number_of=store.number, names=sorted(names, key=lambda n: n != first),
                          stream=sys.stderr)

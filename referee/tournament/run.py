@@ -62,6 +62,12 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     return store
 
 
+def out_for_good(store: Store) -> set[str]:
+    """The entries no run starts: withdrawn in the file, or dead (died for good under absent =
+    "withdraw"; ``--rerun NAME`` brings one back). An entry that did not start is tried again."""
+    return {e.name for e in store.entries() if e.status in (WITHDRAWN, DEAD)}
+
+
 def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
     """A configuration whose seed was drawn takes the seed its output directory already holds,
     if any: an interrupted run resumes on the same deals."""
@@ -96,7 +102,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     schedule of the others is played. A deal set's records go to spectators once it is over
     (``config.release``). ``watch(arena)`` is told the executor's arena once it is open."""
     withdraw = config.absent == "withdraw"
-    kept_out = {e.name for e in store.entries() if e.status in (WITHDRAWN, DEAD)}
+    kept_out = out_for_good(store)
     full = plan(kept_out)
     done = store.done()
     if not missing(full, done):

@@ -1,0 +1,63 @@
+"""GameEnd reaches every seat in every mode before its process is stopped: long-lived bots
+(isolation = "tournament"), a process per match (isolation = "match": the referee ends its
+session after its GameEnds, and it has a grace to end by itself), and ``referee match``; and
+a healthy bot's stop makes no kill noise. Real processes, through the command line."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from harness import ROOT, run_cli, write_tournament
+
+from referee.tournament.launcher import GAME_END_GRACE_S
+
+pytestmark = pytest.mark.e2e
+
+RECORDER = ROOT / "tests" / "bots" / "game_end_bot.py"
+BOTS = f"""
+[clock]
+decision_ms = 5000
+bank_ms = 10000
+
+[limits]
+sandbox = "none"
+
+[[bots]]
+name = "a"
+command = ["python", "{RECORDER}"]
+cwd = "{ROOT}"
+
+[[bots]]
+name = "b"
+command = ["python", "{RECORDER}"]
+cwd = "{ROOT}"
+"""
+
+
+def game_ends(text: str) -> list[tuple[str, str]]:
+    return re.findall(r"game end: (\S+) seat (\d)", text)
+
+
+@pytest.mark.parametrize("isolation", ["tournament", "match"])
+def test_every_seat_gets_its_game_end_before_its_process_is_stopped(tmp_path, isolation):
+    path = write_tournament(tmp_path / "t.toml", BOTS, game="aegis", deal_sets=2, seed=4, concurrency=2,
+                            extra=f'isolation = "{isolation}"')
+    done = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert done.returncode == 0, done.stderr
+    for bot in "ab":
+        log = (tmp_path / "out" / "logs" / f"{bot}.log").read_text()
+        # 4 matches, each with this bot in one seat: 4 game ends, each once
+        assert sorted(game_ends(log)) == sorted(set(game_ends(log))) and len(game_ends(log)) == 4, log
+        assert "killed by" not in log and "--- ended: " not in log, log  # no kill noise, no death
+        ends = log.count("--- ended after its session: exit code 0")  # it ended by itself, in its grace
+        assert ends == (4 if isolation == "match" else 1), log
+    assert GAME_END_GRACE_S <= 2  # short, as docs/tournaments.md says
+
+
+def test_referee_match_gives_both_bots_their_game_end_and_stops_them_quietly():
+    done = run_cli("match", "aegis", "--seed", "3", "--no-log", "--bot", f"a=python {RECORDER}",
+                   "--bot", f"b=python {RECORDER}")
+    assert done.returncode == 0, done.stderr
+    assert sorted(seat for _, seat in game_ends(done.stderr)) == ["0", "1"], done.stderr
+    assert "---" not in done.stderr, done.stderr  # no start, stop or "killed by SIGTERM" lines for healthy bots
