@@ -88,9 +88,7 @@ def runs(tmp_path_factory):
             "scratch": scratch}
 
 
-pytestmark = pytest.mark.e2e
-
-
+@pytest.mark.e2e
 def test_the_entries_that_did_not_start_or_died_are_withdrawn_and_the_rest_play(runs):
     first = runs["first"]
     assert first.returncode == ExitCode.WITHDRAWN, first.stderr
@@ -123,6 +121,7 @@ def test_the_entries_that_did_not_start_or_died_are_withdrawn_and_the_rest_play(
         store.close()
 
 
+@pytest.mark.e2e
 def test_the_grown_directory_plays_only_the_new_matches(runs):
     second = runs["second"]
     assert second.returncode == ExitCode.WITHDRAWN, second.stderr
@@ -133,6 +132,7 @@ def test_the_grown_directory_plays_only_the_new_matches(runs):
     assert "played 20 match(es) now, 24 in all" in second.stderr
 
 
+@pytest.mark.e2e
 def test_the_grown_standings_are_those_of_a_run_from_scratch_byte_for_byte(runs):
     fresh = runs["fresh"]
     assert fresh.returncode == ExitCode.WITHDRAWN, fresh.stderr
@@ -151,6 +151,7 @@ def test_the_grown_standings_are_those_of_a_run_from_scratch_byte_for_byte(runs)
     assert csv[0].endswith(",status,why") and csv[-2].startswith(",broken,") and "did not start" in csv[-2]
 
 
+@pytest.mark.e2e
 def test_the_history_keeps_which_version_played_each_match(runs, tmp_path):
     done = run_cli("export", runs["grown"] / "out", "--to", tmp_path)
     assert done.returncode == 0, done.stderr
@@ -161,3 +162,128 @@ def test_the_history_keeps_which_version_played_each_match(runs, tmp_path):
     assert all(re.fullmatch(r"[0-9a-f]{12}", r["version0"]) and r["version1"] for r in rows)
     assert {r["counted"] for r in rows if "dies" in (r["seat0"], r["seat1"])} == {"0"}
     assert sum(r["counted"] == "1" for r in rows) == 24
+
+
+# --- what a directory accepts: the file may grow, never shrink or change what shapes the results ----------
+
+
+def two_bots(tmp: Path, names=("a", "b"), deal_sets=1, extra="", game="aegis", withdrawn=()) -> Path:
+    tables = "\n[clock]\ndecision_ms = 1000\n"
+    for name in names:
+        tables += f'\n[[bots]]\nname = "{name}"\ncommand = "python -m sample_bots.random"\ncwd = "{ROOT}"\n'
+        if name in withdrawn:
+            tables += "withdrawn = true\n"
+    return write_tournament(tmp / "t.toml", tables, game=game, deal_sets=deal_sets, seed=3, concurrency=1,
+                            extra=extra)
+
+
+def stored(tmp: Path, config_path: Path, played=True) -> list[str]:
+    """Claim the directory for this file and store a (made-up) result for every match of its
+    schedule, as a run would; returns what the claim announced."""
+    from referee.tournament import config as tconfig
+    from referee.tournament import run as trun
+
+    said: list[str] = []
+    cfg = tconfig.load(config_path)
+    store = trun.open_store(cfg, announce=said.append)
+    try:
+        schedule = trun.schedule_of(cfg, trun.out_for_good(store))
+        store.set_schedule(s.key for s in schedule.seatings)
+        if played:
+            for s in schedule.seatings:
+                if s.key not in store.done():
+                    n = len(s.lineup)
+                    store.save(s.key, s.deal_set, s.seed, s.lineup,
+                               {"scores": list(range(n)), "placing": list(range(n, 0, -1))}, {}, 0.1)
+    finally:
+        store.close()
+    return said
+
+
+def test_a_directory_takes_a_file_that_grows_and_refuses_one_that_shrinks(tmp_path):
+    from referee.tournament.store import StoreError
+
+    stored(tmp_path, two_bots(tmp_path))
+    assert stored(tmp_path, two_bots(tmp_path, ("a", "b", "c"), deal_sets=2)) == [
+        f"{tmp_path / 'out'} grows: deal sets 1 -> 2; new entries: c"]
+    assert stored(tmp_path, two_bots(tmp_path, ("a", "b", "c"), deal_sets=2, withdrawn=("c",))) == [
+        f"{tmp_path / 'out'} grows: withdrawn: c"]
+    refusals = [  # (the file's arguments, the refusal)
+        (dict(names=("a", "c"), deal_sets=2),
+         f"bot b has matches stored in {tmp_path / 'out'} but is not in the tournament file: keep its [[bots]] "
+         f"table (with withdrawn = true it is neither played nor ranked), or use a new output directory"),
+        (dict(names=("a", "b", "c"), deal_sets=1),
+         f"{tmp_path / 'out'} holds matches of deal sets 0 to 1, more than deal_sets = 1: a tournament only grows "
+         f"(raise deal_sets, or use a new output directory)"),
+        (dict(names=("a", "b", "c"), deal_sets=2, extra='isolation = "match"'), "(changed: isolation)"),
+        (dict(names=("a", "b", "c"), deal_sets=2, extra='absent = "withdraw"'), "(changed: absent)"),
+    ]
+    for args, message in refusals:
+        with pytest.raises(StoreError) as refused:
+            stored(tmp_path, two_bots(tmp_path, **args))
+        assert message in str(refused.value) and "\n" not in str(refused.value)
+    seeded = two_bots(tmp_path, ("a", "b", "c"), deal_sets=2)
+    seeded.write_text(seeded.read_text().replace("seed = 3", "seed = 4").replace("decision_ms = 1000",
+                                                                                  "decision_ms = 900"))
+    with pytest.raises(StoreError, match=r"\(changed: clock, seed\)"):
+        stored(tmp_path, seeded)
+
+
+def test_a_directory_holding_no_match_takes_any_file(tmp_path):
+    """A failed start leaves nothing that blocks a corrected rerun (it used to be refused as
+    'another tournament configuration (changed: bots)')."""
+    stored(tmp_path, two_bots(tmp_path, ("a", "ghost")), played=False)
+    corrected = two_bots(tmp_path, ("a", "b"), deal_sets=3, extra='isolation = "match"')
+    corrected.write_text(corrected.read_text().replace("seed = 3", "seed = 9"))
+    assert stored(tmp_path, corrected) == []
+    store = Store(tmp_path / "out", create=False)
+    try:
+        assert [e.name for e in store.entries()] == ["a", "b"] and store.count() == 6
+    finally:
+        store.close()
+
+
+def test_confirmation_line_ups_that_an_entry_changes_stay_stored_but_do_not_count(tmp_path):
+    """Three entries fill the four seats in three line-ups; with a fourth they sit as one group of
+    four: the three-entry matches stay stored, not counted, and the group's are played. From four
+    entries on, a new entry keeps every stored group of four."""
+    from referee.tournament import config as tconfig
+    from referee.tournament import run as trun
+    from referee.tournament.schedule import missing
+
+    stored(tmp_path, two_bots(tmp_path, ("a", "b", "c"), game="confirmation", extra="max_groups = 70"))
+    four = two_bots(tmp_path, ("a", "b", "c", "d"), game="confirmation")
+    schedule = trun.schedule_of(tconfig.load(four))
+    store = Store(tmp_path / "out", create=False)
+    try:
+        assert len(store.done()) == 12 and len(missing(schedule, store.done())) == 4  # nothing stored is in it
+    finally:
+        store.close()
+    stored(tmp_path, four)
+    store = Store(tmp_path / "out", create=False)
+    try:
+        assert store.count(every=True) == 16 and store.count() == 4  # the group's four rotations count
+        assert all(len(set(r.lineup)) == 4 for r in store.matches())
+    finally:
+        store.close()
+    five = two_bots(tmp_path, ("a", "b", "c", "d", "e"), game="confirmation")
+    store = Store(tmp_path / "out", create=False)
+    try:
+        grown = trun.schedule_of(tconfig.load(five))
+        assert {r.key for r in store.matches()} <= {s.key for s in grown.seatings}  # every group of four stays
+        assert len(missing(grown, store.done())) == len(grown.seatings) - 4
+    finally:
+        store.close()
+
+
+@pytest.mark.e2e
+def test_a_failed_start_then_the_corrected_file_plays(tmp_path):
+    path = two_bots(tmp_path, ("a", "ghost"))
+    path.write_text(path.read_text().replace('name = "ghost"\ncommand = "python -m sample_bots.random"',
+                                             'name = "ghost"\ncommand = "no-such-bot-command"'))
+    failed = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert failed.returncode == ExitCode.USAGE and "bot ghost cannot start" in failed.stderr, failed.stderr
+    fixed = two_bots(tmp_path, ("a", "b"), deal_sets=2)
+    done = run_cli("tournament", fixed, "--quiet", "--bootstrap", "0")
+    assert done.returncode == 0, done.stderr
+    assert "played 4 match(es) now, 4 in all" in done.stderr

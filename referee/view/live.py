@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import secrets
 import socket
 import urllib.parse
@@ -52,7 +53,8 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
     except OSError as err:
-        raise CannotServe(f"--http {port}: cannot listen on {host}:{port}: {err.strerror or err}") from None
+        why = os.strerror(err.errno) if err.errno else str(err)
+        raise CannotServe(f"--http {port}: cannot listen on {host}:{port}: {why}") from None
 
 
 class LivePage:
