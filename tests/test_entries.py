@@ -326,6 +326,31 @@ def test_a_changed_bot_is_refused_and_rerun_replays_its_matches(tmp_path):
     assert recorded["files"] == {str(script): hashlib.sha256(script.read_bytes()).hexdigest()}
 
 
+@pytest.mark.e2e
+def test_a_changed_imported_module_is_refused_as_a_changed_bot(tmp_path):
+    bot = tmp_path / "mybot"
+    bot.mkdir()
+    (bot / "main.py").write_text("import helper  # noqa\nfrom sample_bots.random import main\nmain()\n")
+    (bot / "helper.py").write_text("VERSION = 1\n")
+    bots = random_bot("r1", 1) + f"""
+    [[bots]]
+    name = "mine"
+    command = ["python", "main.py", "--seed", "7"]
+    cwd = "{bot}"
+    env = {{ PYTHONPATH = "{ROOT}" }}
+    """
+    path = tournament(tmp_path, bots, deal_sets=1)
+    assert run_cli("tournament", path, "--quiet", "--bootstrap", "0").returncode == 0
+    (bot / "helper.py").write_text("VERSION = 2\n")  # the entry point and the command are as they were
+    refused = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert refused.returncode == ExitCode.USAGE
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"Error: bot mine changed since its matches in {tmp_path / 'out'} were played (the file "
+        f"{bot / 'helper.py'}): give --rerun mine to play its matches again, or use a new output directory")
+    rerun = run_cli("tournament", path, "--quiet", "--bootstrap", "0", "--rerun", "mine")
+    assert rerun.returncode == 0 and "played 2 match(es) now, 2 in all" in rerun.stderr, rerun.stderr
+
+
 def test_the_store_refuses_a_changed_bot_and_drops_its_matches_on_rerun(tmp_path):
     from referee.tournament.store import StoreError
 
