@@ -8,31 +8,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from harness import ROOT, run_cli, write_tournament
+from harness import ROOT, run_cli, sample_bots, write_tournament
 
 from referee.tournament.launcher import GAME_END_GRACE_S
 
 pytestmark = pytest.mark.e2e
 
 RECORDER = ROOT / "tests" / "bots" / "game_end_bot.py"
-BOTS = f"""
-[clock]
-decision_ms = 5000
-bank_ms = 10000
-
-[limits]
-sandbox = "none"
-
-[[bots]]
-name = "a"
-command = ["python", "{RECORDER}"]
-cwd = "{ROOT}"
-
-[[bots]]
-name = "b"
-command = ["python", "{RECORDER}"]
-cwd = "{ROOT}"
-"""
+BOTS = sample_bots(a=f"python {RECORDER}", b=f"python {RECORDER}")  # in the sandbox, where it works
 
 
 def game_ends(text: str) -> list[tuple[str, str]]:

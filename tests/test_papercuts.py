@@ -9,27 +9,13 @@ import re
 import socket
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, write_tournament
+from harness import require_sandbox, run_cli, sample_bots, write_tournament
 
 from referee.cli.exits import ExitCode
 from referee.tournament import gauntlet, standings
 from referee.tournament.store import MatchRow
 
-BOTS = f"""
-[clock]
-decision_ms = 5000
-bank_ms = 10000
-
-[[bots]]
-name = "random"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "{ROOT}"
-
-[[bots]]
-name = "heuristic"
-command = ["python", "-m", "sample_bots.heuristic"]
-cwd = "{ROOT}"
-"""
+BOTS = sample_bots(random="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
 
 
 @pytest.fixture

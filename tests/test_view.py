@@ -180,7 +180,7 @@ def test_view_command_writes_a_replay_and_a_report(tmp_path, invoke):
     assert result.exit_code == 2
     (tmp_path / "empty").mkdir()
     result = invoke("view", tmp_path / "empty")
-    assert result.exit_code == 2 and "no tournament results here" in result.output
+    assert result.exit_code == 2 and "neither a game record nor a results directory" in result.output
 
 
 def test_the_live_page_shows_a_game_from_its_public_events_only():
