@@ -59,7 +59,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     schedule = trun.schedule_of(cfg, out)
     notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     if not progress.quiet:
-        entries = f"{len(cfg.bots) - len(out)} entries" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
+        entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
                                                             if out else "")
         click.echo(f"{cfg.game} tournament: {entries}, {cfg.deal_sets} deal set(s), "
                    f"{cfg.seed_text()}; {notes[0]}; results in {cfg.output}", err=True)
