@@ -21,7 +21,7 @@ from typing import Any
 from referee import games
 from referee.tournament import growth
 from referee.tournament.config import TournamentConfig
-from referee.tournament.executors import BotsDead, BotsNotReady, Played, executor_for, seat_capacity
+from referee.tournament.executors import Played, executor_for, seat_capacity
 from referee.tournament.release import Releases
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
 from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
@@ -101,19 +101,19 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     with "withdraw" it is out for good ("dead": its stored matches no longer count) and the
     schedule of the others is played. A deal set's records go to spectators once it is over
     (``config.release``). ``watch(arena)`` is told the executor's arena once it is open."""
-    withdraw = config.absent == "withdraw"
     kept_out = out_for_good(store)
     full = plan(kept_out)
-    done = store.done()
-    if not missing(full, done):
-        _settle(store, full)
+    bots = [b for b in config.bots if b.name not in kept_out]
+    if not missing(full, store.done()):  # nothing to play, no bot to start
+        if full.seatings:
+            store.set_schedule(s.key for s in full.seatings)
+        store.set_entries(PLAYING, {b.name: None for b in bots})
+        store.set_incomplete({})
         if progress:
             progress(len(full.seatings), len(full.seatings), None)
-        store.set_incomplete({})
         return 0
-    bots = [b for b in config.bots if b.name not in kept_out]
     capacity = seat_capacity(full.seatings, config.concurrency)
-    if withdraw:  # fewer entries may fill more seats (two bots in four seats): room for every seat but one
+    if config.absent == "withdraw":  # fewer entries may fill more seats (two bots in four): all but one
         capacity = dict.fromkeys(capacity, (games.get(config.game).num_seats - 1) * config.concurrency)
     executor = executor_for(server, admin_token, config.executor,
                             game=config.game, options=config.options, clock=config.clock,
@@ -122,8 +122,6 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
                             sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
                             isolation=config.isolation, startup_s=config.startup_s, announce=announce,
                             absent=config.absent)
-    dead: dict[str, str] = {}  # bots dead for good in this run: why
-    played = 0
     try:
         async with executor:
             store.set_meta("sandbox", executor.sandbox.describe())
@@ -132,47 +130,53 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
             store.set_entries(DID_NOT_START, executor.absent)
             store.set_entries(PLAYING, {b.name: None for b in bots if b.name not in executor.absent})
             out = kept_out | set(executor.absent)
-            schedule = plan(out)
-            if not schedule.seatings:
+            if not plan(out).seatings:
                 raise executor.not_ready(f"no match can be played without {', '.join(sorted(executor.absent))}")
             if watch:
                 watch(executor.arena)
-            while True:
-                todo = _start_playing(store, schedule, announce)
-                total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
-                if progress:
-                    progress(finished, total, None)
-                releases = Releases(schedule.seatings, store.done(), config.release)
-
-                def save(p: Played) -> None:
-                    nonlocal finished, played
-                    store.save_played(p)
-                    executor.release(releases.stored(p.seating))
-                    finished += 1
-                    played += 1
-                    if progress:
-                        progress(finished, total, p)
-
-                def skip(seating: Seating, err: BotsDead) -> None:
-                    dead.update(err.reasons)
-
-                try:
-                    await executor.play_all(todo, config.concurrency, save, skip)
-                finally:
-                    store.set_incomplete({} if withdraw else _missing(schedule, store.done(), dead))
-                    if withdraw:
-                        store.set_entries(DEAD, dead)
-                if not (withdraw and dead.keys() - out):
-                    break
-                out |= dead.keys()  # the others play on: their schedule without the dead
-                schedule = plan(out)
-                if announce is not None:
-                    announce(f"withdrawn: {'; '.join(f'bot {n} {why}' for n, why in sorted(dead.items()))}; "
-                             f"the other entries play on")
+            return await _play_in_play(config, plan, out, store, executor, progress, announce)
     finally:
         if executor.launcher is not None:
             store.set_meta("launcher", json.dumps(executor.launcher.status()))
-    return played
+
+
+async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], store: Store, executor: Any,
+                        progress: Progress | None, announce: Callable[[str], None] | None) -> int:
+    """Play the schedule of the entries not ``out``; under "withdraw", when bots die for good, they
+    are out too and the schedule of the others is played (what it adds: Confirmation's line-ups of
+    fewer entries). Returns how many matches were played."""
+    withdraw = config.absent == "withdraw"
+    dead: dict[str, str] = {}  # bots dead for good in this run: why
+    played = 0
+    while True:
+        schedule = plan(out)
+        todo = _start_playing(store, schedule, announce)
+        total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
+        if progress:
+            progress(finished, total, None)
+        releases = Releases(schedule.seatings, store.done(), config.release)
+
+        def save(p: Played) -> None:
+            nonlocal finished, played
+            store.save_played(p)
+            executor.release(releases.stored(p.seating))
+            finished += 1
+            played += 1
+            if progress:
+                progress(finished, total, p)
+
+        try:
+            await executor.play_all(todo, config.concurrency, save, lambda _, err: dead.update(err.reasons))
+        finally:
+            store.set_incomplete({} if withdraw else _missing(schedule, store.done(), dead))
+            if withdraw:
+                store.set_entries(DEAD, dead)
+        if not withdraw or not dead.keys() - out:
+            return played
+        if announce is not None:
+            announce(f"withdrawn: {'; '.join(f'bot {n} {dead[n]}' for n in sorted(dead.keys() - out))}; "
+                     f"the other entries play on")
+        out |= dead.keys()
 
 
 def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], None] | None) -> list[Seating]:
@@ -188,12 +192,6 @@ def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], N
         announce(f"{len(todo)} of {len(schedule.seatings)} match(es) to play, "
                  f"{len(schedule.seatings) - len(todo)} stored{note}")
     return todo
-
-
-def _settle(store: Store, schedule: Schedule) -> None:
-    """Nothing to play: the schedule is recorded all the same (the file may have withdrawn an entry)."""
-    if schedule.seatings:
-        store.set_schedule(s.key for s in schedule.seatings)
 
 
 def _missing(schedule: Schedule, done: set[str], dead: dict[str, str]) -> dict[str, dict[str, Any]]:
