@@ -228,7 +228,8 @@ def test_a_version_is_the_command_the_directory_and_every_file_of_it(tmp_path):
         f"the file {tmp_path / 'pkg' / 'mod.py'}"]
     (tmp_path / "bot.py").write_text("import pkg.mod  # v2\n")
     (tmp_path / "new.py").write_text("")
-    assert versions.changes(one, versions.of(BotSpec("b", ("python", "bot.py"), str(tmp_path)), [tmp_path / "out"])) == [
+    again = versions.of(BotSpec("b", ("python", "bot.py"), str(tmp_path)), [tmp_path / "out"])
+    assert versions.changes(one, again) == [
         "its command", f"the files {tmp_path / 'bot.py'}, {tmp_path / 'new.py'}, {tmp_path / 'pkg' / 'mod.py'}"]
     # declared files: only those (and what the command names)
     declared = BotSpec("b", ("python", "bot.py"), str(tmp_path), files=("pkg/*.py",))

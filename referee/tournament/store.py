@@ -350,7 +350,8 @@ class Store:
                 f"SELECT key, deal_set, lineup, results, seconds FROM matches{where} ORDER BY deal_set, key"):
             names = tuple(json.loads(lineup))
             of = seat_versions.get(key, {})
-            yield MatchRow(key, deal_set, names, json.loads(results), seconds, tuple(of.get(i) for i in range(len(names))))
+            yield MatchRow(key, deal_set, names, json.loads(results), seconds,
+                           tuple(of.get(i) for i in range(len(names))))
 
     def record(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT record FROM matches WHERE key = ?", (key,)).fetchone()
