@@ -208,6 +208,11 @@ def test_a_directory_takes_a_file_that_grows_and_refuses_one_that_shrinks(tmp_pa
         f"{tmp_path / 'out'} grows: deal sets 1 -> 2; new entries: c"]
     assert stored(tmp_path, two_bots(tmp_path, ("a", "b", "c"), deal_sets=2, withdrawn=("c",))) == [
         f"{tmp_path / 'out'} grows: withdrawn: c"]
+    # a withdrawn entry is not a version to check: its directory may change, or go
+    gone = two_bots(tmp_path, ("a", "b", "c"), deal_sets=2, withdrawn=("c",))
+    gone.write_text(gone.read_text().replace('withdrawn = true', f'withdrawn = true\ncwd = "{tmp_path / "gone"}"'))
+    gone.write_text(gone.read_text().replace(f'cwd = "{ROOT}"\nwithdrawn', 'withdrawn', 1))
+    assert stored(tmp_path, gone) == []
     refusals = [  # (the file's arguments, the refusal)
         (dict(names=("a", "c"), deal_sets=2),
          f"bot b has matches stored in {tmp_path / 'out'} but is not in the tournament file: keep its [[bots]] "

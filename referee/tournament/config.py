@@ -445,12 +445,12 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
         if not isinstance(cwd, str):
             raise loc.error(f"bot {name!r}: cwd must be a path", "bots", "cwd", i)
         cwd = str((base / cwd).resolve())
-        if not Path(cwd).is_dir():
+        if not Path(cwd).is_dir() and not withdrawn:  # a withdrawn entry's directory may be gone
             raise loc.error(f"bot {name!r}: cwd {cwd} is not a directory", "bots", "cwd", i)
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
-    files = _files(loc, b, name, i, Path(cwd))
+    files = () if withdrawn else _files(loc, b, name, i, Path(cwd))
     return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i), withdrawn,
                    files)
 

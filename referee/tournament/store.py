@@ -220,8 +220,11 @@ class Store:
         if unknown:
             raise StoreError(f"--rerun {unknown[0]}: no such bot in this tournament (its bots: {', '.join(names)})")
         cache = {path: json.loads(stamp) for path, stamp in self.db.execute("SELECT path, stamp FROM digests")}
-        others = {b.name: [Path(o.cwd) for o in bots if o.cwd and o.cwd != b.cwd] for b in bots}
-        current = {b.name: versions.of(b, [*hide, *others[b.name]], cache) for b in bots}
+        dead = set() if empty else {row[0] for row in self.db.execute("SELECT name FROM entries WHERE status = ?",
+                                                                     (DEAD,))}
+        playing = [b for b in bots if not (b.withdrawn or b.name in dead) or b.name in rerun]  # the others keep theirs
+        others = {b.name: [Path(o.cwd) for o in bots if o.cwd and o.cwd != b.cwd] for b in playing}
+        current = {b.name: versions.of(b, [*hide, *others[b.name]], cache) for b in playing}
         before = {} if empty else json.loads(self.meta("versions") or "{}")  # none: older than versions
         for name, version in current.items():
             if name in rerun or version is None or before.get(name) in (None, version) or not self.played(name):
