@@ -57,12 +57,12 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     store = trun.open_store(cfg, rerun, announce=_say)
     out = trun.out_for_good(store)
     schedule = trun.schedule_of(cfg, out)
-    notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
     if not progress.quiet:
         entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
                                                             if out else "")
         click.echo(f"{cfg.game} tournament: {entries}, {cfg.deal_sets} deal set(s), "
-                   f"{cfg.seed_text()}; {notes[0]}; results in {cfg.output}", err=True)
+                   f"{cfg.seed_text()}; schedule: {schedule.note}; {len(schedule.seatings)} match(es); "
+                   f"results in {cfg.output}", err=True)
     live = None
     if http_socket is not None:
         from referee.view.live import LivePage, standings_source
@@ -71,7 +71,8 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
                         token=secrets.token_urlsafe(16))  # the bots must not watch their matches' twins
     play_with_progress(cfg, lambda out: trun.schedule_of(cfg, out), store, progress, server, admin_token,
                        live=live, http=(http_host, http_socket))
-    print_standings(store, anchor, bootstrap, notes=notes)
+    played = trun.schedule_of(cfg, set(store.out()))  # without the entries that did not start, if any
+    print_standings(store, anchor, bootstrap, notes=[f"schedule: {played.note}; {len(played.seatings)} match(es)"])
     exit_if_incomplete(store)
     exit_if_withdrawn(store)
 
@@ -140,6 +141,8 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     if not rows:
         raise click.UsageError(f"{store.directory}: no finished matches yet")
     check_anchor(rows, anchor)
+    played = tgauntlet.make_schedule(cfg, set(store.out()))  # without the entries that did not start, if any
+    note = f"schedule: {played.note}; {len(played.seatings)} match(es)"
     against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
     verdict = tgauntlet.verdict(cfg.candidate, against, confidence)
     st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
