@@ -237,7 +237,8 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
 
     Reconnects with backoff (0.2 s doubling to 5 s) when the referee is not
     there or the session breaks, until ``--games`` games are done (0 = forever)
-    or ``--retry-for`` seconds pass without a connection."""
+    or ``--retry-for`` seconds pass without a connection. Ends (exit code 0) when the
+    referee ends the session (its stream closes with status OK): it has no more games for it."""
     parser = argparse.ArgumentParser(description=f"{default_name}: a bot for the referee")
     parser.add_argument("--address", default="127.0.0.1:50051", help="the referee (HOST:PORT or unix:PATH)")
     parser.add_argument("--name", default=default_name, help="the bot's name in line-ups")
@@ -268,9 +269,9 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
         if why.startswith("refused"):
             print(f"{args.name}: {why}", file=sys.stderr)
             sys.exit(3)
-        if args.games and played >= args.games:
+        if args.games and played >= args.games or why == "closed":
             return
-        if session.games_ended or why == "closed":
+        if session.games_ended:
             lost_since = time.monotonic()
             delay = 0.2
         if time.monotonic() - lost_since > args.retry_for:

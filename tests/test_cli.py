@@ -19,7 +19,7 @@ GOOD = FIXTURES / "confirmation_one_round.json"
 
 
 def test_exit_code_table():
-    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 6, 130]
+    assert [int(c) for c in ExitCode] == [0, 1, 2, 3, 4, 5, 6, 130]
     assert ExitCode.USAGE == click.UsageError("x").exit_code
     assert exit_code_for(files.WriteFailed("x")) is ExitCode.WRITE_FAILED
     assert exit_code_for(files.CannotWrite("x")) is ExitCode.USAGE

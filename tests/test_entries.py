@@ -149,6 +149,7 @@ def test_a_bot_that_dies_after_two_matches_leaves_the_run_incomplete(tmp_path):
     [[bots]]
     name = "crash"
     command = ["python", "{CRASH_AFTER}", "--after", "2"]
+    cwd = "{ROOT}"
     env = {{ CRASH_COUNT_FILE = "{count}" }}
     """
     path = tournament(tmp_path, bots, deal_sets=3, concurrency=1)
@@ -206,19 +207,73 @@ def test_an_incomplete_bot_ranks_below_every_bot_that_played_all():
 # --- versions ------------------------------------------------------------------------------
 
 
-def test_a_version_is_the_command_the_directory_and_the_files_it_names(tmp_path):
-    (tmp_path / "bot.py").write_text("print('v1')\n")
+def test_a_version_is_the_command_the_directory_and_every_file_of_it(tmp_path):
+    (tmp_path / "bot.py").write_text("import pkg.mod\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "mod.py").write_text("x = 1\n")
+    (tmp_path / "weights.bin").write_bytes(b"\0" * 1000)
+    for skipped in (".git/HEAD", "pkg/__pycache__/mod.cpython-311.pyc", "old-run/results.sqlite", "old-run/logs/b.log",
+                    "out/x"):
+        (tmp_path / skipped).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / skipped).write_text("changes")
     spec = BotSpec("b", ("python", "bot.py", "--depth", "3"), str(tmp_path))
-    module = BotSpec("m", ("python", "-m", "pkg.mod"), str(tmp_path))
-    one, mod = versions.of(spec), versions.of(module)
-    assert set(one["files"]) == {"bot.py"} and set(mod["files"]) == {"pkg.mod"}
-    (tmp_path / "bot.py").write_text("print('v2')\n")
-    assert versions.changes(one, versions.of(spec)) == ["the file bot.py"]
-    assert versions.changes(one, versions.of(BotSpec("b", ("python", "bot.py"), str(tmp_path)))) == \
-        ["its command", "the file bot.py"]
+    one = versions.of(spec, hide=[tmp_path / "out"])
+    assert set(one["files"]) == {str(tmp_path / f) for f in ("bot.py", "pkg/mod.py", "weights.bin")}
+    # a changed imported module is a new version; a changed cache, VCS, other run or hidden path is not
+    for skipped in (".git/HEAD", "pkg/__pycache__/mod.cpython-311.pyc", "old-run/logs/b.log", "out/x"):
+        (tmp_path / skipped).write_text("changed")
+    assert versions.of(spec, hide=[tmp_path / "out"]) == one
+    (tmp_path / "pkg" / "mod.py").write_text("x = 2\n")
+    assert versions.changes(one, versions.of(spec, hide=[tmp_path / "out"])) == [
+        f"the file {tmp_path / 'pkg' / 'mod.py'}"]
+    (tmp_path / "bot.py").write_text("import pkg.mod  # v2\n")
+    (tmp_path / "new.py").write_text("")
+    again = versions.of(BotSpec("b", ("python", "bot.py"), str(tmp_path)), [tmp_path / "out"])
+    assert versions.changes(one, again) == [
+        "its command", f"the files {tmp_path / 'bot.py'}, {tmp_path / 'new.py'}, {tmp_path / 'pkg' / 'mod.py'}"]
+    # declared files: only those (and what the command names)
+    declared = BotSpec("b", ("python", "bot.py"), str(tmp_path), files=("pkg/*.py",))
+    assert set(versions.of(declared)["files"]) == {str(tmp_path / "bot.py"), str(tmp_path / "pkg" / "mod.py")}
     assert versions.of(BotSpec("e", external=True, token="t")) is None
+    assert versions.short_id(one) == versions.short_id(dict(one)) and len(versions.short_id(one)) == 12
+
+
+def test_the_version_cache_spares_reading_unchanged_files_and_stays_honest(tmp_path, monkeypatch):
+    (tmp_path / "big.bin").write_bytes(b"a" * 100_000)
+    spec = BotSpec("b", ("python", "big.bin"), str(tmp_path))
+    cache: dict = {}
+    first = versions.of(spec, cache=cache)
+    assert cache == {}  # written a moment ago: a change in the same clock tick could keep its times
+    monkeypatch.setattr(versions, "RACY_S", -1.0)
+    assert versions.of(spec, cache=cache) == first and str(tmp_path / "big.bin") in cache
+    opened = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: opened.append(self) or real_open(self, *a, **k))
+    assert versions.of(spec, cache=cache) == first and opened == []  # from the cache: not read
+    (tmp_path / "big.bin").write_bytes(b"b" * 100_000)  # same size: its times (and ctime) change
+    opened.clear()
+    assert versions.changes(first, versions.of(spec, cache=cache)) == [f"the file {tmp_path / 'big.bin'}"]
+    assert opened == [tmp_path / "big.bin"]
+
+
+def test_a_bots_files_must_name_something(tmp_path):
+    from referee.tournament import config as tconfig
+
+    path = write_tournament(tmp_path / "t.toml", """
+[[bots]]
+name = "a"
+command = "python a.py"
+files = ["src/*.py"]
+
+[[bots]]
+name = "b"
+command = "python b.py"
+""", game="aegis", deal_sets=1, seed=1, concurrency=1)
+    with pytest.raises(tconfig.ConfigError, match=r"t.toml:\d+: bot 'a': files entry 'src/\*.py' matches nothing"):
+        tconfig.load(path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("")
+    assert tconfig.load(path).bots[0].files == ("src/*.py",)
 
 
 @pytest.mark.e2e
@@ -272,6 +327,31 @@ def test_a_changed_bot_is_refused_and_rerun_replays_its_matches(tmp_path):
     assert recorded["files"] == {str(script): hashlib.sha256(script.read_bytes()).hexdigest()}
 
 
+@pytest.mark.e2e
+def test_a_changed_imported_module_is_refused_as_a_changed_bot(tmp_path):
+    bot = tmp_path / "mybot"
+    bot.mkdir()
+    (bot / "main.py").write_text("import helper  # noqa\nfrom sample_bots.random import main\nmain()\n")
+    (bot / "helper.py").write_text("VERSION = 1\n")
+    bots = random_bot("r1", 1) + f"""
+    [[bots]]
+    name = "mine"
+    command = ["python", "main.py", "--seed", "7"]
+    cwd = "{bot}"
+    env = {{ PYTHONPATH = "{ROOT}" }}
+    """
+    path = tournament(tmp_path, bots, deal_sets=1)
+    assert run_cli("tournament", path, "--quiet", "--bootstrap", "0").returncode == 0
+    (bot / "helper.py").write_text("VERSION = 2\n")  # the entry point and the command are as they were
+    refused = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert refused.returncode == ExitCode.USAGE
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"Error: bot mine changed since its matches in {tmp_path / 'out'} were played (the file "
+        f"{bot / 'helper.py'}): give --rerun mine to play its matches again, or use a new output directory")
+    rerun = run_cli("tournament", path, "--quiet", "--bootstrap", "0", "--rerun", "mine")
+    assert rerun.returncode == 0 and "played 2 match(es) now, 2 in all" in rerun.stderr, rerun.stderr
+
+
 def test_the_store_refuses_a_changed_bot_and_drops_its_matches_on_rerun(tmp_path):
     from referee.tournament.store import StoreError
 
@@ -284,7 +364,7 @@ def test_the_store_refuses_a_changed_bot_and_drops_its_matches_on_rerun(tmp_path
     store.save("0:other|other", 0, 1, ("other", "other"), results, {}, 0.1)
     (tmp_path / "bot.py").write_text("v2\n")
     with pytest.raises(StoreError, match=r"^bot mine changed since its matches in .* were played \(the file "
-                                         r"bot.py\): give --rerun mine"):
+                                         r"/.*/bot.py\): give --rerun mine"):
         store.claim("{}", {}, [mine, other])
     assert store.count() == 2
     said = []

@@ -50,10 +50,10 @@ def test_under_match_isolation_no_bot_carries_anything_to_its_next_match(tmp_pat
     require_sandbox()
     done, memories, rows, meta, log = run(tmp_path, "match")
     assert len(rows) == 6 and meta == "match"
-    assert "isolation: match" in done.stderr
+    assert "isolation: match" not in done.stderr  # --quiet: no sandbox line
     assert len(memories) == 6, log  # one report per match: each in a process of its own
     assert memories == [(0, 0)] * 6, log  # no earlier game in the process, no mark in the scratch
-    assert log.count("stopped after its match") == 6
+    assert log.count("--- ended after its session: exit code 0") == 6  # its GameEnd, then its own end
     assert all(sum(row.faults[row.lineup.index("memory")].values()) == 0 for row in rows)
 
 

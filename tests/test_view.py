@@ -180,7 +180,7 @@ def test_view_command_writes_a_replay_and_a_report(tmp_path, invoke):
     assert result.exit_code == 2
     (tmp_path / "empty").mkdir()
     result = invoke("view", tmp_path / "empty")
-    assert result.exit_code == 2 and "no tournament results here" in result.output
+    assert result.exit_code == 2 and "neither a game record nor a results directory" in result.output
 
 
 def test_the_live_page_shows_a_game_from_its_public_events_only():
@@ -336,7 +336,7 @@ def test_the_report_says_what_the_tournament_was(tmp_path):
     assert first <= last and re.fullmatch(r'from <time datetime="[0-9T:Z-]+">\d{4}-\d\d-\d\d \d\d:\d\d UTC</time> '
                                           r'to <time datetime="[0-9T:Z-]+">[^<]+</time>', facts["played"])
     assert [e.name for e in entries] == ["r1", "r2", "r3", "r4"] and all(e.status == "playing" for e in entries)
-    assert len({e.version for e in entries}) == 1 and re.fullmatch(r"[0-9a-f]{10}", entries[0].version)
+    assert len({e.version for e in entries}) == 1 and re.fullmatch(r"[0-9a-f]{12}", entries[0].version)
     for e in entries:
         assert f'<tr data-entry="{e.name}" data-status="playing"><td class="l">{e.name}</td>' \
                f'<td class="l"><code>{e.version}</code></td><td class="l">entered</td></tr>' in text

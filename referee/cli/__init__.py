@@ -46,7 +46,8 @@ def referee() -> None:
     Exit codes:
       0  success (a replayed record is valid and its stated results match)
       1  a check failed: an invalid record (illegal action, bad field, ends
-         early) or stated results that differ from the replay
+         early) or stated results that differ from the replay; gauntlet:
+         the candidate is worse than a baseline at --confidence
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
          holds another tournament or a changed bot's matches, or that
@@ -60,6 +61,9 @@ def referee() -> None:
       4  tournament, gauntlet (and ratings of their results): incomplete,
          a bot died for good mid-run and did not play all its matches
          (the standings mark it)
+      5  tournament, gauntlet (and ratings), absent = "withdraw": an
+         entry did not start or died for good and was withdrawn; the
+         others played all their matches (4 wins when both apply)
       6  the results could not be written (a full disk, an I/O error):
          the store, a bot's log, export, view; what was stored before is
          intact, and the same command plays only what is missing

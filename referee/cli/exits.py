@@ -19,6 +19,7 @@ from referee.tournament.executors import BotsNotReady, ClusterError, RemoteRefer
 from referee.tournament.export import ExportError
 from referee.tournament.sprt.run import SprtError
 from referee.tournament.store import StoreError
+from referee.view.live import CannotServe
 
 T = TypeVar("T")
 
@@ -34,6 +35,9 @@ class ExitCode(IntEnum):
     #: tournament, gauntlet: a bot died for good mid-run and did not play all its matches (the
     #: standings mark it; the same command plays them)
     INCOMPLETE = 4
+    #: tournament, gauntlet (absent = "withdraw"): an entry did not start, or died for good, and was
+    #: withdrawn; the others played all their matches (4 wins when both apply: matches are missing)
+    WITHDRAWN = 5
     #: the results could not be written (a full disk, an I/O error): what was stored before is
     #: intact, and the same command, once there is room, plays only what is missing
     WRITE_FAILED = 6
@@ -61,6 +65,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played
     (ServeError, ExitCode.USAGE),  # serve: an address it cannot listen on, a bad --tokens-file
+    (CannotServe, ExitCode.USAGE),  # --http: a busy port (nothing started, nothing written)
     (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
 )
 #: the exit code of each outcome of ``referee sprt``

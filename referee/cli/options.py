@@ -13,13 +13,15 @@ from referee.games import GAMES
 from referee.games.base import GameSpec
 from referee.tournament.config import EXECUTORS, BotSpec, ExecutorSpec
 
-def announce_sandbox(mode: str, isolation: str = "tournament") -> None:
+def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False) -> None:
     """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
     work: exit 2) and print, in one line starting ``sandbox:``, what the bots will run in (the
-    risk, when that is nothing) and what they keep between matches."""
+    risk, when that is nothing) and what they keep between matches; ``quiet``: only the risk."""
     from referee.tournament import sandbox
 
     box = sandbox.resolve(mode)
+    if quiet and not box.warning:
+        return
     kept = ("nothing: a fresh process and scratch for every match" if isolation == "match"
             else "their processes and scratch for the whole run, and can remember a deal for its twin match: "
                  "use isolation = \"match\" for entrants")
@@ -117,7 +119,8 @@ los_option = click.option("--los", "show_los", is_flag=True,
 ratings_format_option = click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "csv-pairs"]), default="table", show_default=True,
     help="csv: one row per bot; csv-pairs: one row per ordered pair of bots (head to head, game pairs, LOS).")
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress output.")
+quiet_option = click.option("--quiet", "-q", is_flag=True,
+                            help="Print only results and errors: no progress, no sandbox line, no header.")
 rerun_option = click.option("--rerun", "rerun", multiple=True, metavar="NAME",
                             help="Drop the stored matches of bot NAME and play them again (a new version of it; "
                                  "repeatable). Without it, a bot changed since its matches were stored is refused.")

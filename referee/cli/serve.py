@@ -54,6 +54,10 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
     allowed = dict(tokens)
     if tokens_file:
         allowed.update(read_tokens(tokens_file))
+    if http_port is not None:
+        from referee.view.live import listen
+
+        http_socket = listen(http_host, http_port)  # a busy port: one line, before the server starts
     log_to_stderr(logging.DEBUG if verbose else logging.INFO, "%(asctime)s %(levelname)s %(message)s")
     log = logging.getLogger("referee")
     if not allowed:
@@ -66,16 +70,17 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
         asyncio.run(serve_forever(host, port, allowed or None, admin_token, unix, spectator_token or None,
                                   public_spectators,
                                   around=None if http_port is None else
-                                  live_page(http_host, http_port, public=public_spectators or not allowed)))
+                                  live_page(http_host, http_socket, public=public_spectators or not allowed)))
     except KeyboardInterrupt:
         pass
     except CannotListen as err:
         raise ServeError(str(err)) from None
 
 
-def live_page(host: str, port: int, public: bool):
-    """The live page of a standalone referee: its games, and a tally of its finished matches;
-    unless ``public`` (as Spectate is), at an address holding a token of its own."""
+def live_page(host: str, sock, public: bool):
+    """The live page of a standalone referee, on the listening socket ``sock``: its games, and a
+    tally of its finished matches; unless ``public`` (as Spectate is), at an address holding a
+    token of its own."""
     import secrets
 
     from referee.view.live import LivePage, arena_tally
@@ -83,7 +88,7 @@ def live_page(host: str, port: int, public: bool):
     def around(arena):
         live = LivePage("referee: live", arena_tally(arena), token=None if public else secrets.token_urlsafe(16))
         live.watch(arena)
-        return live.serving(port, host)
+        return live.serving(host=host, sock=sock)
 
     return around
 

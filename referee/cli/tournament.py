@@ -42,32 +42,43 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
 
     Duplicate play: every deal set is played from every seat. Results go to
     the output directory as they come; run the same command again after an
-    interruption and it plays only what is missing. Exit code 4 (incomplete):
-    a bot died for good and did not play all its matches."""
+    interruption, or with a file that grew (more deal sets, new entries,
+    entries withdrawn), and it plays only what is missing. Exit code 4
+    (incomplete): a bot died for good and did not play all its matches; 5
+    (withdrawn, with absent = "withdraw"): an entry did not start or died for
+    good, the others played all theirs."""
 
     from referee.tournament import config as tconfig
     from referee.tournament import run as trun
 
     cfg = trun.with_stored_seed(tconfig.load(config_file))
     cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
-    schedule = trun.schedule_of(cfg)
+    http_socket = _listen(http_host, http_port)  # a busy port stops the run before anything is written
     store = trun.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
     try:
-        notes = [f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"]
-        click.echo(f"{cfg.game} tournament: {len(cfg.bots)} bots, {cfg.deal_sets} deal set(s), {cfg.seed_text()}; "
-                   f"{notes[0]}; results in {cfg.output}", err=True)
+        out = trun.out_for_good(store)
+        schedule = trun.schedule_of(cfg, out)
+        if not progress.quiet:
+            entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
+                                                                if out else "")
+            click.echo(f"{cfg.game} tournament: {entries}, {cfg.deal_sets} deal set(s), "
+                       f"{cfg.seed_text()}; schedule: {schedule.note}; {len(schedule.seatings)} match(es); "
+                       f"results in {cfg.output}", err=True)
         live = None
-        if http_port is not None:
+        if http_socket is not None:
             from referee.view.about import about_of
             from referee.view.live import LivePage, about_source, standings_source
 
             live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, bootstrap),
                             token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
                             about=about_source(store, cfg.output.name))
-        play_with_progress(cfg, schedule, store, progress, server, admin_token, live=live,
-                           http=(http_host, http_port))
-        print_standings(store, anchor, bootstrap, notes=notes)
+        play_with_progress(cfg, lambda out: trun.schedule_of(cfg, out), store, progress, server, admin_token,
+                           live=live, http=(http_host, http_socket))
+        played = trun.schedule_of(cfg, set(store.out()))  # without the entries that did not start, if any
+        print_standings(store, anchor, bootstrap,
+                        notes=[f"schedule: {played.note}; {len(played.seatings)} match(es)"])
         exit_if_incomplete(store)
+        exit_if_withdrawn(store)
     finally:
         store.close()
 
@@ -81,12 +92,14 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
     the likelihood-of-superiority matrix. docs/tournaments.md explains every column. Exit code 4
-    (incomplete): a bot died for good and did not play all its matches (marked in the table)."""
+    (incomplete): a bot died for good and did not play all its matches (marked in the table); 5
+    (withdrawn): an entry did not start or died for good (listed below the table)."""
     from referee.tournament.store import Store
 
     store = Store(directory, create=False)
     print_standings(store, anchor, bootstrap, fmt, show_los=show_los)
     exit_if_incomplete(store)
+    exit_if_withdrawn(store)
 
 
 @click.command()
@@ -94,19 +107,24 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 @remote_options
 @standings_options
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.9999), default=0.95, show_default=True,
+              help="The verdict: exit 1 when the candidate is worse than a baseline with at least this "
+                   "probability (its LOS over it at most 1 - CONFIDENCE).")
 @rerun_option
 @progress_options
 def gauntlet(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
-             address: str | None, anchor: tuple[str, float] | None, bootstrap: int, fmt: str,
+             address: str | None, anchor: tuple[str, float] | None, bootstrap: int, fmt: str, confidence: float,
              rerun: tuple[str, ...], progress: ProgressSettings) -> None:
     """Run the gauntlet described by the TOML file CONFIG: one candidate against
     every baseline (a tournament file with a [gauntlet] table naming the candidate).
 
     Duplicate play as in tournaments, but only matches involving the candidate.
     Prints the candidate's Elo difference against each baseline (head to head,
-    95% interval by bootstrap over deal sets), then the full standings. Results
-    are saved as they come; the same command resumes an interrupted run. Exit
-    code 4 (incomplete): a bot died for good and did not play all its matches."""
+    95% interval by bootstrap over deal sets), then the full standings, then the
+    verdict. Results are saved as they come; the same command resumes an
+    interrupted run. Exit code 1 (a failed check, for CI): the candidate is
+    worse than a baseline at --confidence; 4 (incomplete): a bot died for good
+    and did not play all its matches; 5: an entry was withdrawn."""
 
     from referee.tournament import gauntlet as tgauntlet
     from referee.tournament import run as trun
@@ -116,28 +134,40 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     cfg = dataclasses.replace(cfg, tournament=dataclasses.replace(
         trun.with_stored_seed(cfg.tournament), executor=chosen_executor(cfg.tournament.executor, executor, address,
                                                                         server)))
-    schedule = tgauntlet.make_schedule(cfg)
     store = tgauntlet.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
     try:
+        schedule = tgauntlet.make_schedule(cfg, trun.out_for_good(store))
         note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
-        click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
-                   f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
-                   f"results in {cfg.tournament.output}", err=True)
-        play_with_progress(cfg.tournament, schedule, store, progress, server, admin_token, first=cfg.candidate)
+        if not progress.quiet:
+            click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
+                       f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
+                       f"results in {cfg.tournament.output}", err=True)
+        play_with_progress(cfg.tournament, lambda out: tgauntlet.make_schedule(cfg, out), store, progress, server,
+                           admin_token, first=cfg.candidate)
         rows = list(store.matches())
+        if not rows:
+            raise click.UsageError(f"{store.directory}: no finished matches yet")
         check_anchor(rows, anchor)
+        played = tgauntlet.make_schedule(cfg, set(store.out()))  # without the entries that did not start, if any
+        note = f"schedule: {played.note}; {len(played.seatings)} match(es)"
         against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
+        verdict = tgauntlet.verdict(cfg.candidate, against, confidence)
         st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
         if fmt == "json":
             click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
-                                   **standings.to_json(st)}, indent=2))
+                                   "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
         else:
             click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
                        f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
             click.echo(tgauntlet.versus_table(cfg.candidate, against))
             click.echo()
             click.echo(standings.report(st))
+            click.echo()
+            click.echo(f"verdict: {verdict.text}")
         exit_if_incomplete(store)
+        if verdict.worse:
+            raise SystemExit(ExitCode.CHECK_FAILED)
+        exit_if_withdrawn(store)
     finally:
         store.close()
 
@@ -180,20 +210,43 @@ def exit_if_incomplete(store) -> None:
         raise SystemExit(ExitCode.INCOMPLETE)
 
 
+def exit_if_withdrawn(store) -> None:
+    """Exit 5 (withdrawn) if an entry did not start or died for good (absent = "withdraw")."""
+    from referee.tournament.store import DEAD, DID_NOT_START
+
+    out = [e for e in store.entries() if e.status in (DID_NOT_START, DEAD)]
+    if out:
+        click.echo("withdrawn: " + "; ".join(f"bot {e.name} {e.status} ({e.why})" for e in out)
+                   + "; the other entries played all their matches", err=True)
+        raise SystemExit(ExitCode.WITHDRAWN)
+
+
 def _say(line: str) -> None:
     click.echo(line, err=True)
 
 
-def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server: str | None,
+def _listen(host: str, port: int | None):
+    """The live page's listening socket (None without ``--http``)."""
+    if port is None:
+        return None
+    from referee.view.live import listen
+
+    return listen(host, port)
+
+
+def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str | None,
                        admin_token: str | None, first: str | None = None, live=None,
-                       http: tuple[str, int | None] = ("127.0.0.1", None)) -> None:
-    """Play what the store lacks of the schedule, showing the progress (:mod:`referee.cli.progress`;
-    ``first``: the bot the "Score of" lines put first) and, given ``live``, a live page served at
-    ``http`` (host, port); Ctrl-C or SIGTERM stop cleanly (exit 130), what finished being saved."""
+                       http: tuple[str, object] = ("127.0.0.1", None)) -> None:
+    """Play what the store lacks of the schedule (``plan``: the schedule given the entries out),
+    showing the progress (:mod:`referee.cli.progress`; ``first``: the bot the "Score of" lines put
+    first) and, given ``live``, a live page served at ``http`` (its host, and its listening socket);
+    Ctrl-C or SIGTERM stop cleanly (exit 130), what finished being saved. ``--quiet``: only results
+    and errors (no sandbox line)."""
     from referee.tournament import run as trun
 
-    announce_sandbox(cfg.sandbox, cfg.isolation)
+    announce_sandbox(cfg.sandbox, cfg.isolation, quiet=progress.quiet)
     names = [b.name for b in cfg.bots]
+    schedule = plan(trun.out_for_good(store))
     display = RunDisplay(cfg.game, len(schedule.seatings), progress, stored=store.matches(),
                          number_of=store.number, names=sorted(names, key=lambda n: n != first),
                          stream=sys.stderr)
@@ -203,13 +256,13 @@ def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server:
         for listener in listeners:
             listener(finished, total, played)
 
-    work = trun.play_schedule(cfg, schedule, store, progress=on_progress, server=server, admin_token=admin_token,
+    work = trun.play_schedule(cfg, plan, store, progress=on_progress, server=server, admin_token=admin_token,
                               announce=_say, watch=live.watch if live else None)
     try:
         played = run_interruptibly(with_live_page(live, http, work) if live else work)
     except KeyboardInterrupt:
         display.close()
-        click.echo(f"\ninterrupted: {store.count()} of {len(schedule.seatings)} matches are saved; "
+        click.echo(f"\ninterrupted: {store.count()} of {display.total} matches are saved; "
                    f"run the same command to resume", err=True)
         raise SystemExit(ExitCode.INTERRUPTED) from None
     finally:
@@ -219,10 +272,11 @@ def play_with_progress(cfg, schedule, store, progress: ProgressSettings, server:
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again)", err=True)
 
 
-async def with_live_page(live, http: tuple[str, int | None], work):
-    """Run ``work`` while serving the live page at ``http`` (host, port); prints its address."""
-    host, port = http
-    async with live.serving(port or 0, host) as url:
+async def with_live_page(live, http: tuple[str, object], work):
+    """Run ``work`` while serving the live page at ``http`` (its host, and its listening socket);
+    prints its address."""
+    host, sock = http
+    async with live.serving(host=host, sock=sock) as url:
         click.echo(f"live page: {url}", err=True)
         return await work
 

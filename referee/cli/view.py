@@ -35,8 +35,12 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
     from referee.view.page import replay_page
     from referee.view.steps import ViewerError
 
+    from referee.tournament.store import DB_NAME, StoreError
+
     source = Path(path)
     if source.is_dir():
+        if not (source / DB_NAME).is_file():
+            raise StoreError(f"{source}: neither a game record nor a results directory (no {DB_NAME} in it)")
         if seat is not None:
             raise click.BadParameter("--seat applies to a record, not to a results directory", param_hint="--seat")
         target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap, publish_logs=publish_logs)
@@ -44,7 +48,7 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
         if publish_logs:
             raise click.BadParameter("--logs applies to a results directory, not to a record", param_hint="--logs")
         try:
-            text = replay_page(records.read(source), viewer=seat)
+            text = replay_page(_record(source), viewer=seat)
         except ViewerError as err:
             raise click.BadParameter(str(err).removeprefix(f"--seat {seat}: "), param_hint="--seat") from None
         target = Path(out) if out is not None else source.with_suffix(".html")
@@ -52,3 +56,20 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
     click.echo(str(target))
     if open_page:
         webbrowser.open(target.resolve().as_uri())
+
+
+def _record(source: Path) -> dict:
+    """The record in ``source``; a usage error saying what ``view`` takes if it is not JSON at all."""
+    import json
+
+    from referee import records
+
+    try:
+        json.loads(source.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        hint = " (a tournament file? view its output directory)" if source.suffix == ".toml" else ""
+        raise records.RecordFileError(f"{source}: neither a game record (a JSON file, docs/records.md) nor a "
+                                      f"results directory{hint}") from None
+    except OSError:
+        pass  # records.read says why it cannot be read
+    return records.read(source)

@@ -233,7 +233,7 @@ def soak_one(bot: str, command: list[str], variant: Variant, games_n: int, args:
     try:
         started = time.monotonic()
         try:
-            asyncio.run(play_schedule(config, schedule, store))
+            asyncio.run(play_schedule(config, lambda out: schedule, store))
         finally:  # the wall time of every run on this store, interrupted ones included
             wall = float(store.meta("wall_s") or 0) + time.monotonic() - started
             store.set_meta("wall_s", str(wall))

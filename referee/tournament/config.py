@@ -11,6 +11,7 @@
     startup_s = 30              # every bot running and connected by then, or no match is played
     title = "Spring cup 2026"   # the report's and the live page's title (one line)
     description = '''...'''     # a few paragraphs for them (plain text; blank lines part paragraphs)
+    absent = "stop"             # a bot that is not: "stop" the run (exit 2), or "withdraw" it (the rest play)
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -24,6 +25,12 @@
     command = ["python", "-m", "sample_bots.random", "--seed", "1"]
     cwd = "."                   # relative to this file
     env = { PYTHONUNBUFFERED = "1" }
+    files = ["sample_bots", "referee"]   # what its version covers (default: every file of cwd)
+
+    [[bots]]
+    name = "gone"
+    withdrawn = true            # out of the competition: not played, not ranked
+    command = "python gone.py"
 
     [[bots]]
     name = "mine-c"
@@ -84,6 +91,9 @@ SANDBOXES = ("auto", "bwrap", "none")
 PROTOCOLS = ("grpc", "stdio")
 #: where matches are played: in this process, or by match workers on a Ray cluster
 EXECUTORS = ("local", "ray")
+#: what a run does with an entry that is not running and connected within startup_s (or that dies
+#: for good): stop before any match (its matches are missing), or withdraw it (the others play)
+ABSENT = ("stop", "withdraw")
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,10 @@ class BotSpec:
     limits: Limits = Limits()
     #: "grpc": the bot connects itself; "stdio": through the stdio relay (referee/tournament/stdio.py)
     protocol: str = "grpc"
+    #: ``withdrawn = true``: out of the competition (its matches are not played, its results not counted)
+    withdrawn: bool = False
+    #: what its version covers, relative to ``cwd``: files, directories, glob patterns (empty: all of cwd)
+    files: tuple[str, ...] = ()
 
     @classmethod
     def from_command(cls, name: str, command: str, protocol: str = "grpc") -> BotSpec:
@@ -175,6 +189,13 @@ class TournamentConfig:
     #: what the report and the live page are titled and say about the tournament (None: not given)
     title: str | None = None
     description: str | None = None
+    #: an entry not running and connected within startup_s: "stop" the run, or "withdraw" the entry
+    absent: str = "stop"
+
+    @property
+    def entries(self) -> list[str]:
+        """The names of the bots in the competition: every ``[[bots]]`` table not ``withdrawn``."""
+        return [b.name for b in self.bots if not b.withdrawn]
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -183,12 +204,12 @@ class TournamentConfig:
         return f"seed {self.seed} (given: anyone who knows or guesses it can compute every deal)"
 
     def fingerprint(self) -> str:
-        """What must not change in an existing output directory: everything that
-        shapes the schedule or the results (not concurrency, output or commands)."""
+        """What must not change in an existing output directory: what shapes every match's
+        results or which of them count (not concurrency, output or commands). The entries, the
+        deal sets and max_groups may grow (:mod:`referee.tournament.growth`)."""
         essence = {
-            "game": self.game, "options": self.options, "bots": [b.name for b in self.bots],
-            "deal_sets": self.deal_sets, "seed": self.seed, "max_groups": self.max_groups,
-            "clock": [self.clock.decision_s, self.clock.bank_s],
+            "game": self.game, "options": self.options, "seed": self.seed,
+            "clock": [self.clock.decision_s, self.clock.bank_s], "isolation": self.isolation, "absent": self.absent,
         }
         return json.dumps(essence, sort_keys=True)
 
@@ -198,7 +219,8 @@ class TournamentConfig:
     def describe(self) -> dict[str, Any]:
         return {
             "game": self.game, "options": self.options, "deal_sets": self.deal_sets, "seed": self.seed,
-            "concurrency": self.concurrency, "max_groups": self.max_groups,
+            "concurrency": self.concurrency, "max_groups": self.max_groups, "isolation": self.isolation,
+            "absent": self.absent,
             "clock": {"decision_ms": round(self.clock.decision_s * 1000), "bank_ms": round(self.clock.bank_s * 1000)},
             "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
             "seed_drawn": self.seed_drawn,
@@ -295,7 +317,7 @@ def read(path: str | Path) -> ConfigFile:
 
 _TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
-               "release", "startup_s", "title", "description"}
+               "release", "startup_s", "title", "description", "absent"}
 #: the longest title and description (characters)
 TITLE_MAX, DESCRIPTION_MAX = 120, 4000
 #: control characters (C0, DEL, C1); a description may hold newlines and tabs
@@ -306,7 +328,7 @@ ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
 _EXECUTOR = {"kind", "address", "cpus", "working_dir"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
-_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol"} | _LIMITS
+_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol", "withdrawn", "files"} | _LIMITS
 
 
 def load(path: str | Path) -> TournamentConfig:
@@ -353,6 +375,9 @@ def parse(loc: ConfigFile) -> TournamentConfig:
                         f"got {startup_s!r}", "tournament", "startup_s")
     title = _text(loc, t, "title", TITLE_MAX, _CONTROL, "one line of text")
     description = _text(loc, t, "description", DESCRIPTION_MAX, _CONTROL_BUT_LINES, "text")
+    absent = t.get("absent", "stop")
+    if absent not in ABSENT:
+        raise loc.error(f"tournament.absent must be one of {', '.join(ABSENT)}, got {absent!r}", "tournament", "absent")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -386,7 +411,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
                             concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
                             release, float(startup_s), _executor(loc, data.get("executor", {}), base), title,
-                            description)
+                            description, absent)
 
 
 def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern, what: str) -> str | None:
@@ -443,6 +468,9 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
     token = b.get("token")
     if token is not None and not isinstance(token, str):
         raise loc.error(f"bot {name!r}: token must be a string", "bots", "token", i)
+    withdrawn = b.get("withdrawn", False)
+    if not isinstance(withdrawn, bool):
+        raise loc.error(f"bot {name!r}: withdrawn must be true or false", "bots", "withdrawn", i)
     command = b.get("command")
     protocol = b.get("protocol", "grpc")
     if protocol not in PROTOCOLS:
@@ -454,9 +482,11 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
         if protocol != "grpc":
             raise loc.error(f"bot {name!r} is external: it connects by itself, over gRPC (protocol = \"stdio\" "
                             f"is for a launched bot)", "bots", "protocol", i)
+        if "files" in b:
+            raise loc.error(f"bot {name!r} is external: it has no files here (no version)", "bots", "files", i)
         if not token:
             raise loc.error(f"bot {name!r} is external: give it a token to connect with", "bots", "name", i)
-        return BotSpec(name, external=True, token=token)
+        return BotSpec(name, external=True, token=token, withdrawn=withdrawn)
     if isinstance(command, str):
         command = shlex.split(command)
     if not isinstance(command, list) or not command or not all(isinstance(p, str) for p in command):
@@ -467,9 +497,27 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
         if not isinstance(cwd, str):
             raise loc.error(f"bot {name!r}: cwd must be a path", "bots", "cwd", i)
         cwd = str((base / cwd).resolve())
-        if not Path(cwd).is_dir():
+        if not Path(cwd).is_dir() and not withdrawn:  # a withdrawn entry's directory may be gone
             raise loc.error(f"bot {name!r}: cwd {cwd} is not a directory", "bots", "cwd", i)
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
-    return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i), protocol)
+    files = () if withdrawn else _files(loc, b, name, i, Path(cwd))
+    return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i), protocol,
+                   withdrawn, files)
+
+
+def _files(loc: ConfigFile, b: dict[str, Any], name: str, i: int, cwd: Path) -> tuple[str, ...]:
+    """A bot's ``files``: a non-empty list of paths or glob patterns, each matching something under its cwd."""
+    if "files" not in b:
+        return ()
+    files = b["files"]
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f for f in files):
+        raise loc.error(f"bot {name!r}: files must be a list of paths or patterns (relative to its cwd)",
+                        "bots", "files", i)
+    from referee.tournament import versions
+
+    for pattern in files:
+        if not versions.matches(cwd, pattern):
+            raise loc.error(f"bot {name!r}: files entry {pattern!r} matches nothing under {cwd}", "bots", "files", i)
+    return tuple(files)

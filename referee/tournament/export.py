@@ -35,6 +35,8 @@ class ExportError(ValueError):
 class StoredMatch:
     number: int
     row: MatchRow
+    #: whether the standings count it (a match of the schedule played now: :meth:`Store.matches`)
+    counted: bool = True
 
     @property
     def file_name(self) -> str:
@@ -53,9 +55,11 @@ def open_results(directory: str | Path) -> Store:
 
 
 def stored_matches(store: Store) -> list[StoredMatch]:
-    """Every stored match with its number, in number order."""
+    """Every stored match with its number, in number order (those the standings do not count too)."""
     numbers = store.numbers()
-    return sorted((StoredMatch(numbers[row.key], row) for row in store.matches()), key=lambda m: m.number)
+    counted = {row.key for row in store.matches()}
+    return sorted((StoredMatch(numbers[row.key], row, row.key in counted) for row in store.matches(every=True)),
+                  key=lambda m: m.number)
 
 
 def record_of(store: Store, match: StoredMatch) -> dict[str, Any]:
@@ -123,12 +127,15 @@ def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
     its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``: every fault counted;
     the record's ``meta.fault_counts`` has them by kind, ``meta.faults`` the first 50 of each seat), the
-    seconds, the record file (empty for the matches ``without_record``)."""
+    seconds, the record file (empty for the matches ``without_record``), per seat the version of its bot
+    (the short id of ``referee/tournament/versions.py``; empty: not known), and whether the standings
+    count it."""
     seats = max((len(m.row.lineup) for m in matches), default=0)
     header = (["match", "key", "deal_set"] + [f"seat{i}" for i in range(seats)]
               + [f"score{i}" for i in range(seats)] + [f"place{i}" for i in range(seats)]
               + [f"faults{i}" for i in range(seats)]
-              + [f"{kind}{i}" for i in range(seats) for kind in FaultKind] + ["seconds", "record"])
+              + [f"{kind}{i}" for i in range(seats) for kind in FaultKind] + ["seconds", "record"]
+              + [f"version{i}" for i in range(seats)] + ["counted"])
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(header)
@@ -139,10 +146,11 @@ def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset
 def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[list[Any]]:
     for m in matches:
         r = m.row
+        versions = r.versions or (None,) * len(r.lineup)
         yield [m.number, r.key, r.deal_set, *r.lineup, *r.scores, *r.placing,
                *(sum(f.values()) for f in r.faults), *(f.get(kind, 0) for f in r.faults for kind in FaultKind),
                f"{r.seconds:.3f}",
-               "" if m.number in without_record else m.file_name]
+               "" if m.number in without_record else m.file_name, *(v or "" for v in versions), int(m.counted)]
 
 
 def _write(path: Path, text: str) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,10 +108,14 @@ def parse(loc: ConfigFile) -> GauntletConfig:
 # --- the schedule ---------------------------------------------------------------------
 
 
-def make_schedule(cfg: GauntletConfig) -> Schedule:
+def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
+    """The candidate against the baselines in play (not withdrawn, not ``out``); none without the candidate."""
     t = cfg.tournament
-    c, baselines = cfg.candidate, cfg.baselines
+    c = cfg.candidate
+    baselines = [b for b in cfg.baselines if b in t.entries and b not in out]
     spec = games.get(cfg.game)
+    if c not in t.entries or c in out or not baselines:
+        return Schedule((), (), "no match to play: the candidate or every baseline is out")
     if cfg.lineup == "duel":
         groups = []
         for b in baselines:
@@ -120,6 +124,8 @@ def make_schedule(cfg: GauntletConfig) -> Schedule:
     else:
         others = spec.num_seats - 1
         rivals = list(itertools.combinations(baselines, others))
+        if not rivals:
+            return Schedule((), (), f"no match to play: fewer than {_number(others)} baselines in play")
         if len(rivals) > t.max_groups:
             rivals = balanced_subset(baselines, rivals, t.max_groups)
             how = f"a balanced subset of {len(rivals)} groups of {_number(others)} baselines"
@@ -150,8 +156,8 @@ def open_store(cfg: GauntletConfig, rerun: Sequence[str] = (), announce: Callabl
 async def run(cfg: GauntletConfig, store: Store, progress: Progress | None = None, server: str | None = None,
               admin_token: str | None = None, connect_timeout: float = 30.0) -> int:
     """Play every match of the gauntlet's schedule not yet in the store; returns how many were played."""
-    return await play_schedule(cfg.tournament, make_schedule(cfg), store, progress, server, admin_token,
-                               connect_timeout)
+    return await play_schedule(cfg.tournament, lambda out: make_schedule(cfg, out), store, progress, server,
+                               admin_token, connect_timeout)
 
 
 # --- the candidate against each baseline ------------------------------------------------
@@ -200,6 +206,33 @@ def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int =
                           sum(diffs) / len(diffs)))
     out.sort(key=lambda v: (-(v.elo if v.elo is not None else -1e9), v.baseline))
     return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gauntlet's answer for CI: ``worse`` names the baselines the candidate is worse than with
+    at least ``confidence`` probability (its LOS over each at most 1 - confidence); ``text`` says so."""
+
+    confidence: float
+    worse: list[str]
+    text: str
+
+
+def verdict(candidate: str, rows: Sequence[Versus], confidence: float = 0.95) -> Verdict:
+    """Whether the candidate is worse than a baseline at ``confidence`` (from each head-to-head LOS,
+    which is never surer than the 95% interval); baselines without an LOS (no bootstrap) are not judged."""
+    pct = f"{100 * confidence:g}%"
+    worse = [v for v in rows if v.los is not None and v.los <= 1 - confidence]
+    unjudged = [v.baseline for v in rows if v.los is None]
+    if worse:
+        text = (f"{candidate} is worse than " + ", ".join(f"{v.baseline} (Elo {v.elo:+.0f}, LOS {100 * v.los:.1f}%)"
+                                                         for v in worse)
+                + f" at {pct} confidence: a failed check (exit code 1)")
+    else:
+        text = f"{candidate} is worse than no baseline at {pct} confidence"
+    if unjudged:
+        text += f"; not judged (no LOS: --bootstrap 0 or no result): {', '.join(unjudged)}"
+    return Verdict(confidence, [v.baseline for v in worse], text)
 
 
 def versus_table(candidate: str, rows: Sequence[Versus]) -> str:

@@ -66,6 +66,11 @@ LOG_LINE_CHARS = 300
 #: from the bot's directory, whatever modules it holds), in the bot's sandbox; the bot's command follows
 STDIO_RELAY = (sys.executable, "-P", "-m", "referee.tournament.stdio")
 
+#: seconds a bot's process has, once the referee has sent its last GameEnd and ended its session,
+#: to end by itself before it is stopped (after each match with isolation = "match", at the end
+#: of the run otherwise); the bot kit ends at once
+GAME_END_GRACE_S = 1.0
+
 
 @dataclass
 class Launched:
@@ -83,6 +88,7 @@ class Launched:
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     ended: str | None = None         # how the current process ended, once known
     retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
+    finished: bool = False           # the referee ended its session: its end from now on is no death
     _pump: threading.Thread | None = None
 
     def __post_init__(self) -> None:
@@ -161,6 +167,8 @@ class Launcher:
         return {**inherited, **spec.env}
 
     def _log(self, bot: Launched) -> BinaryIO:
+        """Its log file; without a log directory, this process's stderr (where only its own output
+        and an end that is not the launcher's doing are written: no start or stop lines)."""
         if self.log_dir is None:
             return open(os.dup(2), "ab")
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -174,8 +182,9 @@ class Launcher:
             bot.process = None
             bot.exits.append(f"cannot start: cannot open its log ({err.strerror or err})")
             return
-        self._write(log, f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
-                         f"{' '.join(bot.spec.command)}\n".encode())
+        if self.log_dir is not None:
+            self._write(log, f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
+                             f"{' '.join(bot.spec.command)}\n".encode())
         bot.starts += 1
         bot.process_seen = False
         bot.ended = None
@@ -230,10 +239,18 @@ class Launcher:
                     self._write(log, chunk[:room])
                     bot.dropped_bytes += max(0, len(chunk) - room)
             process.wait()
-            note = f"--- {bot.retired}" if bot.retired else f"--- ended: {self._ended(bot, process)}"
+            if bot.retired:
+                note = f"--- {bot.retired}"
+            elif bot.finished:
+                note = f"--- ended after its session: {self._ended(bot, process)}"
+            else:
+                note = f"--- ended: {self._ended(bot, process)}"
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
-            self._write(log, escaper.end() + (note + "\n").encode())
+            tail = escaper.end()
+            if self.log_dir is not None or not (bot.retired or bot.finished):
+                tail += (note + "\n").encode()
+            self._write(log, tail)
         finally:
             with contextlib.suppress(OSError):  # what a full disk refused is already noted
                 log.close()
@@ -297,6 +314,23 @@ class Launcher:
             if bot.dead is not None:
                 dead.append(name)
         return sorted(dead)
+
+    def running(self) -> list[str]:
+        """The long-lived launched bots whose process is running."""
+        return [name for name, b in self.bots.items() if b.process is not None and b.process.poll() is None]
+
+    def finishing(self, names: Iterable[str]) -> None:
+        """These processes (by the name they connect under) have played what they were started for:
+        their end, from now on, is not a death."""
+        for name in names:
+            bot = self.bots.get(name) or self.for_match.get(name)
+            if bot is not None:
+                bot.finished = True
+
+    def withdraw(self, name: str, why: str) -> None:
+        """A bot out of the run (it did not start): never started again."""
+        if name in self.bots:
+            self.bots[name].dead = why
 
     def gone(self, name: str) -> bool:
         """A launched bot (or a process started for one match, by its name) whose process has
@@ -409,7 +443,8 @@ class Launcher:
         owner = self.bots[one.spec.name]
         if one.process is not None:
             if one.process.poll() is not None:
-                owner.exits.append(self._ended(one, one.process))
+                if not one.finished:
+                    owner.exits.append(self._ended(one, one.process))
             else:
                 one.retired = why
                 _signal_group(one.process, signal.SIGKILL)
@@ -425,7 +460,7 @@ class Launcher:
         for name, b in self.bots.items():
             exits = list(b.exits)
             if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen \
-                    and not self._stopping:
+                    and not self._stopping and not b.finished:
                 exits.append(self._ended(b, b.process))
             out[name] = {"starts": b.starts, "exits": exits, "dead": b.dead, "dropped_bytes": b.dropped_bytes}
         return out
@@ -437,12 +472,15 @@ class Launcher:
         for name in list(self.for_match):  # a match cut short
             self.retire(name)
         for b in self.bots.values():
-            if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen:
+            if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen \
+                    and not b.finished:
                 b.exits.append(self._ended(b, b.process))
                 b.process_seen = True
-        running = [b.process for b in self.bots.values() if b.process is not None and b.process.poll() is None]
-        for p in running:
-            _signal_group(p, signal.SIGTERM)
+        running = [b for b in self.bots.values() if b.process is not None and b.process.poll() is None]
+        for b in running:
+            b.retired = "stopped at the end of the run"
+            _signal_group(b.process, signal.SIGTERM)
+        running = [b.process for b in running]
         deadline = time.monotonic() + grace
         for p in running:
             try:

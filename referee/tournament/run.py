@@ -3,45 +3,70 @@
 Matches are played by an executor (:mod:`referee.tournament.executors`): an
 in-process referee, or a remote one when a server is given. They play
 ``concurrency`` at a time; each is saved the moment it ends, so an
-interrupted run resumes where it stopped. Their records reach the referee's
-spectators only when the configuration's ``release`` allows (:mod:`.release`).
+interrupted run resumes where it stopped, and a tournament file that grew
+(:mod:`.growth`) plays only its new matches. The schedule is that of the
+entries in play: under ``absent = "withdraw"`` an entry that does not start,
+or dies for good, is out, and the rest play. Their records reach the
+referee's spectators only when the configuration's ``release`` allows
+(:mod:`.release`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from referee import games
 from referee.files import WriteFailed
+from referee.tournament import growth
 from referee.tournament.config import TournamentConfig
-from referee.tournament.executors import BotsDead, Played, executor_for, seat_capacity
+from referee.tournament.executors import Played, executor_for, seat_capacity
 from referee.tournament.release import Releases
-from referee.tournament.schedule import Schedule, Seating, make_schedule
-from referee.tournament.store import DB_NAME, Store
-
+from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
+from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
 
 Progress = Callable[[int, int, Played | None], None]
+#: the schedule of a run given the entries out of it (withdrawn, did not start, dead)
+Plan = Callable[[Collection[str]], Schedule]
 
 
-def schedule_of(config: TournamentConfig) -> Schedule:
-    return make_schedule(config.game, config.options, [b.name for b in config.bots], config.deal_sets,
-                         config.seed, config.max_groups)
+def schedule_of(config: TournamentConfig, out: Collection[str] = ()) -> Schedule:
+    """The schedule of the file's entries in play: not ``withdrawn``, and not ``out``. Fewer than
+    two: an empty schedule."""
+    names = [name for name in config.entries if name not in out]
+    if len(names) < 2:
+        return Schedule((), (), f"{len(names)} entry in play: nothing to play")
+    return make_schedule(config.game, config.options, names, config.deal_sets, config.seed, config.max_groups)
 
 
 def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
                 announce: Callable[[str], None] | None = None) -> Store:
-    """The output directory's store, bound to this configuration (refuses another one's, or a
-    bot changed since its matches were stored unless it is in ``rerun``: those bots' stored
+    """The output directory's store, bound to this configuration (refuses another one's, a file
+    that shrinks what the directory holds (:func:`growth.check`: ``announce`` is told what grew),
+    or a bot changed since its matches were stored unless it is in ``rerun``: those bots' stored
     matches are dropped, and ``announce`` is told how many)."""
     store = Store(config.output)
+
+    def grows(store: Store) -> None:
+        line = growth.check(store, description["bots"], config.deal_sets)
+        if line and announce is not None:
+            announce(f"{config.output} grows: {line}")
+
     try:
-        store.claim(fingerprint, description, config.bots, rerun, announce)
+        store.claim(fingerprint, description, config.bots, rerun, announce,
+                    hide=[config.output, *filter(None, [config.source])], check=grows)
     except BaseException:
         store.close()
         raise
     return store
+
+
+def out_for_good(store: Store) -> set[str]:
+    """The entries no run starts: withdrawn in the file, or dead (died for good under absent =
+    "withdraw"; ``--rerun NAME`` brings one back). An entry that did not start is tried again."""
+    return {e.name for e in store.entries() if e.status in (WITHDRAWN, DEAD)}
 
 
 def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
@@ -62,66 +87,64 @@ def open_store(config: TournamentConfig, rerun: Sequence[str] = (),
     return claim_store(config, config.fingerprint(), config.describe(), rerun, announce)
 
 
-async def play_schedule(config: TournamentConfig, schedule: Schedule, store: Store, progress: Progress | None = None,
+async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, progress: Progress | None = None,
                         server: str | None = None, admin_token: str | None = None,
                         connect_timeout: float = 30.0, announce: Callable[[str], None] | None = None,
                         watch: Callable[[Any], None] | None = None) -> int:
-    """Play every seating of the schedule not yet in the store, ``concurrency`` at a
-    time, saving each the moment it ends; returns how many were played. Before the
-    first match every bot must be running and connected within ``startup_s``
-    (:class:`~referee.tournament.executors.BotsNotReady` otherwise: nothing is played).
-    A write the disk refuses (the store, a bot's log) stops the run: :class:`WriteFailed`,
-    what was stored before intact.
-    A bot that dies for good mid-run has its remaining matches skipped: the store
-    notes it as incomplete (:meth:`Store.incomplete`), and a later run tries them again.
-    A deal set's records go to spectators once it is over (``config.release``). A run that ends
-    (not one interrupted or stopped by an error) releases the master seed: the store says so
-    (:meth:`Store.seed_released`), and the pages show it from then on.
-    ``watch(arena)`` is told the executor's arena once it is open (the live page)."""
-    done = store.done()
-    todo = [s for s in schedule.seatings if s.key not in done]
-    total = len(schedule.seatings)
-    finished = total - len(todo)
-    if progress:
-        progress(finished, total, None)
-    if not todo:
+    """Play every seating of the schedule (``plan``: the schedule given the entries out of the
+    run) not yet in the store, ``concurrency`` at a time, saving each the moment it ends;
+    returns how many were played. Before the first match every bot in play must be running and
+    connected within ``startup_s``: with ``absent = "stop"``,
+    :class:`~referee.tournament.executors.BotsNotReady` otherwise (nothing is played); with
+    "withdraw", those that are not are out ("did not start") and the schedule of the others is
+    played. A bot that dies for good mid-run: with "stop" its remaining matches are skipped and
+    the store notes it as incomplete (:meth:`Store.incomplete`; a later run tries them again);
+    with "withdraw" it is out for good ("dead": its stored matches no longer count) and the
+    schedule of the others is played. A write the disk refuses (the store, a bot's log) stops
+    the run: :class:`WriteFailed`, what was stored before intact. A deal set's records go to
+    spectators once it is over (``config.release``). A run that ends (not one interrupted or
+    stopped by an error) releases the master seed: the store says so
+    (:meth:`Store.seed_released`), and the pages show it from then on. ``watch(arena)`` is told
+    the executor's arena once it is open (the live page)."""
+    kept_out = out_for_good(store)
+    full = plan(kept_out)
+    bots = [b for b in config.bots if b.name not in kept_out]
+    if not missing(full, store.done()):  # nothing to play, no bot to start
+        if full.seatings:
+            store.set_schedule(s.key for s in full.seatings)
+        store.set_entries(PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
         store.release_seed()
+        if progress:
+            progress(len(full.seatings), len(full.seatings), None)
         return 0
-    dead: dict[str, str] = {}  # bots dead for good in this run: why
-    played = 0
-    releases = Releases(schedule.seatings, done, config.release)
+    capacity = seat_capacity(full.seatings, config.concurrency)
+    if config.absent == "withdraw":  # fewer entries may fill more seats (two bots in four): all but one
+        capacity = dict.fromkeys(capacity, (games.get(config.game).num_seats - 1) * config.concurrency)
     executor = executor_for(server, admin_token, config.executor,
                             game=config.game, options=config.options, clock=config.clock,
-                            bots=config.bots, capacity=seat_capacity(schedule.seatings, config.concurrency),
+                            bots=bots, capacity=capacity,
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
                             sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
-                            isolation=config.isolation, startup_s=config.startup_s, announce=announce)
-
-    def save(p: Played) -> None:
-        nonlocal finished, played
-        store.save_played(p)
-        executor.release(releases.stored(p.seating))
-        finished += 1
-        played += 1
-        if progress:
-            progress(finished, total, p)
-
-    def skip(seating: Seating, err: BotsDead) -> None:
-        dead.update(err.reasons)
-
+                            isolation=config.isolation, startup_s=config.startup_s, announce=announce,
+                            absent=config.absent)
     try:
         try:
             async with executor:
                 store.set_meta("sandbox", executor.sandbox.describe())
                 store.set_meta("isolation", config.isolation)
                 store.set_meta("executor", executor.describe())
+                store.set_entries(DID_NOT_START, executor.absent)
+                store.set_entries(PLAYING, {b.name: None for b in bots if b.name not in executor.absent})
+                out = kept_out | set(executor.absent)
+                if not plan(out).seatings:
+                    raise executor.not_ready(
+                        f"no match can be played without {', '.join(sorted(executor.absent))}")
                 if watch:
                     watch(executor.arena)
                 try:
-                    await executor.play_all(todo, config.concurrency, save, skip)
+                    played = await _play_in_play(config, plan, out, store, executor, progress, announce)
                 finally:
-                    store.set_incomplete(_missing(schedule, store.done(), dead))
                     host_account(executor, store)
         finally:
             if executor.launcher is not None:
@@ -154,4 +177,5 @@ def _missing(schedule: Schedule, done: set[str], dead: dict[str, str]) -> dict[s
 async def run(config: TournamentConfig, store: Store, progress: Progress | None = None,
               server: str | None = None, admin_token: str | None = None, connect_timeout: float = 30.0) -> int:
     """Play the tournament's matches not yet in the store; returns how many were played."""
-    return await play_schedule(config, schedule_of(config), store, progress, server, admin_token, connect_timeout)
+    return await play_schedule(config, lambda out: schedule_of(config, out), store, progress, server, admin_token,
+                               connect_timeout)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,3 +71,10 @@ def make_schedule(game: str, options: dict[str, Any], bots: Sequence[str], deal_
     seatings = [Seating(k, deal_seed(seed, k), lineup)
                 for k in range(deal_sets) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
+
+
+def missing(schedule: Schedule, stored: Collection[str]) -> list[Seating]:
+    """What a run plays: the seatings of the schedule whose match is not among the ``stored``
+    keys, in the schedule's order. The schedule is the current file's (of the entries in play),
+    so a tournament that grew plays only its new matches."""
+    return [s for s in schedule.seatings if s.key not in stored]

@@ -27,7 +27,7 @@ from referee import games
 from referee.games import RatedBy
 from referee.runner import FaultKind
 from referee.stats import headtohead, ratings
-from referee.tournament.store import MatchRow, Store
+from referee.tournament.store import PLAYING, Entry, MatchRow, Store
 
 #: what each kind of fault counts, in the order of every table's fault cell
 FAULT_WORDS = {
@@ -87,6 +87,14 @@ class Standings:
     intervals_trusted: bool = True  # False: no interval can be trusted (one deal set)
     #: bots that did not play all their matches (died for good): why; marked ``*``, ranked last
     incomplete: dict[str, str] = field(default_factory=dict)
+    #: every entry the results directory has known (:meth:`Store.entries`); those not playing are not
+    #: ranked, and are listed below the table with the reason
+    entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def out(self) -> list[Entry]:
+        """The entries not playing: did not start, withdrawn, dead."""
+        return [e for e in self.entries if e.status != PLAYING]
 
 
 def match_seats(game: str, rows: Iterable[MatchRow]) -> list[headtohead.MatchSeats]:
@@ -159,6 +167,7 @@ def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str
     st.notes.extend(notes)
     st.notes.extend(store.bot_notes())
     mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
+    st.entries = store.entries()
     return st
 
 
@@ -252,6 +261,15 @@ def pairs_table(st: Standings) -> str:
                     colalign=("left", "right", "right", "right", "right", "right", "right", "right", "right"))
 
 
+def unpaired_note(st: Standings) -> list[str]:
+    """What the unpaired results are, when a pair has some (none: nothing to say)."""
+    if not any(st.head_to_head[a][b].unpaired for a, b in pairs(st)):
+        return []
+    return ["unpaired: results whose seat-swapped twin is not stored: an interrupted run, or two seats the "
+            "schedule never swaps\n(four seats in rotation swap only opposite seats: neighbours have no game pairs, "
+            "only results)"]
+
+
 def los_table(st: Standings) -> str:
     names = [b.name for b in st.lines]
     rows = [[a, *("" if a == b else _pct(st.los[a][b]) for b in names)] for a in names]
@@ -281,6 +299,7 @@ def report(st: Standings, los: bool = False) -> str:
         *st.notes,
         "",
         table(st),
+        *out_lines(st),
         "matches: matches played; results: pairwise results, one per seat of another bot in a match (what W-D-L "
         "and score % count);\nopp. Elo: the opponents' average Elo over those results;\n" + FAULTS_LEGEND,
         *_teams_part(st),
@@ -288,6 +307,7 @@ def report(st: Standings, los: bool = False) -> str:
         "Head to head (the first bot's results against the second; Elo diff from these results alone; game pairs: "
         "the same deal set with the two seats swapped, counted by the first bot's points):",
         pairs_table(st),
+        *unpaired_note(st),
     ]
     if los:
         parts += ["", "Likelihood of superiority (row over column, % of bootstrap resamples of the joint fit):",
@@ -298,6 +318,11 @@ def report(st: Standings, los: bool = False) -> str:
         bias_table(st),
     ]
     return "\n".join(parts)
+
+
+def out_lines(st: Standings) -> list[str]:
+    """The entries not ranked, with the reason, in a line each (none when every entry plays)."""
+    return [f"not ranked: {e.name} ({e.status}: {e.why})" for e in st.out]
 
 
 def to_json(st: Standings) -> dict[str, Any]:
@@ -312,21 +337,27 @@ def to_json(st: Standings) -> dict[str, Any]:
         "los": st.los,
         "seat_bias": st.seat_bias,
         **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
+        "entries": [e.__dict__ for e in st.entries],
     }
 
 
 def to_csv(st: Standings) -> str:
-    """One row per bot, the fields of the standings (its faults a column per kind: ``faults_timeout``, ...)."""
+    """One row per bot, the fields of the standings (its faults a column per kind: ``faults_timeout``, ...);
+    then, when some entries do not play, one row for each (no rank, its ``status`` and ``why``)."""
+    out = st.out
     kinds = [f"faults_{kind}" for kind in FaultKind]
     fields = ["rank", *(f for f in BotLine.__dataclass_fields__ if f != "faults"), *kinds,
-              *(["incomplete"] if st.incomplete else [])]
+              *(["incomplete"] if st.incomplete else []), *(["status", "why"] if out else [])]
     rows = []
     for i, b in enumerate(st.lines, 1):
         row = {"rank": i, **b.__dict__, **{f"faults_{kind}": n for kind, n in b.faults.items()}}
         del row["faults"]
         if st.incomplete:
             row["incomplete"] = st.incomplete.get(b.name, "")
+        if out:
+            row.update(status=PLAYING, why="")
         rows.append(row)
+    rows += [{"rank": "", "name": e.name, "status": e.status, "why": e.why} for e in out]
     return _csv(fields, rows)
 
 

@@ -1,24 +1,35 @@
 """The results store: one SQLite file in the output directory.
 
 Every finished match is written in one transaction (its row, its seats'
-scores, places and faults, and the full record), so an interrupted
+scores, places, faults and versions, and the full record), so an interrupted
 tournament (Ctrl-C, kill -9) loses at most the matches in flight and the
-next run plays only what is missing. The tournament's fingerprint (game,
-options, bots, deal sets, seed, clock) is stored too: a directory holding
-another tournament's results is refused rather than mixed.
+next run plays only what is missing. The tournament's fingerprint (what must
+not change: game, options, seed, clock, isolation, absent) is stored too: a
+directory holding another tournament's results is refused rather than mixed.
+A directory that holds no match yet belongs to nobody: any configuration
+claims it (a failed start leaves nothing that blocks a corrected rerun).
+
+The competition may grow (:mod:`referee.tournament.growth`): its **entries**
+(table ``entries``: each bot the directory has known, in file order, with its
+status: playing, did not start, withdrawn or dead, and why) and the keys of
+the **schedule** it plays now (table ``schedule``, written by each run). The
+matches that count (:meth:`Store.matches`) are the stored matches of that
+schedule; others stay stored, not counted (an entry withdrawn, line-ups that
+changed with the entries).
 
 Each launched bot's version (:mod:`referee.tournament.versions`: its command,
-working directory and the hashes of the files its command names) is kept in
-the ``meta`` key ``versions``: a bot that changed while it has matches stored
-is refused, unless its matches are dropped to be played again (``rerun``). A
-directory written before versions were kept has none: the first run that
-claims it records the bots as they are then (its stored matches are taken as
-theirs). The ``meta`` key ``incomplete`` names the bots that died for good in
-the last run that played, with how many of their matches are missing;
-``seed_released`` is set once a run has ended and printed its master seed
-(a drawn seed is secret until then). The pages read the tournament's entries
-(:meth:`Store.entries`) and the dates of its first and last match
-(:meth:`Store.dates`) here.
+working directory and the hashes of its files) is kept in the ``meta`` key
+``versions``, every version seen in the table ``bot_versions``, and the
+version that played each seat in ``seats.version``: a bot that changed while
+it has matches stored is refused, unless its matches are dropped to be
+played again (``rerun``). A directory written before versions were kept has
+none: the first run that claims it records the bots as they are then (its
+stored matches are taken as theirs). The ``meta`` key ``incomplete`` names the
+bots that died for good in the last run that played, with how many of their
+matches are missing; ``seed_released`` is set once a run has ended and printed
+its master seed (a drawn seed is secret until then). The pages read the
+tournament's entries (:meth:`Store.entries`) and the dates of its first and
+last match (:meth:`Store.dates`) here.
 
 One run at a time writes a directory: :meth:`Store.claim` takes its lock (an ``flock`` on
 ``.lock`` in it, which the kernel releases when the process ends, however it ends), and a
@@ -31,13 +42,12 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,9 +85,23 @@ CREATE TABLE IF NOT EXISTS seats (
     score INTEGER NOT NULL,
     place INTEGER NOT NULL,
     {", ".join(f"{kind} INTEGER NOT NULL" for kind in FaultKind)},
+    version TEXT,
     PRIMARY KEY (match_key, seat)
 );
+CREATE TABLE IF NOT EXISTS entries (
+    name TEXT PRIMARY KEY, position INTEGER NOT NULL, status TEXT NOT NULL, why TEXT
+);
+CREATE TABLE IF NOT EXISTS schedule (key TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS bot_versions (
+    id TEXT NOT NULL, bot TEXT NOT NULL, version TEXT NOT NULL, first_seen REAL NOT NULL, PRIMARY KEY (id, bot)
+);
+CREATE TABLE IF NOT EXISTS digests (path TEXT PRIMARY KEY, stamp TEXT NOT NULL);
 """
+
+#: an entry's status (:class:`Entry`)
+PLAYING, DID_NOT_START, WITHDRAWN, DEAD = "playing", "did not start", "withdrawn", "dead"
+#: why an entry marked ``withdrawn = true`` is out
+WITHDRAWN_WHY = "withdrawn = true in the tournament file"
 
 
 class StoreError(ValueError):
@@ -89,12 +113,27 @@ class DirectoryInUse(StoreError):
 
 
 @dataclass(frozen=True)
+class Entry:
+    """A bot the directory has known: ``status`` is "playing", "did not start" (not running and
+    connected within startup_s in the last run, under absent = "withdraw"), "withdrawn"
+    (``withdrawn = true``) or "dead" (died for good, under absent = "withdraw"); ``why`` for any
+    status but playing; ``version``: a short id of its current version (None: external or unknown)."""
+
+    name: str
+    status: str
+    why: str | None
+    version: str | None
+
+
+@dataclass(frozen=True)
 class MatchRow:
     key: str
     deal_set: int
     lineup: tuple[str, ...]
     results: dict[str, Any]
     seconds: float = 0.0  # how long the match took
+    #: the short id of the version of the bot in each seat (None: not known, an external bot)
+    versions: tuple[str | None, ...] = ()
 
     @property
     def scores(self) -> list[int]:
@@ -107,23 +146,6 @@ class MatchRow:
     @property
     def faults(self) -> list[dict[str, int]]:
         return self.results.get("faults") or [dict.fromkeys(FaultKind, 0) for _ in self.lineup]
-
-
-@dataclass(frozen=True)
-class Entry:
-    """An entry of the tournament, as the pages list it."""
-
-    name: str
-    status: str          # "playing" | "did not start" | "withdrawn" | "dead"
-    why: str | None      # the reason, for any status but "playing"
-    version: str | None  # a short id of its current version (None: external or unknown)
-
-
-def short_version(version: dict[str, Any] | None) -> str | None:
-    """A short id of a bot's version (its ``versions`` entry): 10 hex digits of its SHA-256."""
-    if version is None:
-        return None
-    return hashlib.sha256(json.dumps(version, sort_keys=True).encode()).hexdigest()[:10]
 
 
 class Store:
@@ -146,11 +168,15 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             # a reader of a store that has its tables writes nothing (a results directory on a full disk reads)
-            if create or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seats'").fetchone() is None:
+            if create or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seats'").fetchone() is None \
+                    or "version" not in {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}:
                 with self._writing("its tables"):
                     self.db.executescript(SCHEMA)
+                    if "version" not in {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}:
+                        self.db.execute("ALTER TABLE seats ADD COLUMN version TEXT")  # a store older than versions
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database: {e}") from None
+        self._versions: dict[str, str | None] = {}  # the bots' versions of this run (claim): what save records
 
     def close(self) -> None:
         self.db.close()
@@ -240,14 +266,16 @@ class Store:
         self.set_meta("incomplete", json.dumps(bots, sort_keys=True))
 
     def bot_notes(self) -> list[str]:
-        """Bots that did not play all their matches; launched bots that died or restarted (from the last run)."""
+        """Bots that did not play all their matches; launched bots that died or restarted (from the last
+        run); not the entries out of the competition (their status says why: :meth:`entries`)."""
         status = json.loads(self.meta("launcher") or "{}")
         incomplete = self.incomplete()
+        out = self.out()
         notes = [f"* bot {name} did not play {v['missing']} of its {v.get('of', '')} matches: it {v['why']}; "
                  f"it ranks below every bot that played all of theirs; the same command plays the missing matches"
                  for name, v in sorted(incomplete.items())]
         for name, st in sorted(status.items()):
-            if name in incomplete:
+            if name in incomplete or name in out:
                 pass
             elif st.get("exits"):
                 notes.append(f"bot {name}: died {len(st['exits'])} time(s) (last: {st['exits'][-1]})")
@@ -256,28 +284,43 @@ class Store:
         return notes
 
     def claim(self, fingerprint: str, description: dict[str, Any], bots: Sequence[BotSpec],
-              rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> dict[str, int]:
-        """Bind the directory to a tournament and its bots; refuse one that holds another, or
-        matches of a bot that changed since (:mod:`~referee.tournament.versions`) unless it is
-        in ``rerun``: the stored matches of those bots are dropped, to be played again, and
-        ``announce`` is told how many. Returns how many were dropped, by bot."""
+              rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None,
+              hide: Sequence[Path] = (), check: Callable[[Store], None] | None = None) -> dict[str, int]:
+        """Bind the directory to a tournament and its bots; refuse one that holds another's
+        matches (a changed fingerprint: keys of it that an older directory lacks are not
+        compared), or matches of a bot that changed since (:mod:`~referee.tournament.versions`;
+        ``hide``: what its version leaves out) unless it is in ``rerun``: the stored matches of
+        those bots are dropped, to be played again (a dead entry plays again), and ``announce``
+        is told how many. ``check(store)``, after the fingerprint, may refuse more (a tournament
+        file that shrinks what the directory holds). A directory that holds no match is claimed
+        whatever it held. Records the entries (``bots``, in their order). Returns how many were
+        dropped, by bot."""
         from referee.tournament import versions
 
         self._take_lock(announce)
         stored = self.meta("fingerprint")
-        if stored is not None and stored != fingerprint:
+        empty = self.count(every=True) == 0
+        if stored is not None and not empty:
             old, new = json.loads(stored), json.loads(fingerprint)
-            changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)]
-            raise StoreError(
-                f"{self.directory} holds the results of another tournament configuration "
-                f"(changed: {', '.join(changed)}). Use a new output directory, or restore the old settings "
-                f"to resume.")
+            changed = [k for k in sorted(new) if k in old and old[k] != new[k]]
+            if changed:
+                raise StoreError(
+                    f"{self.directory} holds the results of another tournament configuration "
+                    f"(changed: {', '.join(changed)}). Use a new output directory, or restore the old settings "
+                    f"to resume.")
+        if check is not None:
+            check(self)
         names = [b.name for b in bots]
         unknown = [name for name in rerun if name not in names]
         if unknown:
             raise StoreError(f"--rerun {unknown[0]}: no such bot in this tournament (its bots: {', '.join(names)})")
-        current = {b.name: versions.of(b) for b in bots}
-        before = json.loads(self.meta("versions") or "{}")  # none in a directory older than versions
+        cache = {path: json.loads(stamp) for path, stamp in self.db.execute("SELECT path, stamp FROM digests")}
+        dead = set() if empty else {row[0] for row in self.db.execute("SELECT name FROM entries WHERE status = ?",
+                                                                     (DEAD,))}
+        playing = [b for b in bots if not (b.withdrawn or b.name in dead) or b.name in rerun]  # the others keep theirs
+        others = {b.name: [Path(o.cwd) for o in bots if o.cwd and o.cwd != b.cwd] for b in playing}
+        current = {b.name: versions.of(b, [*hide, *others[b.name]], cache) for b in playing}
+        before = {} if empty else json.loads(self.meta("versions") or "{}")  # none: older than versions
         for name, version in current.items():
             if name in rerun or version is None or before.get(name) in (None, version) or not self.played(name):
                 continue
@@ -285,7 +328,11 @@ class Store:
                 f"bot {name} changed since its matches in {self.directory} were played "
                 f"({', '.join(versions.changes(before[name], version))}): give --rerun {name} to play its "
                 f"matches again, or use a new output directory")
+        used = {path for v in current.values() if v is not None for path in v["files"]}
         with self._writing("the tournament it holds"):
+            if empty:
+                for table in ("meta", "entries", "schedule"):
+                    self.db.execute(f"DELETE FROM {table}")
             dropped = {name: self._drop(name) for name in dict.fromkeys(rerun)}
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(description),))
@@ -294,10 +341,59 @@ class Store:
             self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                                 [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
                                  for b in bots])
+            self.db.executemany("INSERT OR IGNORE INTO bot_versions VALUES (?, ?, ?, ?)",
+                                [(versions.short_id(v), name, json.dumps(v, sort_keys=True), time.time())
+                                 for name, v in current.items() if v is not None])
+            self.db.execute("DELETE FROM digests")
+            self.db.executemany("INSERT INTO digests VALUES (?, ?)",
+                                [(path, json.dumps(stamp)) for path, stamp in cache.items() if path in used])
+            self._record_entries(bots, rerun)
+        self._versions = {name: versions.short_id(v) for name, v in current.items()}
         for name, n in dropped.items():
             if announce is not None:
                 announce(f"--rerun {name}: its {n} stored match(es) are dropped, to be played again")
         return dropped
+
+    def _record_entries(self, bots: Sequence[BotSpec], rerun: Sequence[str]) -> None:
+        """The file's entries, in its order (in the caller's transaction): ``withdrawn = true`` makes
+        one withdrawn, its removal playing again; ``rerun`` brings a dead one back; an entry no
+        longer in the file (it had no match stored) is forgotten."""
+        known = {name: (status, why) for name, status, why in self.db.execute("SELECT name, status, why FROM entries")}
+        self.db.execute("DELETE FROM entries")
+        for position, b in enumerate(bots):
+            status, why = known.get(b.name, (PLAYING, None))
+            if b.withdrawn:
+                status, why = WITHDRAWN, WITHDRAWN_WHY
+            elif status == WITHDRAWN or b.name in rerun:
+                status, why = PLAYING, None
+            self.db.execute("INSERT INTO entries VALUES (?, ?, ?, ?)", (b.name, position, status, why))
+
+    def entries(self) -> list[Entry]:
+        """Every entry the directory has known, in file order (none in a directory older than entries)."""
+        current = json.loads(self.meta("versions") or "{}")
+        from referee.tournament.versions import short_id
+
+        return [Entry(name, status, why, short_id(current.get(name)))
+                for name, status, why in self.db.execute("SELECT name, status, why FROM entries ORDER BY position")]
+
+    def set_entries(self, status: str, reasons: dict[str, str | None]) -> None:
+        """Give these entries (``{name: why}``) a status."""
+        with self._writing("its entries"):
+            self.db.executemany("UPDATE entries SET status = ?, why = ? WHERE name = ?",
+                                [(status, None if status == PLAYING else why, name) for name, why in reasons.items()])
+
+    def out(self) -> dict[str, str]:
+        """The entries not playing, and why: ``{name: "status: why"}``."""
+        return {e.name: f"{e.status}: {e.why}" for e in self.entries() if e.status != PLAYING}
+
+    def set_schedule(self, keys: Iterable[str]) -> None:
+        """The keys of the schedule the directory plays now: the stored matches that count."""
+        with self._writing("its schedule"):
+            self.db.execute("DELETE FROM schedule")
+            self.db.executemany("INSERT OR IGNORE INTO schedule VALUES (?)", [(k,) for k in keys])
+
+    def _scheduled(self) -> bool:
+        return self.db.execute("SELECT 1 FROM schedule LIMIT 1").fetchone() is not None
 
     def played(self, bot: str) -> bool:
         """Whether any stored match has ``bot`` in its line-up."""
@@ -309,15 +405,6 @@ class Store:
         self.db.executemany("DELETE FROM seats WHERE match_key = ?", [(k,) for k in keys])
         self.db.executemany("DELETE FROM matches WHERE key = ?", [(k,) for k in keys])
         return len(keys)
-
-    def entries(self) -> list[Entry]:
-        """Every entry the directory has known, in file order.
-
-        A stand-in (issue 25's ``living`` branch keeps the statuses): every bot of the ``bots``
-        table as "playing", its version the short id of its ``versions`` entry."""
-        versions = json.loads(self.meta("versions") or "{}")
-        return [Entry(name, "playing", None, short_version(versions.get(name)))
-                for (name,) in self.db.execute("SELECT name FROM bots ORDER BY rowid")]
 
     def dates(self) -> tuple[float, float] | None:
         """When the first stored match began and the last one ended (Unix times), None before any."""
@@ -340,6 +427,7 @@ class Store:
     # --- matches ------------------------------------------------------------------
 
     def done(self) -> set[str]:
+        """The keys of every stored match (counted or not)."""
         return {row[0] for row in self.db.execute("SELECT key FROM matches")}
 
     def save(self, key: str, deal_set: int, seed: int, lineup: tuple[str, ...], results: dict[str, Any],
@@ -351,9 +439,9 @@ class Store:
                             (key, deal_set, str(seed), json.dumps(list(lineup)), json.dumps(results),
                              json.dumps(record), seconds, time.time()))
             self.db.executemany(
-                f"INSERT INTO seats VALUES (?, ?, ?, ?, ?, {', '.join('?' for _ in FaultKind)})",
+                f"INSERT INTO seats VALUES (?, ?, ?, ?, ?, {', '.join('?' for _ in FaultKind)}, ?)",
                 [(key, seat, bot, results["scores"][seat], results["placing"][seat],
-                  *(faults[seat].get(kind, 0) for kind in FaultKind))
+                  *(faults[seat].get(kind, 0) for kind in FaultKind), self._versions.get(bot))
                  for seat, bot in enumerate(lineup)])
 
     def save_played(self, played: Played) -> None:
@@ -361,10 +449,19 @@ class Store:
         s = played.seating
         self.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
 
-    def matches(self) -> Iterator[MatchRow]:
+    def matches(self, every: bool = False) -> Iterator[MatchRow]:
+        """The stored matches that count (those of the schedule played now: what every table
+        shows), by deal set and key; ``every``: all stored matches, counted or not."""
+        where = "" if every or not self._scheduled() else " WHERE key IN (SELECT key FROM schedule)"
+        seat_versions: dict[str, dict[int, str | None]] = {}
+        for key, seat, version in self.db.execute("SELECT match_key, seat, version FROM seats"):
+            seat_versions.setdefault(key, {})[seat] = version
         for key, deal_set, lineup, results, seconds in self.db.execute(
-                "SELECT key, deal_set, lineup, results, seconds FROM matches ORDER BY deal_set, key"):
-            yield MatchRow(key, deal_set, tuple(json.loads(lineup)), json.loads(results), seconds)
+                f"SELECT key, deal_set, lineup, results, seconds FROM matches{where} ORDER BY deal_set, key"):
+            names = tuple(json.loads(lineup))
+            of = seat_versions.get(key, {})
+            yield MatchRow(key, deal_set, names, json.loads(results), seconds,
+                           tuple(of.get(i) for i in range(len(names))))
 
     def record(self, key: str) -> dict[str, Any] | None:
         row = self.db.execute("SELECT record FROM matches WHERE key = ?", (key,)).fetchone()
@@ -380,5 +477,7 @@ class Store:
         row = self.db.execute("SELECT rowid FROM matches WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def count(self) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+    def count(self, every: bool = False) -> int:
+        """How many stored matches count (:meth:`matches`); ``every``: how many are stored."""
+        where = "" if every or not self._scheduled() else " WHERE key IN (SELECT key FROM schedule)"
+        return self.db.execute(f"SELECT COUNT(*) FROM matches{where}").fetchone()[0]

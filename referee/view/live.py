@@ -21,7 +21,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import secrets
+import socket
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -40,6 +42,20 @@ LIVE_BODY = """<div id="about-box">{about}</div>
 <div><h2>Games in progress</h2><div id="games"><p class="muted">none yet</p></div></div>
 <div><h2>Standings</h2><div id="standings"><p class="muted">no finished match yet</p></div></div>
 </div>"""
+
+
+class CannotServe(Exception):
+    """The live page cannot listen where it is asked to (a busy port, an address not this machine's)."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The live page's socket, bound and listening (before anything else starts: a busy port then
+    stops a run in one line, with nothing left behind); a CannotServe if it cannot be."""
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as err:
+        why = os.strerror(err.errno) if err.errno else str(err)
+        raise CannotServe(f"--http {port}: cannot listen on {host}:{port}: {why}") from None
 
 
 class LivePage:
@@ -127,9 +143,14 @@ class LivePage:
             writer.close()
 
     @contextlib.asynccontextmanager
-    async def serving(self, port: int, host: str = "127.0.0.1") -> AsyncIterator[str]:
-        """Serve the page while the block runs; yields its address (http://HOST:PORT/)."""
-        server = await asyncio.start_server(self._handle, host, port)
+    async def serving(self, port: int = 0, host: str = "127.0.0.1",
+                      sock: socket.socket | None = None) -> AsyncIterator[str]:
+        """Serve the page while the block runs (on ``sock`` if given: :func:`listen`); yields its
+        address (http://HOST:PORT/)."""
+        if sock is not None:
+            server = await asyncio.start_server(self._handle, sock=sock)
+        else:
+            server = await asyncio.start_server(self._handle, host, port)
         bound = server.sockets[0].getsockname()[1]
         url = f"http://{host}:{bound}/"
         if self.token is not None:

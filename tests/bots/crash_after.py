@@ -4,8 +4,8 @@ process started after that exits at once, before it connects (a bot that cannot 
 
     CRASH_COUNT_FILE=PATH python tests/bots/crash_after.py --after 2  (then the kit's arguments)
 
-(The count file comes in the environment: a file named on the command line is part of the
-bot's version, and this one changes as it plays.)
+(The count file comes in the environment, and lies outside the bot's directory: a file there, or
+named on the command line, is part of the bot's version, and this one changes as it plays.)
 """
 
 from __future__ import annotations

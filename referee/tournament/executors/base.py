@@ -10,7 +10,7 @@ import secrets
 import shutil
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -19,7 +19,7 @@ from referee import hostload
 from referee.runner import Clock
 from referee.tournament import sandbox
 from referee.tournament.config import BotSpec
-from referee.tournament.launcher import Launcher
+from referee.tournament.launcher import GAME_END_GRACE_S, Launcher
 from referee.tournament.sandbox import Sandbox
 from referee.tournament.schedule import Seating
 
@@ -46,16 +46,22 @@ class BotsNotReady(Exception):
     """Bots that were not running and connected within ``startup_s`` before the first match:
     ``{name: why}``, and the last lines of each one's log (``{name: (path, lines)}``)."""
 
-    def __init__(self, reasons: Mapping[str, str], logs: Mapping[str, tuple[Path | None, Sequence[str]]]):
-        lines = ["; ".join(f"bot {name} {why}" for name, why in sorted(reasons.items()))
-                 + ": no match was played"]
-        for name in sorted(reasons):
-            path, tail = logs.get(name, (None, ()))
-            if tail:
-                lines.append(f"  last lines of {path}:")
-                lines += [f"    {line}" for line in tail]
-        super().__init__("\n".join(lines))
+    def __init__(self, reasons: Mapping[str, str], logs: Mapping[str, tuple[Path | None, Sequence[str]]],
+                 outcome: str = "no match was played"):
+        super().__init__("\n".join(absence_lines(reasons, logs, outcome)))
         self.reasons = dict(reasons)
+
+
+def absence_lines(reasons: Mapping[str, str], logs: Mapping[str, tuple[Path | None, Sequence[str]]],
+                  outcome: str) -> list[str]:
+    """Bots that are not there, why, and what follows, in a line; then the last lines of each one's log."""
+    lines = ["; ".join(f"bot {name} {why}" for name, why in sorted(reasons.items())) + f": {outcome}"]
+    for name in sorted(reasons):
+        path, tail = logs.get(name, (None, ()))
+        if tail:
+            lines.append(f"  last lines of {path}:")
+            lines += [f"    {line}" for line in tail]
+    return lines
 
 
 def seat_capacity(seatings: Sequence[Seating], concurrency: int) -> dict[str, int]:
@@ -86,8 +92,13 @@ class Executor(ABC):
     died is started again before its next match, up to its ``max_restarts``.
     Before the first match every bot, launched or external, must be running and
     connected within ``startup_s`` (:meth:`_check_started`); ``announce`` is told,
-    in a line, what it waits for (an external bot, and where it connects).
+    in a line, what it waits for (an external bot, and where it connects). With
+    ``absent = "withdraw"`` those that are not are withdrawn instead (:attr:`absent`).
     Subclasses say where the referee is and how a match is started there.
+
+    A launched process is stopped only once its GameEnds are sent: the referee ends its
+    session, and it has :data:`~referee.tournament.launcher.GAME_END_GRACE_S` to end by itself
+    (after each match with isolation = "match", at the end of the run otherwise).
 
     Every match is played with its record held back from the referee's spectators
     (its seed, decks and hands would give away the cards of a match on the same
@@ -100,10 +111,15 @@ class Executor(ABC):
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
                  sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None):
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop"):
         self.game, self.options, self.clock = game, dict(options), clock
         self.startup_s = startup_s
         self.announce = announce
+        #: "withdraw": a bot not running and connected within startup_s is withdrawn, not a stop
+        self.absent_mode = absent
+        #: the bots withdrawn at the start-up check (absent = "withdraw"): why, and their logs' last lines
+        self.absent: dict[str, str] = {}
+        self._absent_logs: dict[str, tuple[Path | None, Sequence[str]]] = {}
         #: "match": every launched bot plays each match in a fresh process of its own (see :meth:`play`)
         self.isolation = isolation
         self._instances = itertools.count(1)
@@ -173,6 +189,11 @@ class Executor(ABC):
     def _bot_ended(self, name: str) -> None:
         """A launched bot's process ended (called from a launcher thread): nothing to do by default."""
 
+    def _end_sessions(self, names: Collection[str] | None) -> bool:
+        """End the sessions of these names (None: every session) once what is queued for them (their
+        GameEnds) is sent; whether it could (not on a remote referee: its sessions are not the runner's)."""
+        return False
+
     @property
     def arena(self) -> Any:
         """The :class:`~referee.arena.Arena` the matches are played in, when it is in this process
@@ -209,9 +230,23 @@ class Executor(ABC):
             raise
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         if self._stack is not None:
+            if exc_type is None and self.launcher is not None:
+                await self._let_go(self.launcher.running(), every_session=True)
             await self._stack.aclose()
+
+    async def _let_go(self, names: Sequence[str], every_session: bool = False) -> None:
+        """These launched processes (their names) have played: end their sessions (``every_session``:
+        the external bots' too), so that their GameEnds are sent and they may end by themselves,
+        and wait up to GAME_END_GRACE_S for them to; what is still running is then the launcher's
+        to stop (without counting it as a death: it played to the end)."""
+        self.launcher.finishing(names)
+        if not self._end_sessions(None if every_session else names):
+            return
+        deadline = time.monotonic() + GAME_END_GRACE_S
+        while any(self.launcher.not_running(n) is None for n in names) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
 
     async def _check_started(self) -> None:
         """Every bot running and connected within ``startup_s``, or :class:`BotsNotReady` naming
@@ -234,8 +269,16 @@ class Executor(ABC):
                              f"{self._external_address()} (with the token of its [[bots]] table)")
             failures = await self._wait_connected({b.name: trial.get(b.name, b.name) for b in self.bots},
                                                   self.startup_s)
+            logs = {b: self.launcher.log_tail(trial.get(b, b)) for b in failures}
+            if failures and self.absent_mode != "withdraw":
+                raise BotsNotReady(failures, logs)
             if failures:
-                raise BotsNotReady(failures, {b: self.launcher.log_tail(trial.get(b, b)) for b in failures})
+                self.absent, self._absent_logs = failures, logs
+                for name, why in failures.items():
+                    self.launcher.withdraw(name, f"withdrawn: {why}")
+                for line in absence_lines(failures, logs, "withdrawn (absent = \"withdraw\"): its matches are "
+                                                          "not played, the other entries play theirs"):
+                    self.say(line)
         finally:
             for name in trial.values():
                 self._dismiss(name)
@@ -262,6 +305,10 @@ class Executor(ABC):
         for bot in waiting:
             failures[bot] = f"did not connect within {timeout:g} s"
         return failures
+
+    def not_ready(self, outcome: str) -> BotsNotReady:
+        """The error of a run that cannot go on without the bots withdrawn at the start-up check."""
+        return BotsNotReady(self.absent, self._absent_logs, outcome)
 
     def say(self, line: str) -> None:
         if self.announce is not None:
@@ -331,15 +378,21 @@ class Executor(ABC):
         token of this match alone; those processes, and all they started, are gone after it."""
         names = {bot: f"{bot}#{next(self._instances)}" for bot in dict.fromkeys(seating.lineup)
                  if bot in self.launcher.bots}  # '#' is in no bot's name
+        over = False
         try:
             for bot, name in names.items():
                 token = secrets.token_hex(16)
                 self._admit(name, token)
                 self.launcher.start_for_match(bot, name, token, seating.lineup.count(bot))
-            return await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
+            outcome = await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
+            over = True
+            return outcome
         finally:
             for name in names.values():
                 self._dismiss(name)
+            if over:  # their GameEnds, and a moment to end by themselves
+                await self._let_go([n for n in names.values() if self.launcher.not_running(n) is None])
+            for name in names.values():
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
 

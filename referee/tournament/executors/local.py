@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from referee.tournament.executors.base import Executor
@@ -32,6 +32,13 @@ class LocalExecutor(Executor):
             self._loop.call_soon_threadsafe(self.referee.arena.wake)
         except RuntimeError:  # the loop has closed: nobody is waiting
             pass
+
+    def _end_sessions(self, names: Collection[str] | None) -> bool:
+        arena = self.referee.arena
+        for name in list(arena.sessions) if names is None else names:
+            for session in list(arena.sessions.get(name, ())):
+                arena.close_session(session)  # what is queued (its GameEnds) goes first, then the stream ends
+        return True
 
     @property
     def arena(self) -> Any:

@@ -211,11 +211,15 @@ class RayExecutor(Executor):
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
                  sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, *, spec: ExecutorSpec):
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop", *,
+                 spec: ExecutorSpec):
         external = [b.name for b in bots if b.external]
         if external:
             raise ConfigError(f"bot {external[0]} is external: it connects to one referee, and the ray executor "
                               f"has one per worker (use the local executor, or --server)")
+        if absent == "withdraw":  # each worker starts every bot: one may start on one node and not another
+            raise ConfigError('absent = "withdraw" needs one start-up check for all the matches: the ray executor '
+                              'has one per worker (use the local executor, or absent = "stop")')
         super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation,
                          startup_s, announce)
         self.spec = spec

@@ -24,7 +24,8 @@ def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
         return None
     store = Store(setup.output)
     try:  # the directory's lock: one run at a time
-        store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce)
+        store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce,
+                    hide=[setup.output])
     except BaseException:
         store.close()
         raise
