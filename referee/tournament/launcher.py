@@ -300,9 +300,10 @@ class Launcher:
         owner.exits += one.exits  # a process that could not start
 
     def retire(self, name: str, why: str = "stopped after its match") -> None:
-        """End the process started for one match (``why``, for its log) and everything it left. If
-        it had died during the match, that death is the bot's (past ``max_restarts`` deaths it is
-        started no more)."""
+        """End the process started for one match (``why``, for its log) and everything it left: when
+        this returns, none of its processes is alive (in bubblewrap: its pid namespace is gone;
+        with cgroups: its groups are empty). If it had died during the match, that death is the
+        bot's (past ``max_restarts`` deaths it is started no more)."""
         one = self.for_match.pop(name)
         owner = self.bots[one.spec.name]
         if one.process is not None:
@@ -310,8 +311,11 @@ class Launcher:
                 owner.exits.append(self._ended(one, one.process))
             else:
                 one.retired = why
+                init = sandbox.namespace_init(one.process.pid) if self.box.isolated else None
                 _signal_group(one.process, signal.SIGKILL)
                 one.process.wait()
+                if init is not None:  # its pid namespace: gone once its init has exited
+                    sandbox.wait_exited(init)
         self._clear(one)
         limit = owner.spec.limits.max_restarts
         if owner.dead is None and len(owner.exits) > limit:

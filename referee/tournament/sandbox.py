@@ -35,6 +35,7 @@ import functools
 import importlib.util
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -233,6 +234,26 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
                        **(env or {})}.items():
         args += ["--setenv", key, value]
     return [*args, "--", *argv]
+
+
+def namespace_init(pid: int) -> int | None:
+    """A pidfd of the init of the sandbox that the bubblewrap process ``pid`` runs (its child,
+    pid 1 of the bot's pid namespace), or None if it has none (yet, or any more). Once that init
+    has exited, so has every process of the namespace: the kernel kills them all and reaps them
+    before it lets the init go."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return os.pidfd_open(int(children[0])) if children else None
+    except (OSError, ValueError):
+        return None
+
+
+def wait_exited(pidfd: int, timeout: float = 5.0) -> bool:
+    """Wait until the process of ``pidfd`` has exited (True), or ``timeout`` (False); closes it."""
+    try:
+        return bool(select.select([pidfd], [], [], timeout)[0])
+    finally:
+        os.close(pidfd)
 
 
 def make_socket_dir() -> Path:

@@ -127,8 +127,9 @@ class MatchWorker:
         node = ray.get_runtime_context().get_node_id()[:8]
         return f"node {ray.util.get_node_ip_address()} ({socket.gethostname()}, id {node})"
 
-    async def start(self) -> tuple[str | None, str]:
-        """Check that this node has every bot's files, then start the referee and the bots.
+    async def start(self, check: bool = True) -> tuple[str | None, str]:
+        """Check that this node has every bot's files, then start the referee and the bots (with
+        ``check``: and check that every bot starts and connects, else :meth:`check` does).
         Returns (what is missing, or None; where this worker runs)."""
         from referee.tournament.executors.local import LocalExecutor
 
@@ -147,11 +148,16 @@ class MatchWorker:
         try:
             executor = LocalExecutor(s.game, s.options, s.clock, bots, s.capacity, log_dir, s.connect_timeout,
                                      s.sandbox, [p for p in s.hide if p.exists()], s.isolation, s.startup_s)
+            executor.startup_check = check
             await executor.__aenter__()
         except ConfigError as err:  # e.g. sandbox = "bwrap" on a node without bubblewrap
             return f"{self.where()}: {err}", ""
         self.executor = executor
         return None, self.where()
+
+    async def check(self) -> None:
+        """Every bot of this worker started and connected (BotsNotReady if not)."""
+        await self.executor.check_started()
 
     async def play(self, seating: Seating, match_id: str) -> tuple[tuple | None, dict[str, str] | None]:
         """One match: ((results, record, seconds), None), or (None, {bot: why}) if bots are dead."""
@@ -285,15 +291,29 @@ class RayExecutor(Executor):
         self.workers[number] = worker
         return worker
 
-    async def _start(self, worker: _Worker) -> None:
-        """Start a worker's referee and bots; a ClusterError if it cannot."""
+    async def _start(self, worker: _Worker, check: bool) -> None:
+        """Start a worker's referee and bots (``check``: and check them); a ClusterError if it cannot."""
         try:
-            missing, worker.where = await worker.actor.start.remote()
+            missing, worker.where = await worker.actor.start.remote(check)
         except self.ray.exceptions.RayError as err:  # it raised, or died, on its way up
             cause = getattr(err, "cause", None) or err
             raise ClusterError(f"match worker {worker.number} did not start: {_first_line(cause)}") from None
         if missing:
             raise ClusterError(missing)
+
+    async def _check(self, worker: _Worker) -> None:
+        try:
+            await worker.actor.check.remote()
+        except self.ray.exceptions.RayError as err:
+            cause = getattr(err, "cause", None) or err
+            raise ClusterError(f"match worker {worker.number} did not start: {_first_line(cause)}") from None
+
+    @property
+    def _checked_apart(self) -> bool:
+        """With isolation = "match" the workers' start-up checks run one after another (one
+        worker per node: no two processes of a bot alive at once), and a worker started in place
+        of a dead one skips it; otherwise each worker checks its bots as it starts."""
+        return self.isolation == "match"
 
     async def __aenter__(self) -> Self:
         self.sandbox = sandbox.resolve(self.sandbox_mode)  # what the store says the bots ran in
@@ -307,7 +327,10 @@ class RayExecutor(Executor):
             workers = [self._new_worker() for _ in range(room)]
             try:
                 async with asyncio.timeout(START_TIMEOUT):
-                    await asyncio.gather(*(self._start(w) for w in workers))
+                    await asyncio.gather(*(self._start(w, not self._checked_apart) for w in workers))
+                    if self._checked_apart:
+                        for worker in {w.where: w for w in reversed(workers)}.values():
+                            await self._check(worker)
             except TimeoutError:
                 raise ClusterError(f"the match workers did not start within {START_TIMEOUT:g} s") from None
             for worker in workers:
@@ -367,7 +390,7 @@ class RayExecutor(Executor):
     async def _replace(self) -> None:
         worker = self._new_worker()
         try:
-            await self._start(worker)  # waits while no node has room
+            await self._start(worker, not self._checked_apart)  # waits while no node has room
         except ClusterError as err:
             self.workers.pop(worker.number, None)
             log.warning(f"a new match worker could not start: {_first_line(err)}")
