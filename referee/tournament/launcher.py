@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from referee.tournament import sandbox
+from referee.tournament import paths, sandbox
 from referee.tournament.config import BotSpec
 from referee.tournament.sandbox import ProcessTree, Sandbox
 
@@ -113,11 +113,12 @@ class Launcher:
         if not self.box.isolated:
             return command
         cwd = Path(spec.cwd or os.getcwd())
-        others = sandbox.others_paths(spec.command, cwd, [(b.spec.command, Path(b.spec.cwd) if b.spec.cwd else None)
-                                                           for b in self.bots.values() if b.spec.name != spec.name])
+        data = [Path(p) for p in spec.data]
+        others = paths.others((cwd, data), [(Path(b.spec.cwd) if b.spec.cwd else None, [Path(p) for p in b.spec.data])
+                                            for b in self.bots.values() if b.spec.name != spec.name])
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
-        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=[*self.hide, *others],
-                                     env=spec.env, scratch_mb=spec.limits.file_mb)
+        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=self.hide, apart=others,
+                                     env=spec.env, scratch_mb=spec.limits.file_mb, data=data)
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment
@@ -161,7 +162,7 @@ class Launcher:
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))
-        except (OSError, subprocess.SubprocessError) as err:
+        except (OSError, subprocess.SubprocessError, sandbox.PathRefused) as err:
             log.write(f"--- cannot start: {err}\n".encode())
             log.close()
             bot.process = None
