@@ -149,6 +149,7 @@ def test_a_bot_that_dies_after_two_matches_leaves_the_run_incomplete(tmp_path):
     [[bots]]
     name = "crash"
     command = ["python", "{CRASH_AFTER}", "--after", "2"]
+    data = ["{CRASH_AFTER}"]
     env = {{ CRASH_COUNT_FILE = "{count}" }}
     """
     path = tournament(tmp_path, bots, deal_sets=3, concurrency=1)

@@ -367,7 +367,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     output = (base / output).resolve()
-    launched = [(i, places) for i, (_, places) in enumerate(bots) if places is not None]
+    # what a sandbox would show each bot (without one, as asked, a bot sees all its user sees anyway)
+    launched = [(i, places) for i, (_, places) in enumerate(bots) if places is not None and sandbox != "none"]
     refused = paths.layout([places for _, places in launched], output, path)
     if refused is not None:
         index, key, why = refused
