@@ -1,6 +1,6 @@
 """How fast the referee is, against what it cannot beat: ``python -m referee.bench``.
 
-Seven sections, run in one process tree, printed as tables (and written as
+Eight sections, run in one process tree, printed as tables (and written as
 JSON with ``--json FILE``):
 
 1. **engine**: random playouts in process (the rules alone);
@@ -15,12 +15,15 @@ JSON with ``--json FILE``):
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``;
-6. **sandbox**: a bot's start-up with and without bubblewrap, and a demo
-   tournament with long-lived bots against a fresh process per match
+6. **sandbox**: a bot's start-up with and without bubblewrap
    (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight
-   clock (:mod:`referee.bench.flood`).
+   clock (:mod:`referee.bench.flood`);
+8. **isolation**: tournaments with long-lived bots, with a fresh process per
+   match under the rule of before (a deal set's matches apart) and under the
+   rule now (one process of a bot at a time), in games per minute
+   (:mod:`referee.bench.isolation`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`).
@@ -48,12 +51,13 @@ from tabulate import tabulate
 
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
+from referee.bench import isolation as isolation_mod
 from referee.bench import sandbox as sandbox_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "isolation")
 EXTRA_SECTIONS = ("trace",)  # run only when asked for
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -164,6 +168,9 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
 
         results["flood"] = flood.measure()
         results["flood"]["without"] = flood.measure(floods=(), controls=len(results["flood"]["control"]))
+    if "isolation" in sections:
+        with served.temporary_directory() as tmp:
+            results["isolation"] = asyncio.run(isolation_mod.measure(Path(tmp)))
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -284,9 +291,6 @@ def report(results: dict) -> str:
             f"; bubblewrap not measured: {box['bwrap_unavailable']}" if box["bwrap_unavailable"] else ""), [
             [s["sandbox"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in box["startup"]],
               ["sandbox", "starts", "median ms", "range ms"])
-        table("6b. examples/aegis.toml with long-lived bots and with a fresh process per match", [
-            [t["isolation"], t["matches"], t["seconds"], t["games_per_minute"]] for t in box["isolation"]],
-              ["isolation", "matches", "seconds", "games/minute"])
     if "flood" in results:
         f = results["flood"]
         latency = f["list_games_ms"]
@@ -304,6 +308,11 @@ def report(results: dict) -> str:
                    f"median {calm['median']} ms, p99 {calm['p99']} ms, slowest {calm['max']} ms",
                    f"({len(f['without']['control'])} control matches)"]],
               ["flooder", "sessions", "how its streams ended", "its seat's faults"])
+    if "isolation" in results:
+        rows, headers = isolation_mod.table(results["isolation"])
+        table(f"8. isolation: long-lived bots, a fresh process per match with the rule of before (a deal set's "
+              f"matches apart) and now (one process of a bot at a time); sandbox {results['isolation']['sandbox']}",
+              rows, headers)
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])

@@ -7,14 +7,15 @@ bubblewrap when a quick probe works and otherwise runs without, saying so.
 
 Inside bubblewrap a bot has its own pid, network, ipc, uts, mount and user
 namespaces, no capabilities, a new session, and dies with the runner. Its
-root is empty but for: the system (``/usr`` and the ``/bin``, ``/lib``...
-links), the interpreter and the referee's packages, the directory of its
-command's program, the directories of the files its command names by absolute
-path, and its own directory (``cwd``), all read-only; a fresh
+root is empty but for: the runtime (the system: ``/usr`` and the ``/bin``,
+``/lib``... links; the interpreter and the referee's packages; the
+installation of a program found on PATH), its own directory (``cwd``) and its
+data, all read-only and resolved first (:mod:`referee.tournament.paths`: a
+command naming anything outside them is refused); a fresh
 writable scratch at ``/tmp`` (HOME and TMPDIR; at most ``file_mb``); its own
 ``/proc`` and ``/dev`` (read-only but for a ``/dev/shm`` of ``file_mb``); the referee's Unix socket at ``/run/referee``, its
 only way out. Masked even inside those directories: the output directory,
-the tournament file, other bots' directories and home directories. Its
+the tournament file, other bots' directories and data, and home directories. Its
 environment is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
 
 Limits are set before the bot's command is executed (:func:`limited`), so
