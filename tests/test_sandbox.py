@@ -448,3 +448,47 @@ def test_another_bots_code_named_by_absolute_path_is_masked(tmp_path, bwrap):
     launcher = Launcher([dataclasses.replace(old, data=())], "unix:/nowhere", {"old": "o"}, {"old": 1}, None, box=bwrap)
     with pytest.raises(sandbox.PathRefused, match=f"its command names {code} outside its directory"):
         launcher.command(launcher.bots["old"])
+
+
+@pytest.mark.e2e
+def test_a_process_for_one_match_is_gone_with_its_whole_sandbox_once_retired(tmp_path, bwrap):
+    """Without cgroups too: retire returns only once the sandbox's pid namespace is gone (the
+    runner waits for its init), so the bot's next process never meets a child of the last one."""
+    marker = f"retired-marker-{os.getpid()}"
+    code = "import os, time; os.fork(); time.sleep(300)"  # two processes, both sleeping
+    spec = BotSpec("sleeper", ("python", "-c", code, marker), str(tmp_path))
+    launcher = Launcher([spec], "unix:/nowhere", {"sleeper": "t"}, {"sleeper": 1}, tmp_path / "logs",
+                        box=dataclasses.replace(bwrap, cgroups=False))
+    for n in range(5):
+        name = f"sleeper#{n}"
+        launcher.start_for_match("sleeper", name, "t", 1)
+        deadline = time.monotonic() + 20
+        while len(marked(marker, bot_only=True)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        inside = marked(marker)  # both bubblewraps (the sandbox's init among them) and the bot's two
+        assert len(inside) == 4, (tmp_path / "logs" / "sleeper.log").read_text()
+        launcher.retire(name)
+        assert [pid for pid in inside if alive(pid)] == [], f"start {n}: the retired sandbox still runs"
+    launcher.stop_all()
+
+
+def alive(pid: int) -> bool:
+    """Not exited (a zombie has: it holds nothing, and waits for its parent to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def marked(marker: str, bot_only: bool = False) -> list[int]:
+    """Live processes (not zombies) whose command line carries ``marker`` (``bot_only``: not bubblewrap's)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            if marker.encode() in cmdline and not (bot_only and cmdline.startswith(b"bwrap")) and \
+                    (proc / "stat").read_text().rpartition(")")[2].split()[0] != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            pass
+    return found

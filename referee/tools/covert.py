@@ -12,8 +12,8 @@ deal set it writes the cards it holds into the cache, a bit per pair of pages; i
 where its opponent holds those cards, it reads them back; and as many bits more of a payload
 both sides can compute (``--payload``), to measure what the channel carries. The tool compares
 what it read with the records, and prints the channel's bandwidth: bits read right, wrong and
-unread, per twin match and per second of the run, and the opponent's cards learned. It needs bubblewrap (exit 2 without) and a
-checkout (the hostile bot lives in its tests).
+unread, per twin match and per second of the run, and the opponent's cards learned. It needs
+bubblewrap (exit 2 without) and a checkout (the hostile bot lives in its tests).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from referee import records
 from referee.tournament import config as tconfig
 from referee.tournament import run as trun
 from referee.tournament import sandbox
-from referee.tournament.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "tests" / "bots" / "hostile" / "pagecache.py"
@@ -74,14 +73,16 @@ def victim_hands(record: dict) -> dict[int, list[str]]:
     return {e.data["game"]: e.data["cards"] for e in state.events if e.kind == "hand" and e.seat == seat}
 
 
+def pages_needed(deal_sets: int, payload: int) -> int:
+    return deal_sets * (PAGES_PER_HANDS + 2 * payload)
+
+
 def measure(deal_sets: int, payload: int, file: Path | None, workdir: Path) -> dict:
     """Play the tournament in ``workdir``; what was sent, read, and right."""
     (workdir / "attacker").mkdir(parents=True)
     (workdir / "victim").mkdir()
     shutil.copy(BOT, workdir / "attacker")
-    pages = deal_sets * (PAGES_PER_HANDS + 2 * payload)
-    if file is not None and file.stat().st_size < pages * os.sysconf("SC_PAGE_SIZE"):
-        raise SystemExit(f"Error: --file {file} has fewer than the {pages} pages needed")
+    pages = pages_needed(deal_sets, payload)
     if file is None:  # a file of its own, as an entrant would ship it
         file = workdir / "attacker" / "blob.bin"
         with file.open("wb") as blob:
@@ -172,6 +173,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.exit(2, f"Error: {BOT} is not there (the hostile bot lives in the checkout's tests)\n")
     if args.file is not None and not args.file.is_file():
         parser.exit(2, f"Error: --file {args.file} is not a file\n")
+    pages = pages_needed(args.deal_sets, args.payload)
+    if args.file is not None and args.file.stat().st_size < pages * os.sysconf("SC_PAGE_SIZE"):
+        parser.exit(2, f"Error: --file {args.file} has fewer than the {pages} pages needed\n")
     load = "/".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="referee-covert-") as tmp:
         result = measure(args.deal_sets, args.payload, args.file.resolve() if args.file else None, Path(tmp))

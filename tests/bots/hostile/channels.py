@@ -25,12 +25,12 @@ the deal, and what it read: ``opponent_hand`` or ``opponent_card``, ``null`` for
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import json
 import os
 import re
 import struct
-import sys
 import threading
 import time
 
@@ -46,25 +46,20 @@ CARDS = [r + s for s in SUITS for r in RANKS]
 DEAL_SETS, DEALS = 8, 16  # the regions the relay watches (Aegis: 3 to 15 deals a match)
 M = len(CARDS)           # the sessions channel carries one card: 0..51
 
-
-def _take(flag: str, value: bool = False) -> str | bool | None:
-    if flag not in sys.argv:
-        return None
-    i = sys.argv.index(flag)
-    del sys.argv[i]
-    return True if not value else sys.argv.pop(i)
-
-
-HONEST = bool(_take("--honest"))
-ATTACKS = set()
-while (attack := _take("--attack", value=True)) is not None:
-    ATTACKS.add(attack)
+parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+parser.add_argument("--honest", action="store_true")
+parser.add_argument("--attack", action="append", default=[], choices=["locks", "sessions"])
+parser.add_argument("--token-fd", type=int)
+mine, kit_args = parser.parse_known_args()
+HONEST, ATTACKS = mine.honest, set(mine.attack)
 # the token: read here (the kit would close its descriptor), handed to the kit on its command line
-if (fd := _take("--token-fd", value=True)) is not None:
-    TOKEN = token_from_fd(int(fd))
-    sys.argv += ["--token", TOKEN]
-NAME = sys.argv[sys.argv.index("--name") + 1]
-ADDRESS = sys.argv[sys.argv.index("--address") + 1]
+TOKEN = token_from_fd(mine.token_fd) if mine.token_fd is not None else ""
+kit_args += ["--token", TOKEN]
+where = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+where.add_argument("--name", default="channels")
+where.add_argument("--address", default="127.0.0.1:50051")
+located = where.parse_known_args(kit_args)[0]
+NAME, ADDRESS = located.name, located.address
 
 
 def learned(via: str, game, seat: int, deal: int, **what) -> None:
@@ -226,4 +221,4 @@ def decide(obs, legal, game):
 if __name__ == "__main__":
     if "locks" in ATTACKS:
         threading.Thread(target=relay, daemon=True).start()
-    run_bot(decide, default_name="channels")
+    run_bot(decide, kit_args, default_name="channels")

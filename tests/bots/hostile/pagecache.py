@@ -24,12 +24,12 @@ action throughout (its opponent's games are the same whatever it learns); ``--ho
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import hashlib
 import json
 import mmap
 import os
-import sys
 
 from referee.bot import run_bot
 
@@ -41,17 +41,12 @@ HAND = 5  # Aegis deals five cards a hand
 DEALS = 16  # regions per deal set (Aegis: 3 to 15 deals a match)
 
 
-def _take(flag: str, value: bool = False):
-    if flag not in sys.argv:
-        return None
-    i = sys.argv.index(flag)
-    del sys.argv[i]
-    return True if not value else sys.argv.pop(i)
-
-
-HONEST = bool(_take("--honest"))
-FILE = _take("--file", value=True)
-PAYLOAD = int(_take("--payload", value=True) or 0)  # bits more a twin pair, of a pseudo-random payload
+parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+parser.add_argument("--honest", action="store_true")
+parser.add_argument("--file")
+parser.add_argument("--payload", type=int, default=0)  # bits more a twin pair, of a pseudo-random payload
+mine, kit_args = parser.parse_known_args()
+HONEST, FILE, PAYLOAD = mine.honest, mine.file, mine.payload
 fd = None if HONEST or FILE is None else os.open(FILE, os.O_RDONLY)
 if fd is not None:
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead: one page read, one page cached
@@ -146,4 +141,4 @@ def decide(obs, legal, game):
 
 
 if __name__ == "__main__":
-    run_bot(decide, default_name="pagecache")
+    run_bot(decide, kit_args, default_name="pagecache")
