@@ -62,23 +62,26 @@ def bot(command: list[str], cwd: str, extra: str = "") -> str:
     return f'\n[[bots]]\nname = "peek"\ncommand = {json.dumps(command)}\ncwd = "{cwd}"\n{extra}\n' + VICTIM
 
 
+def tournament_file(tmp: Path, tables: str) -> Path:
+    return write_tournament(tmp / "t.toml", '[limits]\nsandbox = "bwrap"\n' + tables, game="aegis", deal_sets=2,
+                            seed=4242, concurrency=1, extra='isolation = "match"')
+
+
 def run(tmp: Path, tables: str) -> subprocess.CompletedProcess:
     """``referee tournament`` in the real sandbox, from the tournament's directory, with the
     runner's HOME in it."""
-    path = write_tournament(tmp / "t.toml", '[limits]\nsandbox = "bwrap"\n' + tables, game="aegis", deal_sets=2,
-                            seed=4242, concurrency=1, extra='isolation = "match"')
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp / "home"), "LANG": "C.UTF-8"}
-    return subprocess.run([sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "10"],
+    return subprocess.run([sys.executable, "-m", "referee", "tournament", str(tournament_file(tmp, tables)),
+                           "--quiet", "--bootstrap", "10"],
                           cwd=tmp, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
 # --- the red team's attacks: refused before the first match -------------------------------------
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("attack", ["shadow", "home-file", "cwd-output", "cwd-home", "cwd-victim"])
-def test_a_symlink_that_leads_out_is_refused_before_the_first_match(tmp_path, attack):
-    require_sandbox()
+def test_a_symlink_that_leads_out_is_refused_before_the_first_match(tmp_path, attack, invoke, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # the runner's home
     tmp = layout(tmp_path)
     peek = str(tmp / "peek.py")  # outside the symlinked cwd: named as its data
     tables, expected = {
@@ -93,11 +96,11 @@ def test_a_symlink_that_leads_out_is_refused_before_the_first_match(tmp_path, at
         "cwd-victim": (bot(["python", peek, "--list", "."], "attacker-victim", f'data = ["{peek}"]'),
                        f"its cwd {tmp}/attacker-victim (resolved: {tmp}/victim) leads into bot victim's files"),
     }[attack]
-    done = run(tmp, tables)
-    assert done.returncode == 2, done.stderr
-    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and expected in errors[0], done.stderr
-    assert "Traceback" not in done.stderr
+    done = invoke("tournament", tournament_file(tmp, tables), "--quiet")
+    assert done.exit_code == 2, done.output
+    errors = [line for line in done.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and expected in errors[0], done.output
+    assert "Traceback" not in done.output
     assert not (tmp / "out" / "logs").exists() and not (tmp / "out" / "results.sqlite").exists()  # nothing started
 
 

@@ -293,26 +293,6 @@ def test_a_node_lacking_a_bot_stops_the_run_at_start_in_one_line(tmp_path):
         in errors[0], errors[0]
 
 
-@pytest.mark.e2e
-def test_bots_in_the_working_dir_run_from_the_copy_ray_ships(tmp_path):
-    require_ray()
-    shipped = tmp_path / "shipped"
-    (shipped / "bots").mkdir(parents=True)
-    (shipped / "bots" / "mine.py").write_text(
-        "import os, runpy, sys\nprint('cwd', os.getcwd(), file=sys.stderr, flush=True)\n"
-        "runpy.run_module('sample_bots.random', run_name='__main__')\n")
-    path = write_tournament(shipped / "t.toml", '\n[[bots]]\nname = "mine"\ncommand = ["python", "bots/mine.py"]\n'
-                            '\n[[bots]]\nname = "other"\ncommand = ["python", "-m", "sample_bots.random"]\n'
-                            '\n[limits]\nsandbox = "none"\n\n[executor]\nkind = "ray"\nworking_dir = "."\n',
-                            game="aegis", deal_sets=1, seed=3, concurrency=1, output=str(tmp_path / "out"))
-    run = subprocess.run([sys.executable, "-m", "referee", "tournament", path], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
-    assert run.returncode == 0, run.stderr
-    log = (tmp_path / "out" / "logs" / "worker-1" / "mine.log").read_text()
-    cwd = log.split("cwd ", 1)[1].split()[0]
-    assert cwd != str(shipped) and "runtime_resources" in cwd, log  # Ray's unpacked copy on the node
-
-
 # --- a two-node cluster on 127.0.0.2 ----------------------------------------------------------
 
 
@@ -443,8 +423,9 @@ def victim_rows(out: Path) -> dict:
 
 @pytest.mark.e2e
 def test_ray_ships_only_the_bots_files_and_masks_the_rest_on_the_node(tmp_path):
-    """Before, Ray shipped the whole working directory, and on the node nothing was masked there:
-    the attacker read the tournament file (the master seed, the victim's secret env) in its copy."""
+    """The bots run from the copy Ray ships to the node. Before, Ray shipped the whole working
+    directory, and on the node nothing was masked there: the attacker read the tournament file (the
+    master seed, the victim's secret env) and the results store (the master seed) in its copy."""
     require_ray()
     require_sandbox()
     path = shipped_layout(tmp_path / "attack", honest=False)
@@ -455,6 +436,7 @@ def test_ray_ships_only_the_bots_files_and_masks_the_rest_on_the_node(tmp_path):
     peeks = [json.loads(line[5:]) for line in log.splitlines() if line.startswith("PEEK ")]
     assert len(peeks) == 4, log
     for peek in peeks:
+        assert peek["cwd"] != str(tmp_path / "attack") and "runtime_resources" in peek["cwd"]  # Ray's copy
         assert set(peek["list"]["."]["names"]) == {"peek.py", "victim"}, peek  # no t.toml, no out/
         assert peek["read"]["t.toml"] == {"error": "No such file or directory"}
         assert "error" in peek["store"]["out/results.sqlite"]

@@ -6,7 +6,8 @@
 At its first decision of every match it tries each path and reports, in one line
 ``PEEK {json}``: for ``--read``, the file's first 40 bytes, its size and whether it looks like
 ``/etc/shadow`` (``root:`` at the start); for ``--list``, the names in the directory; for
-``--store``, a results store opened read-only: the master seed and the deal seeds of its records.
+``--store``, a results store opened read-only: the master seed and the deal seeds of its records;
+and where it runs (``cwd``).
 Errors are reported as their ``strerror``. It plays the first legal action throughout (so its
 opponents' games are the same whatever it finds); ``--honest`` only plays.
 """
@@ -71,7 +72,7 @@ def decide(obs, legal, game):
     if not mine.honest and game.game_id not in done:
         done.add(game.game_id)
         found = {"read": {p: read(p) for p in mine.read}, "list": {p: listing(p) for p in mine.list},
-                 "store": {p: store(p) for p in mine.store}}
+                 "store": {p: store(p) for p in mine.store}, "cwd": os.getcwd()}
         print("PEEK " + json.dumps({"game_id": game.game_id, **found}, sort_keys=True), flush=True)
     return 0
 
