@@ -393,7 +393,6 @@ sandbox = "bwrap"
 
 [executor]
 kind = "ray"
-cpus = 1
 working_dir = "."
 """
 SECRET = "s3cret-of-the-victim-4d1f"

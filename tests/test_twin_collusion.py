@@ -34,7 +34,7 @@ from referee.tournament.store import Store
 
 pytestmark = pytest.mark.e2e
 
-DEAL_SETS = 4
+DEAL_SETS = 3
 BOTS = """
 [clock]
 decision_ms = 3000
