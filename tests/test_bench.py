@@ -84,3 +84,23 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
     assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
     assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
                                                      for p in tmp_path.rglob("*.log"))
+
+
+def test_the_isolation_section_keeps_the_rule_of_before_in_the_bench_only():
+    from referee.bench import isolation
+    from referee.runner import Clock
+    from referee.tournament.config import BotSpec
+    from referee.tournament.executors import LocalExecutor
+    from referee.tournament.schedule import Seating
+
+    executor = LocalExecutor("aegis", {}, Clock(), [BotSpec("a", ("x",)), BotSpec("b", ("x",))], {}, isolation="match")
+    seating = Seating(3, 1, ("a", "b"))
+    now = {("deal set", 3), ("bot", "a"), ("bot", "b")}
+    assert executor._holds(seating) == now
+    with isolation.rule("match, before"):
+        assert executor._holds(seating) == {("deal set", 3)}
+    assert executor._holds(seating) == now
+    rows = [{"tournament": "t", "way": way, "concurrency": 4, "matches": 6, "seconds": s, "games_per_minute": g}
+            for way, s, g in (("tournament", 1.0, 360.0), ("match, before", 3.0, 120.0), ("match", 6.0, 60.0))]
+    table, _ = isolation.table({"rows": rows, "sandbox": "bwrap"})
+    assert [row[-1] for row in table] == ["3.00", "1.00", "0.50"]
