@@ -91,7 +91,7 @@ class Executor(ABC):
     (the output directory, the tournament file) from them; a launched bot that
     died is started again before its next match, up to its ``max_restarts``.
     Before the first match every bot, launched or external, must be running and
-    connected within ``startup_s`` (:meth:`check_started`); ``announce`` is told,
+    connected within ``startup_s`` (:meth:`_check_started`); ``announce`` is told,
     in a line, what it waits for (an external bot, and where it connects).
     Subclasses say where the referee is and how a match is started there.
 
@@ -102,7 +102,7 @@ class Executor(ABC):
 
     #: launched bots connect as NAME#TAG when set (a remote referee that other runs share)
     session_tag: str | None = None
-    #: False: entering skips the start-up check (:meth:`check_started`), which the owner runs itself
+    #: False: entering skips the start-up check (:meth:`_check_started`), which the owner runs itself
     startup_check: bool = True
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
@@ -210,7 +210,7 @@ class Executor(ABC):
             if self.isolation != "match":
                 self.launcher.start_all()
             if self.startup_check:
-                await self.check_started()
+                await self._check_started()
         except BaseException:
             await stack.aclose()
             raise
@@ -220,7 +220,7 @@ class Executor(ABC):
         if self._stack is not None:
             await self._stack.aclose()
 
-    async def check_started(self) -> None:
+    async def _check_started(self) -> None:
         """Every bot running and connected within ``startup_s``, or :class:`BotsNotReady` naming
         those that are not, why (its command was not found, its process ended, it did not
         connect in time) and the last lines of their logs. With isolation = "match" each launched

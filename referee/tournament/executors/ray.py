@@ -221,7 +221,7 @@ class MatchWorker:
 
     async def check(self) -> None:
         """Every bot of this worker started and connected (BotsNotReady if not)."""
-        await self.executor.check_started()
+        await self.executor._check_started()
 
     async def play(self, seating: Seating, match_id: str) -> tuple[tuple | None, dict[str, str] | None]:
         """One match: ((results, record, seconds), None), or (None, {bot: why}) if bots are dead."""
