@@ -20,7 +20,6 @@ Who may spectate at all is :meth:`Arena.check_spectator`'s decision.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import secrets
 from collections import OrderedDict
@@ -47,6 +46,13 @@ def shown(name: str) -> str:
     """A name (or an id) from a bot, as the log shows it: quoted and escaped, at most MAX_NAME
     characters of it (:func:`referee.untrusted.quoted`)."""
     return quoted(name, MAX_NAME)
+
+
+def new_id(prefix: str) -> str:
+    """A new session or game id: random, never a count. A count over the run would be a memory
+    that outlives a bot's process: one process opens sessions, a later one reads how many
+    (docs/security.md)."""
+    return f"{prefix}{secrets.token_hex(6)}"
 
 
 def instance_of(name: str) -> str:
@@ -330,8 +336,6 @@ class Arena:
         self.sessions: dict[str, list[Session]] = {}
         self.matches: OrderedDict[str, HostedMatch] = OrderedDict()
         self._changed = asyncio.Event()  # set (and replaced) when a session opens, closes or frees a seat
-        self._ids = itertools.count(1)
-        self._game_ids = itertools.count(1)  # apart from sessions': a game's id never depends on who connected first
 
     # --- sessions -------------------------------------------------------------
 
@@ -362,7 +366,7 @@ class Arena:
             raise Refused(RefusalReason.BAD_HELLO, f"the Hello asks for data_form {hello.data_form}, which is "
                                                    f"none of DATA_JSON (0), DATA_TYPED (1), DATA_BOTH (2)")
         capacity = min(max(1, hello.capacity), 256)
-        session = Session(f"s{next(self._ids)}", hello.bot_name, capacity, hello.batching, hello.data_form)
+        session = Session(new_id("s"), hello.bot_name, capacity, hello.batching, hello.data_form)
         self.sessions.setdefault(hello.bot_name, []).append(session)
         log.info("session %s: bot %r connected (capacity %d)", session.session_id, session.bot_name,
                  session.capacity)
@@ -447,7 +451,7 @@ class Arena:
         checked = spec.check_options(options)
         if len(lineup) != spec.num_seats:
             raise games.OptionError(f"{game} needs {spec.num_seats} bots in the lineup, got {len(lineup)}")
-        game_id = game_id or f"g{next(self._game_ids)}"
+        game_id = game_id or new_id("g")
         if game_id in self.matches:
             raise games.OptionError(f"game id {game_id!r} is already in use")
         if sessions is not None and len(sessions) != len(lineup):

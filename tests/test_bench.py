@@ -128,3 +128,23 @@ def test_the_work_section_measures_each_form_of_the_game_data(tmp_path, capsys):
         (g, f) for g in ("aegis", "confirmation") for f in ("DATA_TYPED", "DATA_BOTH")]
     assert all(w["decisions"] > 0 and w["referee_cpu_us_per_decision"] > 0
                for w in figures["referee_work"] + figures["referee_work_forms"])
+
+
+def test_the_isolation_section_keeps_the_rule_of_before_in_the_bench_only():
+    from referee.bench import isolation
+    from referee.runner import Clock
+    from referee.tournament.config import BotSpec
+    from referee.tournament.executors import LocalExecutor
+    from referee.tournament.schedule import Seating
+
+    executor = LocalExecutor("aegis", {}, Clock(), [BotSpec("a", ("x",)), BotSpec("b", ("x",))], {}, isolation="match")
+    seating = Seating(3, 1, ("a", "b"))
+    now = {("deal set", 3), ("bot", "a"), ("bot", "b")}
+    assert executor._holds(seating) == now
+    with isolation.rule("match, before"):
+        assert executor._holds(seating) == {("deal set", 3)}
+    assert executor._holds(seating) == now
+    rows = [{"tournament": "t", "way": way, "concurrency": 4, "matches": 6, "seconds": s, "games_per_minute": g}
+            for way, s, g in (("tournament", 1.0, 360.0), ("match, before", 3.0, 120.0), ("match", 6.0, 60.0))]
+    table, _ = isolation.table({"rows": rows, "sandbox": "bwrap"})
+    assert [row[-1] for row in table] == ["3.00", "1.00", "0.50"]

@@ -5,10 +5,12 @@ gauntlet, sprt and match tests, and byte for byte by tests/test_golden.py.)"""
 from __future__ import annotations
 
 import asyncio
+import collections
 
 import pytest
 
 from referee.runner import Clock
+from referee.tournament.config import BotSpec
 from referee.tournament.executors import BotsDead, Executor, Played, seat_capacity
 from referee.tournament.schedule import Seating
 
@@ -138,3 +140,53 @@ def test_a_single_deal_set_with_isolation_match_plays_one_match_at_a_time():
     ex, got = Scripted(isolation="match"), []
     run(ex, deal_sets(1), 4, got.append)
     assert len(got) == 4 and ex.most_at_once == 1
+
+
+class Launching(Scripted):
+    """As Scripted, with launched bots (whose processes play no part: each match only 'plays' in
+    ``_run``) and external ones; counts how many matches of each bot play at once."""
+
+    def __init__(self, launched, external=(), **kwargs):
+        super().__init__(**kwargs)
+        self.sandbox_mode = "none"
+        self.bots = [BotSpec(n, ("true",)) for n in launched] + [BotSpec(n, external=True, token="t") for n in external]
+        self.tokens = {b.name: "t" for b in self.bots}
+        self.startup_check = False
+        self.by_bot: collections.Counter[str] = collections.Counter()
+        self.most_of_one_bot: collections.Counter[str] = collections.Counter()
+
+    async def _restart(self, lineup):
+        return []
+
+    async def _play_fresh(self, seating, match_id):
+        return await self._run(seating, match_id)
+
+    async def _run(self, seating, match_id, sessions=None):
+        for bot in set(seating.lineup):
+            self.by_bot[bot] += 1
+            self.most_of_one_bot[bot] = max(self.most_of_one_bot[bot], self.by_bot[bot])
+        try:
+            return await super()._run(seating, match_id, sessions)
+        finally:
+            self.by_bot.subtract(set(seating.lineup))
+
+
+def round_robin(n: int, bots: str) -> list[Seating]:
+    """Every pair of ``bots`` on each of ``n`` deal sets, both ways round."""
+    pairs = [(a, b) for a in bots for b in bots if a != b]
+    return [Seating(k, 100 + k, lineup) for k in range(n) for lineup in pairs]
+
+
+@pytest.mark.parametrize("isolation", ["tournament", "match"])
+def test_with_isolation_match_no_two_processes_of_a_launched_bot_play_at_once(isolation):
+    ex, got = Launching("abcd", external=["x"], isolation=isolation), []
+    schedule = round_robin(2, "abcd") + [Seating(9, 109, ("x", "a")), Seating(10, 110, ("b", "x"))]
+    run(ex, schedule, 4, got.append)
+    assert sorted(p.seating.key for p in got) == sorted(s.key for s in schedule)
+    launched = {bot: ex.most_of_one_bot[bot] for bot in "abcd"}
+    if isolation == "match":
+        assert launched == dict.fromkeys("abcd", 1)
+        assert ex.most_at_once == 2  # two matches of disjoint pairs still play together
+    else:
+        assert max(launched.values()) > 1
+    assert ex.most_of_one_bot["x"] >= 1  # an external bot holds nothing: it is its owner's process

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import sqlite3
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import click
 import pytest
-from harness import ROOT, require_ray, sample_bots, write_tournament
+from harness import ROOT, require_ray, require_sandbox, sample_bots, write_tournament
 from test_golden import GOLDEN, snapshot
 
 from referee.cli.options import chosen_executor
@@ -292,26 +293,6 @@ def test_a_node_lacking_a_bot_stops_the_run_at_start_in_one_line(tmp_path):
         in errors[0], errors[0]
 
 
-@pytest.mark.e2e
-def test_bots_in_the_working_dir_run_from_the_copy_ray_ships(tmp_path):
-    require_ray()
-    shipped = tmp_path / "shipped"
-    (shipped / "bots").mkdir(parents=True)
-    (shipped / "bots" / "mine.py").write_text(
-        "import os, runpy, sys\nprint('cwd', os.getcwd(), file=sys.stderr, flush=True)\n"
-        "runpy.run_module('sample_bots.random', run_name='__main__')\n")
-    path = write_tournament(shipped / "t.toml", '\n[[bots]]\nname = "mine"\ncommand = ["python", "bots/mine.py"]\n'
-                            '\n[[bots]]\nname = "other"\ncommand = ["python", "-m", "sample_bots.random"]\n'
-                            '\n[limits]\nsandbox = "none"\n\n[executor]\nkind = "ray"\nworking_dir = "."\n',
-                            game="aegis", deal_sets=1, seed=3, concurrency=1, output=str(tmp_path / "out"))
-    run = subprocess.run([sys.executable, "-m", "referee", "tournament", path], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
-    assert run.returncode == 0, run.stderr
-    log = (tmp_path / "out" / "logs" / "worker-1" / "mine.log").read_text()
-    cwd = log.split("cwd ", 1)[1].split()[0]
-    assert cwd != str(shipped) and "runtime_resources" in cwd, log  # Ray's unpacked copy on the node
-
-
 # --- a two-node cluster on 127.0.0.2 ----------------------------------------------------------
 
 
@@ -391,3 +372,103 @@ def test_a_worker_node_killed_mid_tournament_loses_and_doubles_nothing(tmp_path,
         keys = [k for (k,) in db.execute("SELECT key FROM matches")]
         seats = db.execute("SELECT COUNT(*) FROM seats").fetchone()[0]
     assert sorted(keys) == sorted(expected) and seats == 2 * len(expected)
+
+
+# --- only the bots' own files travel (issue 24, attack 8) --------------------------------------
+
+
+SHIPPED = """
+[[bots]]
+name = "peek"
+command = {command}
+
+[[bots]]
+name = "victim"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "victim"
+env = {{ VICTIM_SECRET = "{secret}" }}
+
+[limits]
+sandbox = "bwrap"
+
+[executor]
+kind = "ray"
+working_dir = "."
+"""
+SECRET = "s3cret-of-the-victim-4d1f"
+
+
+def shipped_layout(tmp: Path, honest: bool) -> Path:
+    """The plainest layout: the attacker's code in the tournament's directory (its ``cwd``), which
+    Ray ships (``working_dir = "."``), beside the tournament file (the seed, the victim's ``env``),
+    the output directory and the victim's directory."""
+    (tmp / "victim").mkdir(parents=True)
+    (tmp / "victim" / "book.txt").write_text("the victim's opening book\n")
+    shutil.copy(ROOT / "tests" / "bots" / "hostile" / "peek.py", tmp)
+    args = ["--honest"] if honest else ["--read", "t.toml", "--store", "out/results.sqlite", "--list", ".",
+                                        "--list", "out", "--list", "victim", "--read", "victim/book.txt"]
+    return write_tournament(tmp / "t.toml", SHIPPED.format(command=json.dumps(["python", "peek.py", *args]),
+                                                           secret=SECRET),
+                            game="aegis", deal_sets=2, seed=7311, concurrency=2, extra='isolation = "match"')
+
+
+def victim_rows(out: Path) -> dict:
+    store = Store(out, create=False)
+    try:
+        return {r.key: (r.lineup.index("victim"), r.scores, r.placing, r.faults) for r in store.matches()}
+    finally:
+        store.close()
+
+
+@pytest.mark.e2e
+def test_ray_ships_only_the_bots_files_and_masks_the_rest_on_the_node(tmp_path):
+    """The bots run from the copy Ray ships to the node. Before, Ray shipped the whole working
+    directory, and on the node nothing was masked there: the attacker read the tournament file (the
+    master seed, the victim's secret env) and the results store (the master seed) in its copy."""
+    require_ray()
+    require_sandbox()
+    path = shipped_layout(tmp_path / "attack", honest=False)
+    run = subprocess.run([sys.executable, "-m", "referee", "tournament", path, "--quiet"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr
+    log = "".join(p.read_text() for p in (tmp_path / "attack" / "out" / "logs").glob("worker-*/peek.log"))
+    peeks = [json.loads(line[5:]) for line in log.splitlines() if line.startswith("PEEK ")]
+    assert len(peeks) == 4, log
+    for peek in peeks:
+        assert peek["cwd"] != str(tmp_path / "attack") and "runtime_resources" in peek["cwd"]  # Ray's copy
+        assert set(peek["list"]["."]["names"]) == {"peek.py", "victim"}, peek  # no t.toml, no out/
+        assert peek["read"]["t.toml"] == {"error": "No such file or directory"}
+        assert "error" in peek["store"]["out/results.sqlite"]
+        assert peek["list"]["victim"] == {"names": []}  # shipped for the victim, masked for the attacker
+        assert peek["read"]["victim/book.txt"] == {"error": "No such file or directory"}
+    assert SECRET not in log and "7311" not in log
+    # the control: the same tournament played here, the attacker honest (the Ray executor plays as the local one)
+    control = shipped_layout(tmp_path / "control", honest=True)
+    local = subprocess.run([sys.executable, "-m", "referee", "tournament", control, "--quiet", "--executor", "local"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert local.returncode == 0, local.stderr
+    assert victim_rows(tmp_path / "attack" / "out") == victim_rows(tmp_path / "control" / "out")
+    assert len(victim_rows(tmp_path / "control" / "out")) == 4
+
+
+def test_a_symlink_out_of_a_bots_files_is_refused_before_ray_ships_it(tmp_path):
+    """Ray follows symlinks: a link in the attacker's directory would ship what it leads to."""
+    from referee.tournament.executors.ray import excludes
+
+    for folder in ("a", "b", "out", "elsewhere"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "a" / "bot.py").write_text("")
+    (tmp_path / "t.toml").write_text("seed = 1")
+    bots = [BotSpec("a", ("python", "bot.py"), str(tmp_path / "a")), BotSpec("b", ("python", "x"), str(tmp_path / "b"))]
+    hide = [tmp_path / "out", tmp_path / "t.toml"]
+    assert sorted(excludes(tmp_path, bots, hide)) == ["/elsewhere", "/out", "/t.toml"]
+    (tmp_path / "a" / "lib").symlink_to("/usr/bin/env")  # a file of the system's: shipped as it is
+    assert sorted(excludes(tmp_path, [*bots[:1], BotSpec("c", ("x",), str(tmp_path))], hide)) == ["/out", "/t.toml"]
+    for name, target in (("seed", tmp_path / "t.toml"), ("theirs", tmp_path / "b"), ("shadow", Path("/etc/shadow")),
+                         ("loop", tmp_path / "a")):
+        (tmp_path / "a" / name).symlink_to(target)
+        with pytest.raises(ConfigError, match=rf"{tmp_path / 'a' / name} is a symlink to {target}, "):
+            excludes(tmp_path, bots, hide)
+        (tmp_path / "a" / name).unlink()
+    (tmp_path / "odd [name]*").mkdir()
+    assert "/odd[ ]\\[name\\]\\*" in excludes(tmp_path, bots, hide)

@@ -100,7 +100,7 @@ def test_the_bubblewrap_command_mounts_in_order_and_masks_what_a_bot_must_not_se
     tournament.write_text("seed = 1")
     sockets = tmp_path / "sock"
     argv = sandbox.bwrap_command(["python", "x.py"], cwd=own.parent, socket_dir=sockets,
-                                 hide=[out, tournament, other, tmp_path], env={"MINE": "1"}, scratch_mb=8)
+                                 hide=[out, tournament], apart=[other, tmp_path], env={"MINE": "1"}, scratch_mb=8)
     assert argv[0] == "bwrap" and argv[-3:] == ["--", "python", "x.py"]
     for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--clearenv"):
         assert flag in argv
@@ -187,7 +187,7 @@ class Spy:
         self.listener.listen()
         os.chmod(self.sockets / "spy" / sandbox.SOCKET_NAME, 0o666)
         spec = BotSpec("spy", ("python", str(SPY), *args), str(self.bots), {"BOT_SETTING": "on"},
-                       limits=dataclasses.replace(limits, max_restarts=max_restarts))
+                       limits=dataclasses.replace(limits, max_restarts=max_restarts), data=(str(SPY),))
         address = f"unix:{sandbox.SOCKET_DIR}/{sandbox.SOCKET_NAME}"
         self.launcher = Launcher([spec], address, {"spy": TOKEN}, {"spy": 1}, tmp / "logs", box=box,
                                  socket_dir=self.sockets, hide=[self.bots / "out", self.bots / "t.toml",
@@ -230,7 +230,8 @@ def test_what_a_bot_sees_in_the_sandbox(tmp_path, bwrap, monkeypatch):
     port = host.getsockname()[1]
     bots = tmp_path / "bots"
     spy = Spy(tmp_path, bwrap, "--look", str(bots / "out"), "--look", str(bots / "t.toml"),
-              "--look", str(bots / "other"), "--look", str(Path.home()), "--tcp", str(port), "--then", "exit")
+              "--look", str(bots / "other"), "--look", os.path.relpath(Path.home(), bots), "--tcp", str(port),
+              "--then", "exit")  # the home by a relative path: a command may name by absolute path only its own
     leaks = []
     while spy.process.poll() is None:  # from outside, while it runs: the token in no process's argv or env
         leaks += token_anywhere()
@@ -255,7 +256,7 @@ def test_what_a_bot_sees_in_the_sandbox(tmp_path, bwrap, monkeypatch):
     assert look[str(bots / "out")] == {"dir": []}  # the output directory: an empty, read-only tmpfs
     assert look[str(bots / "t.toml")] == {"error": "Permission denied"}  # the tournament file: /dev/null, nodev
     assert look[str(bots / "other")] == {"dir": []}  # another bot's directory
-    home = look[str(Path.home())]
+    home = look[os.path.relpath(Path.home(), bots)]
     assert home.get("dir", []) == [p for p in home.get("dir", []) if str(Path.home() / p) in sys.base_prefix]
 
 
@@ -362,6 +363,7 @@ sandbox = "bwrap"
 [[bots]]
 name = "spy"
 command = ["python", "{SPY}", "--look", "{tmp_path / 'out'}", "--look", "{tmp_path / 't.toml'}"]
+data = ["{SPY}"]
 token = "{TOKEN}"
 
 [[bots]]
@@ -419,7 +421,8 @@ def test_referee_serve_also_listens_on_a_unix_socket(tmp_path):
 def test_another_bots_code_named_by_absolute_path_is_masked(tmp_path, bwrap):
     """The red team's finding: a victim that runs ``python /abs/victim_code/victim.py`` from another
     directory had its code directory (and its opening book) readable to a bot in the tournament's
-    directory, which only masked the other bots' working directories."""
+    directory, which only masked the other bots' working directories. Now a bot sees what its
+    command names outside its directory only as its data, and other bots' data are masked."""
     tour = tmp_path / "tour"
     code = tour / "victim_code"
     code.mkdir(parents=True)
@@ -429,17 +432,66 @@ def test_another_bots_code_named_by_absolute_path_is_masked(tmp_path, bwrap):
     look = ("import os, sys; d = sys.argv[1]\n"
             "try: print(sorted(os.listdir(d)))\nexcept OSError as e: print(e.strerror)")
     attacker = BotSpec("attacker", ("python", "-c", look, "victim_code"), str(tour))  # relative: found at run time
-    victim = BotSpec("victim", ("python", str(code / "victim.py")), str(tour / "victim_run"))
+    victim = BotSpec("victim", ("python", str(code / "victim.py")), str(tour / "victim_run"), data=(str(code),))
     launcher = Launcher([attacker, victim], "unix:/nowhere", {"attacker": "a", "victim": "v"},
                         {"attacker": 1, "victim": 1}, tmp_path / "logs", box=bwrap)
     seen = subprocess.run(_prelude(launcher, "attacker"), capture_output=True, text=True, timeout=30)
     assert seen.stdout.strip() == "[]", seen.stdout + seen.stderr  # an empty, read-only tmpfs
-    # two versions of one bot side by side in one directory both see it
-    old = BotSpec("old", ("python", "-c", look, str(code), str(code / "victim.py")), str(tour / "victim_run"))
+    # two versions of one bot side by side both see it, as their data
+    old = BotSpec("old", ("python", "-c", look, str(code), str(code / "victim.py")), str(tour / "victim_run"),
+                  data=(str(code),))
     launcher = Launcher([victim, old], "unix:/nowhere", {"old": "o", "victim": "v"},
                         {"old": 1, "victim": 1}, tmp_path / "logs", box=bwrap)
     seen = subprocess.run(_prelude(launcher, "old"), capture_output=True, text=True, timeout=30)
     assert seen.stdout.strip() == "['book.txt', 'victim.py']", seen.stdout + seen.stderr
+    # without it as data, the command is refused: it names a path outside the bot's own
+    launcher = Launcher([dataclasses.replace(old, data=())], "unix:/nowhere", {"old": "o"}, {"old": 1}, None, box=bwrap)
+    with pytest.raises(sandbox.PathRefused, match=f"its command names {code} outside its directory"):
+        launcher.command(launcher.bots["old"])
+
+
+@pytest.mark.e2e
+def test_a_process_for_one_match_is_gone_with_its_whole_sandbox_once_retired(tmp_path, bwrap):
+    """Without cgroups too: retire returns only once the sandbox's pid namespace is gone (the
+    runner waits for its init), so the bot's next process never meets a child of the last one."""
+    marker = f"retired-marker-{os.getpid()}"
+    code = "import os, time; os.fork(); time.sleep(300)"  # two processes, both sleeping
+    spec = BotSpec("sleeper", ("python", "-c", code, marker), str(tmp_path))
+    launcher = Launcher([spec], "unix:/nowhere", {"sleeper": "t"}, {"sleeper": 1}, tmp_path / "logs",
+                        box=dataclasses.replace(bwrap, cgroups=False))
+    for n in range(5):
+        name = f"sleeper#{n}"
+        launcher.start_for_match("sleeper", name, "t", 1)
+        deadline = time.monotonic() + 20
+        while len(marked(marker, bot_only=True)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        inside = marked(marker)  # both bubblewraps (the sandbox's init among them) and the bot's two
+        assert len(inside) == 4, (tmp_path / "logs" / "sleeper.log").read_text()
+        launcher.retire(name)
+        assert [pid for pid in inside if alive(pid)] == [], f"start {n}: the retired sandbox still runs"
+    launcher.stop_all()
+
+
+def alive(pid: int) -> bool:
+    """Not exited (a zombie has: it holds nothing, and waits for its parent to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def marked(marker: str, bot_only: bool = False) -> list[int]:
+    """Live processes (not zombies) whose command line carries ``marker`` (``bot_only``: not bubblewrap's)."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            if marker.encode() in cmdline and not (bot_only and cmdline.startswith(b"bwrap")) and \
+                    (proc / "stat").read_text().rpartition(")")[2].split()[0] != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            pass
+    return found
 
 
 # --- the writable space, CPU shares, memory outside the address space (issue 24) -------------

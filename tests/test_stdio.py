@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import re
 import sys
@@ -211,24 +212,29 @@ def test_a_stdio_bot_is_started_under_the_relay_with_its_command_as_it_is():
         "--", sys.executable, "bot.py", "--deep"]
 
 
-def test_a_stdio_bots_own_program_is_visible_in_its_sandbox(tmp_path):
+def test_a_stdio_bots_own_program_is_visible_in_its_sandbox(tmp_path, monkeypatch):
     """Under the relay the sandbox's program is the referee's interpreter: the installation of the
-    bot's own program must be bound too (here one outside /usr, as /opt/node/bin/node would be)."""
+    bot's own program, found on PATH, must be bound too (here one outside /usr, as /opt/node/bin/node
+    would be). A program named by a path must lie in the bot's own files (docs/tournaments.md)."""
     from referee.tournament import sandbox
 
     program = tmp_path / "opt" / "mylang" / "bin" / "mylang"
     program.parent.mkdir(parents=True)
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{program.parent}:{os.environ['PATH']}")
     bot_dir = tmp_path / "bot"
     bot_dir.mkdir()
-    args = sandbox.bwrap_command([*STDIO_RELAY, "--", str(program), "bot.ml"], cwd=bot_dir, socket_dir=None,
-                                 programs=[str(program)])
+    args = sandbox.bwrap_command([*STDIO_RELAY, "--", "mylang", "bot.ml"], cwd=bot_dir, socket_dir=None,
+                                 programs=["mylang"])
     binds = {args[i + 1] for i, arg in enumerate(args) if arg == "--ro-bind"}
     assert str((tmp_path / "opt" / "mylang").resolve()) in binds
     without = sandbox.bwrap_command([*STDIO_RELAY, "--", "mylang", "bot.ml"], cwd=bot_dir, socket_dir=None)
     assert str((tmp_path / "opt" / "mylang").resolve()) not in {without[i + 1] for i, a in enumerate(without)
                                                                 if a == "--ro-bind"}
+    with pytest.raises(sandbox.PathRefused, match="outside its directory"):
+        sandbox.bwrap_command([*STDIO_RELAY, "--", str(program), "bot.ml"], cwd=bot_dir, socket_dir=None,
+                              programs=[str(program)])
 
 
 # --- the same treatment as over gRPC, in the sandbox -------------------------------------------

@@ -1,13 +1,26 @@
-"""Twin matches cannot be played by two live processes of one bot (the red team's attack).
+"""No channel between the processes of one bot under isolation = "match" (issue 24, attacks 1 and 2).
 
-Under isolation = "match" every match gets fresh bot processes, each in its own sandbox; the
-red team's bot (tests/bots/hostile/twinlock.py) still learned its opponent's hand in 88 of 88
-deals, because a deal set's two seat-swapped matches played at the same time and its two
-processes passed their hands through file locks on the program file they both see. The
-defence: no two matches of one deal set play at once (Executor.play_all). Here the attack
-runs in a real tournament under bubblewrap, and must learn nothing; a control run, where the
-same bot plays honestly (its play is the same: always the first legal action), must give the
-victim exactly the same results."""
+Every match gets fresh bot processes, each in its own sandbox, and a deal set's two matches are
+the same deals with the seats swapped: what a bot holds in one is its opponent's hand in the
+other. The hostile bot (tests/bots/hostile/channels.py) tries to pass its hands from one of its
+processes to the next, in a real tournament under bubblewrap, two ways that worked before:
+
+- **locks relayed** (attack 1): its processes publish their hands as POSIX locks on their own
+  read-only program file, and every process takes the hands it sees as its own, so that they
+  outlive their publisher; held by a process playing another deal set meanwhile, they reached
+  the twin. Before the defence (one match of a deal set at a time was the only rule) it learned
+  hands in every run at concurrency 2 (12 of 39 deals on 4 deal sets), none wrong. The defence:
+  no two processes of one bot are alive at once (no two matches sharing a launched bot play
+  together, ``Executor._holds``, and the next process starts only once the last and its sandbox
+  are gone).
+- **a run-wide count** (attack 2): in the first match of a deal set it opens as many extra
+  sessions as encode the first card it was dealt; in the twin it reads the count in its own
+  ``session_id`` (``s{N}``). Before the defence: 4 of 4 twins, every card right. The defence:
+  session ids (and every other id a bot sees) are random.
+
+Both must learn nothing here, though the attack ran (it published, relayed and sent); a control
+run, where the same bot plays honestly (its play is the same: always the first legal action),
+must give the victim exactly the same results."""
 
 from __future__ import annotations
 
@@ -17,10 +30,12 @@ import shutil
 import pytest
 from harness import ROOT, require_sandbox, run_cli, write_tournament
 
+from referee import records
 from referee.tournament.store import Store
 
 pytestmark = pytest.mark.e2e
 
+DEAL_SETS = 3
 BOTS = """
 [clock]
 decision_ms = 3000
@@ -30,7 +45,7 @@ bank_ms = 10000
 sandbox = "bwrap"
 
 [[bots]]
-name = "twinlock"
+name = "channels"
 command = {command}
 cwd = "attacker"
 
@@ -41,32 +56,77 @@ cwd = "victim"
 """
 
 
-def tournament(tmp, honest: bool) -> tuple[list[dict], dict[str, tuple]]:
-    """(the attacker's LEARNED reports, the victim's results per match)."""
+def tournament(tmp, honest: bool) -> dict:
+    """The attacker's reports (LEARNED and SENT lines), the victim's results and its hands per
+    match and deal (from the records), and the bots' starts."""
+    require_sandbox()
     for name in ("attacker", "victim"):
         (tmp / name).mkdir(parents=True)
-    shutil.copy(ROOT / "tests" / "bots" / "hostile" / "twinlock.py", tmp / "attacker")
-    command = ["python", "twinlock.py", *(["--honest"] if honest else [])]
-    path = write_tournament(tmp / "t.toml", BOTS.format(command=json.dumps(command)), game="aegis", deal_sets=3,
-                            seed=8, concurrency=2, extra='isolation = "match"')
+    shutil.copy(ROOT / "tests" / "bots" / "hostile" / "channels.py", tmp / "attacker")
+    command = ["python", "channels.py", *(["--honest"] if honest else ["--attack", "locks", "--attack", "sessions"])]
+    path = write_tournament(tmp / "t.toml", BOTS.format(command=json.dumps(command)), game="aegis",
+                            deal_sets=DEAL_SETS, seed=8, concurrency=2, extra='isolation = "match"')
     run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400)
     assert run.returncode == 0, run.stderr
-    reports = [json.loads(line.split(" ", 1)[1]) for log in (tmp / "out" / "logs").glob("twinlock*.log")
-               for line in log.read_text().splitlines() if line.startswith("LEARNED ")]
+    lines = [line for log in (tmp / "out" / "logs").glob("channels*.log") for line in log.read_text().splitlines()]
     store = Store(tmp / "out", create=False)
     try:
         victim = {row.key: (row.lineup.index("victim"), row.scores, row.placing, row.faults) for row in store.matches()}
+        hands = {row.key: victim_hands(store.record(row.key)) for row in store.matches()}
+        starts = json.loads(store.meta("launcher"))
     finally:
         store.close()
-    return reports, victim
+    return {"learned": [json.loads(line.split(" ", 1)[1]) for line in lines if line.startswith("LEARNED ")],
+            "sent": [json.loads(line.split(" ", 1)[1]) for line in lines if line.startswith("SENT ")],
+            "victim": victim, "hands": hands, "starts": starts}
 
 
-def test_twin_processes_of_one_bot_never_play_at_once(tmp_path):
-    require_sandbox()
-    reports, victim = tournament(tmp_path / "attack", honest=False)
-    _, control = tournament(tmp_path / "control", honest=True)
-    assert len(victim) == 6  # 3 deal sets, both ways round
-    deals = {(r["game_id"], r["deal"]) for r in reports}
-    assert len(deals) >= 6 * 3  # the attack reported on every deal it played (Aegis: 3+ deals a match)
-    assert [r for r in reports if r["opponent_hand"] is not None] == []  # it learned no card
-    assert victim == control
+def victim_hands(record: dict) -> dict[int, list[str]]:
+    """The victim's hand in each deal of a match, from its record."""
+    seat = record["seats"].index("victim")
+    state = records.replay(record).state
+    return {event.data["game"]: event.data["cards"] for event in state.events
+            if event.kind == "hand" and event.seat == seat}
+
+
+@pytest.fixture(scope="module")
+def attack(tmp_path_factory) -> dict:
+    return tournament(tmp_path_factory.mktemp("attack"), honest=False)
+
+
+@pytest.fixture(scope="module")
+def control(tmp_path_factory) -> dict:
+    return tournament(tmp_path_factory.mktemp("control"), honest=True)
+
+
+def right(report: dict, hands: dict) -> bool:
+    """Whether what the attacker read is the victim's hand (or a card of it) in that match and deal."""
+    truth = hands[report["game_id"]].get(report["deal"], [])
+    if report["via"] == "locks":
+        return report["opponent_hand"] is not None and sorted(report["opponent_hand"]) == sorted(truth)
+    return report["opponent_card"] is not None and report["opponent_card"] in truth
+
+
+def test_locks_relayed_through_a_concurrent_match_carry_no_hand(attack):
+    reports = [r for r in attack["learned"] if r["via"] == "locks"]
+    assert len({(r["game_id"], r["deal"]) for r in reports}) >= 2 * DEAL_SETS * 3  # every deal (3+ a match)
+    assert [r for r in reports if r["opponent_hand"] is not None] == []
+    assert not any(right(r, attack["hands"]) for r in reports)
+
+
+def test_no_count_over_the_run_carries_a_card(attack):
+    sent = attack["sent"]
+    assert len(sent) == DEAL_SETS and all(s["sessions"] > 0 for s in sent), sent  # the sender did its part
+    reports = [r for r in attack["learned"] if r["via"] == "sessions"]
+    assert len(reports) == DEAL_SETS, reports
+    assert not any(right(r, attack["hands"]) for r in reports), reports
+    assert all(r["opponent_card"] is None for r in reports), reports  # no count to read in a random id
+
+
+def test_the_victims_results_equal_the_control_runs(attack, control):
+    assert len(attack["victim"]) == 2 * DEAL_SETS
+    assert attack["victim"] == control["victim"]
+    assert attack["learned"] and not control["learned"]
+    # a process per match of each bot, and the start-up check's: none died
+    for run in (attack, control):
+        assert run["starts"]["victim"]["starts"] == 2 * DEAL_SETS + 1 and not run["starts"]["victim"]["exits"]

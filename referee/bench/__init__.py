@@ -16,8 +16,7 @@ JSON with ``--json FILE``):
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``;
-6. **sandbox**: a bot's start-up with and without bubblewrap, and a demo
-   tournament with long-lived bots against a fresh process per match
+6. **sandbox**: a bot's start-up with and without bubblewrap
    (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight
@@ -27,7 +26,11 @@ JSON with ``--json FILE``):
    a sandboxed bot's writable space, with an inode's measured kernel memory,
    and what the prelude's mounts add to a start (:mod:`referee.bench.resources`);
 9. **stdio**: whole games through the server played by stdio bots behind
-   the relay, against the same played by gRPC bots (:mod:`referee.bench.stdio`).
+   the relay, against the same played by gRPC bots (:mod:`referee.bench.stdio`);
+10. **isolation**: tournaments with long-lived bots, with a fresh process per
+    match under the rule of before (a deal set's matches apart) and under the
+    rule now (one process of a bot at a time), in games per minute
+    (:mod:`referee.bench.isolation`).
 
 With ``--only trace``, section **3c** (not run by default) times the
 hand-offs of one decision on the server (:mod:`referee.bench.trace`);
@@ -56,6 +59,7 @@ from tabulate import tabulate
 
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
+from referee.bench import isolation as isolation_mod
 from referee.bench import sandbox as sandbox_mod
 from referee.bench import stdio as stdio_mod
 from referee.bench import trace as trace_mod
@@ -63,7 +67,7 @@ from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 
-SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources", "stdio")
+SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources", "stdio", "isolation")
 EXTRA_SECTIONS = ("trace", "work")  # run only when asked for ("work": section 3b alone)
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
@@ -196,6 +200,9 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
         results["resources"] = resources.measure()
     if "stdio" in sections:
         results["stdio"] = stdio_mod.run(seconds, rounds)
+    if "isolation" in sections:
+        with served.temporary_directory() as tmp:
+            results["isolation"] = asyncio.run(isolation_mod.measure(Path(tmp)))
     results["machine"]["load_average_after"] = _load()
     results["targets"] = targets(results)
     return results
@@ -321,9 +328,6 @@ def report(results: dict) -> str:
             f"; bubblewrap not measured: {box['bwrap_unavailable']}" if box["bwrap_unavailable"] else ""), [
             [s["sandbox"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in box["startup"]],
               ["sandbox", "starts", "median ms", "range ms"])
-        table("6b. examples/aegis.toml with long-lived bots and with a fresh process per match", [
-            [t["isolation"], t["matches"], t["seconds"], t["games_per_minute"]] for t in box["isolation"]],
-              ["isolation", "matches", "seconds", "games/minute"])
     if "flood" in results:
         f = results["flood"]
         latency = f["list_games_ms"]
@@ -354,6 +358,11 @@ def report(results: dict) -> str:
                 r["server_cpu_us_per_decision"], r["bots_cpu_us_per_decision"], r["faults"]] for r in st["rows"]],
               ["bots", "game", "decisions/s", "vs gRPC (rounds)", "server CPU µs/decision", "bots' CPU µs/decision",
                "faults"])
+    if "isolation" in results:
+        rows, headers = isolation_mod.table(results["isolation"])
+        table(f"10. isolation: long-lived bots, a fresh process per match with the rule of before (a deal set's "
+              f"matches apart) and now (one process of a bot at a time); sandbox {results['isolation']['sandbox']}",
+              rows, headers)
     if results["targets"]:
         table("Targets", [[t["target"], t["value"], "met" if t["met"] else "NOT met", t["context"]]
                           for t in results["targets"]], ["target", "measured", "", "for comparison"])

@@ -2,17 +2,16 @@
 
 - **start-up**: a launched bot's process from its start to its session at the
   referee (interpreter, bot kit, gRPC connect), with and without bubblewrap;
-  the difference is what the sandbox adds to every start;
-- **isolation**: a demo tournament with long-lived bots (``isolation =
-  "tournament"``) and with a fresh process for every match (``"match"``), in
-  games per minute.
+  the difference is what the sandbox adds to every start.
+
+What a fresh process per match costs a whole tournament is section 8's
+(:mod:`referee.bench.isolation`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import statistics
 import time
 from pathlib import Path
@@ -58,18 +57,8 @@ async def _start_once(executor: LocalExecutor, name: str) -> float:
     return elapsed
 
 
-async def isolation(path: Path, workdir: Path) -> list[dict]:
-    """The tournament at ``path`` played with long-lived bots, then with a fresh process per match."""
-    out = []
-    for kind in ("tournament", "match"):
-        row = await served.tournament(path, workdir / kind, lambda cfg: dataclasses.replace(cfg, isolation=kind))
-        out.append({"isolation": kind, **row})
-    return out
-
-
 async def measure(starts: int = 20) -> dict:
     unavailable = sandbox.probe()
     modes = ["none"] + (["bwrap"] if unavailable is None else [])
     with served.temporary_directory() as tmp:
-        return {"startup": await startups(modes, starts, Path(tmp) / "logs"), "bwrap_unavailable": unavailable,
-                "isolation": await isolation(served.ROOT / "examples" / "aegis.toml", Path(tmp))}
+        return {"startup": await startups(modes, starts, Path(tmp) / "logs"), "bwrap_unavailable": unavailable}

@@ -71,7 +71,9 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
 
     async def play():
         async with executor:
-            played = await executor.play(Seating(0, seed, tuple(seats)), match_id="")  # the referee names it
+            # a fixed id, not one the referee draws: seeded bots seed their choices with the game id,
+            # so that a --seed replays the same match
+            played = await executor.play(Seating(0, seed, tuple(seats)), match_id="g1")
             executor.release_all()  # no other match on its deals
             return played
 

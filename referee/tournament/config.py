@@ -12,6 +12,7 @@
     title = "Spring cup 2026"   # the report's and the live page's title (one line)
     description = '''...'''     # a few paragraphs for them (plain text; blank lines part paragraphs)
     absent = "stop"             # a bot that is not: "stop" the run (exit 2), or "withdraw" it (the rest play)
+    data = ["tables"]           # paths every launched bot may read (besides its own directory)
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -36,6 +37,7 @@
     name = "mine-c"
     command = ["./mybot"]
     protocol = "stdio"          # reads the referee's messages on stdin, answers on stdout (default "grpc")
+    data = ["nets/big.onnx"]    # paths this bot may read besides its cwd (relative to this file)
 
     [[bots]]
     name = "mine"
@@ -67,6 +69,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import secrets
 import shlex
@@ -77,6 +80,7 @@ from typing import Any
 
 from referee import games
 from referee.runner import Clock
+from referee.tournament import paths
 from referee.tournament.release import RELEASES
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -150,17 +154,23 @@ class BotSpec:
     withdrawn: bool = False
     #: what its version covers, relative to ``cwd``: files, directories, glob patterns (empty: all of cwd)
     files: tuple[str, ...] = ()
+    #: what it may read besides its ``cwd``: absolute paths, resolved (docs/tournaments.md, paths.py)
+    data: tuple[str, ...] = ()
 
     @classmethod
     def from_command(cls, name: str, command: str, protocol: str = "grpc") -> BotSpec:
         """A launched bot from its name and its command line (split as a shell does); a
-        ValueError if the name is not a bot name or the command is empty."""
+        ValueError if the name is not a bot name or the command is empty. What the command
+        names by absolute path (``python /x/mybot.py``: the directory /x, where its own modules
+        are too) is its data: the one who typed the command named it."""
         if not BOT_NAME.match(name):
             raise ValueError(f"bad bot name {name!r}")
         parts = tuple(shlex.split(command))
         if not parts:
             raise ValueError("the command is empty")
-        return cls(name, parts, protocol=protocol)
+        named = [os.path.abspath(p) for p in parts[1:] if os.path.isabs(p) and os.path.exists(p)]
+        data = {p if os.path.isdir(p) else os.path.dirname(p) for p in named}
+        return cls(name, parts, protocol=protocol, data=tuple(sorted(data)))
 
 
 @dataclass(frozen=True)
@@ -317,7 +327,7 @@ def read(path: str | Path) -> ConfigFile:
 
 _TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
-               "release", "startup_s", "title", "description", "absent"}
+               "release", "startup_s", "title", "description", "absent", "data"}
 #: the longest title and description (characters)
 TITLE_MAX, DESCRIPTION_MAX = 120, 4000
 #: control characters (C0, DEL, C1); a description may hold newlines and tabs
@@ -328,7 +338,7 @@ ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
 _EXECUTOR = {"kind", "address", "cpus", "working_dir"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
-_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol", "withdrawn", "files"} | _LIMITS
+_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol", "withdrawn", "files", "data"} | _LIMITS
 
 
 def load(path: str | Path) -> TournamentConfig:
@@ -401,17 +411,26 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     raw_bots = data.get("bots")
     if not isinstance(raw_bots, list) or not raw_bots:
         raise loc.error("no bots: add [[bots]] tables, each with a name and a command (or external = true)")
-    bots = [_bot(loc, b, i, base, limits) for i, b in enumerate(raw_bots)]
-    names = [b.name for b in bots]
+    shared = _data(loc, t.get("data", []), base, "tournament", None, 0)
+    bots = [_bot(loc, b, i, base, limits, shared) for i, b in enumerate(raw_bots)]
+    names = [b.name for b, _ in bots]
     for i, name in enumerate(names):
         if names.index(name) != i:
             raise loc.error(f"bot name {name!r} is used twice", "bots", "name", i)
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
-    return TournamentConfig(game, options, tuple(bots), deal_sets, seed, Clock(decision_ms / 1000, bank_ms / 1000),
-                            concurrency, (base / output).resolve(), max_groups, path, sandbox, isolation, seed_drawn,
-                            release, float(startup_s), _executor(loc, data.get("executor", {}), base), title,
-                            description, absent)
+    output = (base / output).resolve()
+    # what a sandbox would show each bot (without one, as asked, a bot sees all its user sees anyway)
+    launched = [(i, places) for i, (_, places) in enumerate(bots) if places is not None and sandbox != "none"]
+    refused = paths.layout([places for _, places in launched], output, path)
+    if refused is not None:
+        index, key, why = refused
+        i = launched[index][0]
+        raise loc.error(f"bot {names[i]!r}: {why}", "bots", key if key in raw_bots[i] else "name", i)
+    return TournamentConfig(game, options, tuple(b for b, _ in bots), deal_sets, seed,
+                            Clock(decision_ms / 1000, bank_ms / 1000), concurrency, output, max_groups, path, sandbox,
+                            isolation, seed_drawn, release, float(startup_s),
+                            _executor(loc, data.get("executor", {}), base), title, description, absent)
 
 
 def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern, what: str) -> str | None:
@@ -455,7 +474,22 @@ def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, i
     return Limits(**{**default.__dict__, **values})
 
 
-def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec:
+def _data(loc: ConfigFile, raw: Any, base: Path, table: str, bot: str | None, i: int) -> list[paths.Place]:
+    """A ``data`` list (of ``[tournament]`` or of a bot): paths relative to the file, that exist."""
+    who = f"bot {bot!r}: data" if bot else f"{table}.data"
+    if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
+        raise loc.error(f"{who} must be a list of paths", table, "data", i)
+    found = []
+    for written in raw:
+        if not (base / written).exists():
+            raise loc.error(f"{who}: {base / written} does not exist", table, "data", i)
+        found.append(paths.Place.of(base / written))
+    return found
+
+
+def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
+         shared: list[paths.Place]) -> tuple[BotSpec, paths.Launched | None]:
+    """The bot of ``[[bots]]`` table ``i``, and for a launched one what :func:`paths.layout` checks."""
     if not isinstance(b, dict):
         raise loc.error(f"bots[{i}] must be a table", "bots", None, i)
     loc.check_keys(b, _BOT, "bots", i)
@@ -486,25 +520,30 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits) -> BotSpec
             raise loc.error(f"bot {name!r} is external: it has no files here (no version)", "bots", "files", i)
         if not token:
             raise loc.error(f"bot {name!r} is external: give it a token to connect with", "bots", "name", i)
-        return BotSpec(name, external=True, token=token, withdrawn=withdrawn)
+        if "data" in b:
+            raise loc.error(f"bot {name!r} is external: it runs on its owner's machine, with no data of ours",
+                            "bots", "data", i)
+        return BotSpec(name, external=True, token=token, withdrawn=withdrawn), None
     if isinstance(command, str):
         command = shlex.split(command)
     if not isinstance(command, list) or not command or not all(isinstance(p, str) for p in command):
         raise loc.error(f"bot {name!r} needs a command (a string or a list of strings), or external = true",
                         "bots", "command" if "command" in b else "name", i)
     cwd = b.get("cwd", ".")  # default: the directory of the tournament file
-    if cwd is not None:
-        if not isinstance(cwd, str):
-            raise loc.error(f"bot {name!r}: cwd must be a path", "bots", "cwd", i)
-        cwd = str((base / cwd).resolve())
-        if not Path(cwd).is_dir() and not withdrawn:  # a withdrawn entry's directory may be gone
-            raise loc.error(f"bot {name!r}: cwd {cwd} is not a directory", "bots", "cwd", i)
+    if not isinstance(cwd, str):
+        raise loc.error(f"bot {name!r}: cwd must be a path", "bots", "cwd", i)
+    place = paths.Place.of(base / cwd)
+    if not place.real.is_dir() and not withdrawn:  # a withdrawn entry's directory may be gone
+        raise loc.error(f"bot {name!r}: cwd {place.real} is not a directory", "bots", "cwd", i)
+    own = [] if withdrawn else _data(loc, b.get("data", []), base, "bots", name, i)
+    data = list({p.written: p for p in own + shared}.values())
     env = b.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
-    files = () if withdrawn else _files(loc, b, name, i, Path(cwd))
-    return BotSpec(name, tuple(command), cwd, dict(env), False, token, _limits(loc, b, limits, "bots", i), protocol,
-                   withdrawn, files)
+    files = () if withdrawn else _files(loc, b, name, i, place.real)
+    spec = BotSpec(name, tuple(command), str(place.real), dict(env), False, token, _limits(loc, b, limits, "bots", i),
+                   protocol=protocol, withdrawn=withdrawn, files=files, data=tuple(str(p.real) for p in data))
+    return spec, None if withdrawn else paths.Launched(name, spec.command, place, data)
 
 
 def _files(loc: ConfigFile, b: dict[str, Any], name: str, i: int, cwd: Path) -> tuple[str, ...]:

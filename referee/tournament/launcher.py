@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee import files
-from referee.tournament import sandbox
+from referee.tournament import paths, sandbox
 from referee.tournament.config import BotSpec
 from referee.tournament.sandbox import ProcessTree, Sandbox
 from referee.untrusted import BytesEscaper, capped
@@ -151,12 +151,13 @@ class Launcher:
         if not self.box.isolated:
             return command
         cwd = Path(spec.cwd or os.getcwd())
-        others = sandbox.others_paths(spec.command, cwd, [(b.spec.command, Path(b.spec.cwd) if b.spec.cwd else None)
-                                                           for b in self.bots.values() if b.spec.name != spec.name])
+        data = [Path(p) for p in spec.data]
+        others = paths.others((cwd, data), [(Path(b.spec.cwd) if b.spec.cwd else None, [Path(p) for p in b.spec.data])
+                                            for b in self.bots.values() if b.spec.name != spec.name])
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
-        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=[*self.hide, *others],
+        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=self.hide, apart=others,
                                      env=spec.env, scratch_mb=spec.limits.file_mb, staged=self.box.staged,
-                                     programs=own[:1])
+                                     data=data, programs=own[:1])
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment
@@ -204,7 +205,7 @@ class Launcher:
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))
-        except (OSError, subprocess.SubprocessError) as err:
+        except (OSError, subprocess.SubprocessError, sandbox.PathRefused) as err:
             self._write(log, f"--- cannot start: {err}\n".encode())
             with contextlib.suppress(OSError):
                 log.close()
@@ -436,9 +437,10 @@ class Launcher:
         owner.exits += one.exits  # a process that could not start
 
     def retire(self, name: str, why: str = "stopped after its match") -> None:
-        """End the process started for one match (``why``, for its log) and everything it left. If
-        it had died during the match, that death is the bot's (past ``max_restarts`` deaths it is
-        started no more)."""
+        """End the process started for one match (``why``, for its log) and everything it left: when
+        this returns, none of its processes is alive (in bubblewrap: its pid namespace is gone;
+        with cgroups: its groups are empty). If it had died during the match, that death is the
+        bot's (past ``max_restarts`` deaths it is started no more)."""
         one = self.for_match.pop(name)
         owner = self.bots[one.spec.name]
         if one.process is not None:
@@ -447,8 +449,11 @@ class Launcher:
                     owner.exits.append(self._ended(one, one.process))
             else:
                 one.retired = why
+                init = sandbox.namespace_init(one.process.pid) if self.box.isolated else None
                 _signal_group(one.process, signal.SIGKILL)
                 one.process.wait()
+                if init is not None:  # its pid namespace: gone once its init has exited
+                    sandbox.wait_exited(init)
         self._clear(one)
         limit = owner.spec.limits.max_restarts
         if owner.dead is None and len(owner.exits) > limit:

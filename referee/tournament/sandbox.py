@@ -7,14 +7,15 @@ bubblewrap when a quick probe works and otherwise runs without, saying so.
 
 Inside bubblewrap a bot has its own pid, network, ipc, uts, mount and user
 namespaces, no capabilities, a new session, and dies with the runner. Its
-root is empty but for: the system (``/usr`` and the ``/bin``, ``/lib``...
-links), the interpreter and the referee's packages, the directory of its
-command's program, the directories of the files its command names by absolute
-path, and its own directory (``cwd``), all read-only; its own ``/proc`` and
+root is empty but for: the runtime (the system: ``/usr`` and the ``/bin``,
+``/lib``... links; the interpreter and the referee's packages; the
+installation of a program found on PATH), its own directory (``cwd``) and its
+data, all read-only and resolved first (:mod:`referee.tournament.paths`: a
+command naming anything outside them is refused); its own ``/proc`` and
 ``/dev``; the referee's Unix socket at ``/run/referee``, its only way out.
 Masked even inside those directories: the output directory, the tournament
-file, other bots' directories and home directories. Its environment is only
-PATH, HOME, TMPDIR, the locale and its ``env`` table.
+file, other bots' directories and data, and home directories. Its environment
+is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
 
 Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
 and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
@@ -47,10 +48,10 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib.util
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -61,6 +62,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.tournament import paths
 from referee.tournament.config import ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
@@ -76,6 +78,10 @@ NO_SANDBOX_RISK = ("bots run as this user with its files, processes and network:
 
 class SandboxUnavailable(ConfigError):
     """``sandbox = "bwrap"`` on a machine where bubblewrap does not work."""
+
+
+class PathRefused(ConfigError):
+    """A bot whose sandbox would show it a path outside its own files (or hide what it needs)."""
 
 
 @dataclass(frozen=True)
@@ -228,87 +234,34 @@ def _system() -> list[str]:
     return args
 
 
-@functools.cache
-def _runtime() -> tuple[Path, ...]:
-    """What a Python bot needs beyond the system: the interpreter (venv and base) and the
-    referee's packages (an editable install points outside the venv)."""
-    paths = {Path(sys.prefix), Path(sys.base_prefix)}
-    for package in ("referee", "sample_bots"):
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            paths.update(Path(p) for p in spec.submodule_search_locations)
-    return tuple(sorted({p.resolve() for p in paths}))
-
-
-def _program_home(program: str, cwd: Path) -> Path | None:
-    """The installation a bot's program lives in (``/opt/x`` for ``/opt/x/bin/node``), when absolute."""
-    found = shutil.which(program) if os.sep not in program else str(cwd / program)
-    if found is None:
-        return None
-    real = Path(found).resolve().parent
-    return real.parent if real.name == "bin" else real
-
-
-def named_paths(args: Iterable[str]) -> set[Path]:
-    """The directories of the files a command names by absolute path (``python /x/mybot.py``: /x,
-    where its own modules are too), and the directories it names."""
-    found = set()
-    for arg in args:
-        if os.path.isabs(arg) and os.path.exists(arg):
-            path = Path(arg).resolve()
-            found.add(path if path.is_dir() else path.parent)
-    return found
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def others_paths(mine: Sequence[str], cwd: Path, others: Iterable[tuple[Sequence[str], Path | None]]) -> set[Path]:
-    """What one bot must not see of the other bots (each given as its command and ``cwd``): their
-    directories (unless it is this bot's own), and the directories of the files their commands name
-    by absolute path (``python /x/theirbot.py``: /x) unless this bot's command names them too (two
-    versions of one bot side by side) or they hold what it names; never the runtime all share."""
-    cwd = cwd.resolve()
-    named = named_paths(mine[1:])
-    found: set[Path] = set()
-    for command, their_cwd in others:
-        found |= {p for p in named_paths(command[1:]) if p not in named and not any(_inside(n, p) for n in named)}
-        if their_cwd is not None:
-            found.add(their_cwd.resolve())
-    shared = [*_runtime(), Path("/usr")]
-    return {p for p in found - {cwd} if not any(_inside(p, r) for r in shared) and p != Path("/")}
-
-
-def _homes() -> set[Path]:
-    homes = {Path("/root"), Path(os.path.expanduser("~"))}
-    if Path("/home").is_dir():
-        homes.update(p for p in Path("/home").iterdir() if p.is_dir())
-    return homes
-
-
 def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hide: Iterable[Path] = (),
                   env: Mapping[str, str] | None = None, scratch_mb: int = 0, staged: bool = False,
-                  programs: Iterable[str] = ()) -> list[str]:
-    """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path), reaching the
-    referee through ``socket_dir`` (bound at /run/referee; None: the bot keeps the network).
-    ``hide``: paths masked even where they lie inside a visible directory (the output directory,
-    the tournament file, other bots' directories); home directories are masked too. Writable:
-    only its scratch and /dev/shm, tmpfs of ``scratch_mb`` (0: no size); ``staged``: the prelude
+                  data: Iterable[Path] = (), apart: Iterable[Path] = (), programs: Iterable[str] = ()) -> list[str]:
+    """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path, resolved), with
+    its ``data`` (the same), reaching the referee through ``socket_dir`` (bound at /run/referee;
+    None: the bot keeps the network). Masked even where they lie inside a visible directory:
+    ``hide`` (the output directory, the tournament file: a ``cwd`` or data inside one is
+    refused), ``apart`` (other bots' directories and data) and home directories (these two
+    unless they hold what the bot sees: nested directories). :class:`PathRefused` also if the
+    command names a path outside what the bot may see (:func:`paths.outside`). Writable: only
+    its scratch and /dev/shm, tmpfs of ``scratch_mb`` (0: no size); ``staged``: the prelude
     mounts them (``limited(..., staged=True)``, with inode counts), bubblewrap binds them.
     ``programs``: more programs whose installations must be visible (the bot's own, under the
     stdio relay)."""
-    cwd = cwd.resolve()
-    hidden, homes = {Path(p).resolve() for p in hide}, _homes()
-    masks = hidden | homes
-    # what the command names, unless hidden, or a home (a file in one is fine: the bot's own code)
-    named = {p for p in named_paths(argv[1:])
-             if not any(_inside(p, h) for h in hidden) and not any(_inside(h, p) for h in homes)}
-    visible = {*_runtime(), cwd, *named}
+    cwd, data = cwd.resolve(), {Path(d).resolve() for d in data}
+    why = paths.outside(argv, cwd, data)
+    if why is not None:
+        raise PathRefused(why)
+    hidden = {Path(p).resolve() for p in hide}
+    for own, hider in ((own, hider) for own in (cwd, *data) for hider in hidden):
+        if paths.inside(own, hider):
+            raise PathRefused(f"{own} lies inside {hider}, which the bot must not see")
+    masks = hidden | {Path(p).resolve() for p in apart} | paths.homes()
+    visible = {*paths.runtime(), cwd, *data}
     for program in (argv[0], *programs):
-        if (home := _program_home(program, cwd)) is not None:
+        if (home := paths.program_home(program)) is not None:
             visible.add(home)
-    visible = {p for p in visible if not _inside(p, Path("/usr")) and p != Path("/")}
+    visible = {p for p in visible if not paths.inside(p, Path("/usr")) and p != Path("/")}
     args = ["bwrap", *_walls(socket_dir), *_system()]
     if staged and os.getuid() != 0:  # the prelude's user namespace maps this user to 0: map it back
         args += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
@@ -319,7 +272,7 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     for path in sorted(masks, key=lambda p: len(p.parts)):
         # only what a visible directory would show, and never what the bot needs
         if not path.exists() or not any(v in path.parents for v in visible) \
-                or any(_inside(v, path) for v in visible):
+                or any(paths.inside(v, path) for v in visible):
             continue
         if path.is_dir():
             args += ["--size", "4096", "--tmpfs", str(path), "--remount-ro", str(path)]
@@ -342,6 +295,26 @@ def _tmpfs(point: str, staged_name: str, mb: int, staged: bool) -> list[str]:
     if staged:
         return ["--bind", str(staging_dir() / staged_name), point]
     return [*(["--size", str(mb << 20)] if mb else []), "--tmpfs", point]
+
+
+def namespace_init(pid: int) -> int | None:
+    """A pidfd of the init of the sandbox that the bubblewrap process ``pid`` runs (its child,
+    pid 1 of the bot's pid namespace), or None if it has none (yet, or any more). Once that init
+    has exited, so has every process of the namespace: the kernel kills them all and reaps them
+    before it lets the init go."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return os.pidfd_open(int(children[0])) if children else None
+    except (OSError, ValueError):
+        return None
+
+
+def wait_exited(pidfd: int, timeout: float = 5.0) -> bool:
+    """Wait until the process of ``pidfd`` has exited (True), or ``timeout`` (False); closes it."""
+    try:
+        return bool(select.select([pidfd], [], [], timeout)[0])
+    finally:
+        os.close(pidfd)
 
 
 def _sweep_stale_dirs() -> None:

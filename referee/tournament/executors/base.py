@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import itertools
 import secrets
 import shutil
 import time
@@ -73,8 +72,16 @@ def seat_capacity(seatings: Sequence[Seating], concurrency: int) -> dict[str, in
     return {bot: n * concurrency for bot, n in most.items()}
 
 
-#: how far ahead of the next seating a free worker looks for one whose deal set is free
+#: how far ahead of the next seating a free worker looks for one that may start now
 LOOKAHEAD = 256
+
+
+def instance_name(bot: str) -> str:
+    """The name a process started for one match (or the start-up check) connects under:
+    ``NAME#ID``, ``#`` being in no bot's name. The ID is random, not a count: the process
+    sees it on its command line, and a count over the run would tell it how many processes
+    started before it (an earlier process of the same bot could have made that number)."""
+    return f"{bot}#{secrets.token_hex(4)}"
 
 
 class _Stop(Exception):
@@ -107,6 +114,8 @@ class Executor(ABC):
 
     #: launched bots connect as NAME#TAG when set (a remote referee that other runs share)
     session_tag: str | None = None
+    #: False: entering skips the start-up check (:meth:`_check_started`), which the owner runs itself
+    startup_check: bool = True
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
@@ -120,9 +129,9 @@ class Executor(ABC):
         #: the bots withdrawn at the start-up check (absent = "withdraw"): why, and their logs' last lines
         self.absent: dict[str, str] = {}
         self._absent_logs: dict[str, tuple[Path | None, Sequence[str]]] = {}
-        #: "match": every launched bot plays each match in a fresh process of its own (see :meth:`play`)
+        #: "match": every launched bot plays each match in a fresh process of its own (see :meth:`play`),
+        #: and no two processes of one bot are alive at once (:meth:`play_all`)
         self.isolation = isolation
-        self._instances = itertools.count(1)
         self.bots = list(bots)
         self.capacity = dict(capacity)
         self.log_dir = log_dir
@@ -224,7 +233,8 @@ class Executor(ABC):
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
             if self.isolation != "match":
                 self.launcher.start_all()
-            await self._check_started()
+            if self.startup_check:
+                await self._check_started()
         except BaseException:
             await stack.aclose()
             raise
@@ -258,7 +268,7 @@ class Executor(ABC):
         trial = {}
         if self.isolation == "match":
             for bot in self.launcher.bots:
-                trial[bot] = f"{bot}#0"  # '#' is in no bot's name; match processes count from 1
+                trial[bot] = instance_name(bot)
                 token = secrets.token_hex(16)
                 self._admit(trial[bot], token)
                 self.launcher.start_for_match(bot, trial[bot], token, 1)
@@ -374,10 +384,9 @@ class Executor(ABC):
                 return []  # connected, or still running: the match waits for it as for any bot
 
     async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The match, each launched bot of it in a new process that connects as ``NAME#N`` with a
-        token of this match alone; those processes, and all they started, are gone after it."""
-        names = {bot: f"{bot}#{next(self._instances)}" for bot in dict.fromkeys(seating.lineup)
-                 if bot in self.launcher.bots}  # '#' is in no bot's name
+        """The match, each launched bot of it in a new process that connects as ``NAME#ID`` (a random
+        ID) with a token of this match alone; those processes, and all they started, are gone after it."""
+        names = {bot: instance_name(bot) for bot in dict.fromkeys(seating.lineup) if bot in self.launcher.bots}
         over = False
         try:
             for bot, name in names.items():
@@ -396,6 +405,15 @@ class Executor(ABC):
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
 
+    def _holds(self, seating: Seating) -> set[tuple[str, Any]]:
+        """What a match holds while it plays, which no other match may hold at the same time
+        (:meth:`play_all`). With isolation = "match": its deal set, and each launched bot of its
+        line-up; otherwise nothing."""
+        if self.isolation != "match":
+            return set()
+        launched = {b.name for b in self.bots if not b.external}
+        return {("deal set", seating.deal_set), *(("bot", bot) for bot in set(seating.lineup) if bot in launched)}
+
     async def play_all(self, seatings: Iterable[Seating], concurrency: int,
                        on_played: Callable[[Played], bool | None],
                        on_dead: Callable[[Seating, BotsDead], None] | None = None) -> None:
@@ -405,33 +423,39 @@ class Executor(ABC):
         or, without one, stops everything and is raised. ``seatings`` may be a generator:
         it is read as workers become free (a little ahead, see below).
 
-        With isolation = "match" no two matches of one deal set play at the same time: their
-        bots' processes hold the same cards from other seats, and two processes of one bot
-        alive together could tell each other (docs/security.md). A free worker then takes the
-        first seating, within :data:`LOOKAHEAD` of the next, whose deal set is not being played."""
+        With isolation = "match" no two processes of one launched bot are alive at once, so
+        that none can tell another what it was dealt (locks, or any object two processes can
+        share through a file both see: docs/security.md): no two matches that share a launched
+        bot play at the same time, and a match's processes, and all they left, are gone before
+        :meth:`play` returns. No two matches of one deal set play at once either (they hold the
+        same cards). A free worker takes the first seating, within :data:`LOOKAHEAD` of the
+        next, that holds nothing a match being played holds (:meth:`_holds`)."""
         todo = iter(seatings)
         stopped = False
-        apart = self.isolation == "match"
-        pending: list[Seating] = []  # read from ``todo``, waiting for their deal set to be free
-        playing: collections.Counter[int] = collections.Counter()  # deal sets being played
+        pending: list[Seating] = []  # read from ``todo``, waiting for what they hold to be free
+        held: collections.Counter[tuple[str, Any]] = collections.Counter()  # what the matches playing hold
+
+        def free(seating: Seating) -> bool:
+            return not any(held[key] for key in self._holds(seating))
+
         freed = asyncio.Event()  # set when a match ends
 
         def take() -> Seating | None:
             for i, seating in enumerate(pending):
-                if not (apart and playing[seating.deal_set]):
+                if free(seating):
                     return pending.pop(i)
             while len(pending) < LOOKAHEAD and (seating := next(todo, None)) is not None:
-                if not (apart and playing[seating.deal_set]):
+                if free(seating):
                     return seating
                 pending.append(seating)
             return None
 
         async def next_seating() -> Seating | None:
             while (seating := take()) is None and pending:
-                freed.clear()  # every pending deal set is being played: wait for a match to end
+                freed.clear()  # every pending seating waits for a match being played: wait for one to end
                 await freed.wait()
             if seating is not None:
-                playing[seating.deal_set] += 1
+                held.update(self._holds(seating))
             return seating
 
         async def worker() -> None:
@@ -446,7 +470,7 @@ class Executor(ABC):
                     on_dead(seating, dead)
                     continue
                 finally:
-                    playing[seating.deal_set] -= 1
+                    held.subtract(self._holds(seating))
                     freed.set()
                 if on_played(played):
                     stopped = True

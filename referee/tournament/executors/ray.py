@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from referee.runner import Clock
-from referee.tournament import sandbox
+from referee.tournament import paths, sandbox
 from referee.tournament.config import BotSpec, ConfigError, ExecutorSpec
 from referee.tournament.executors.base import BotsDead, Executor, Played
 from referee.tournament.schedule import Seating
@@ -70,10 +71,12 @@ def bot_files(bot: BotSpec) -> tuple[str, ...]:
 
 
 def missing_file(bot: BotSpec, files: Iterable[str]) -> str | None:
-    """What of a bot's directory, program and ``files`` is missing on this node, or None."""
+    """What of a bot's directory, data, program and ``files`` is missing on this node, or None."""
     cwd = bot.cwd or "."
     if not os.path.isdir(cwd):
         return f"its directory {cwd}"
+    if missing := next((p for p in bot.data if not os.path.exists(p)), None):
+        return f"its data {missing}"
     program = bot.command[0]
     if program not in ("python", "python3"):  # these are the node's own interpreter (see Launcher.command)
         found = os.path.exists(os.path.join(cwd, program)) if os.sep in program else shutil.which(program)
@@ -84,13 +87,71 @@ def missing_file(bot: BotSpec, files: Iterable[str]) -> str | None:
 
 def rebased(bot: BotSpec, working_dir: Path) -> BotSpec:
     """A bot whose directory is inside ``working_dir`` (shipped to every node by Ray, as the
-    workers' current directory there), with that directory and the absolute file arguments inside
-    it made relative, so that they name the shipped copy on each node."""
+    workers' current directory there), with that directory, its data and the absolute file
+    arguments inside it made relative, so that they name the shipped copy on each node."""
     if bot.cwd is None or not Path(bot.cwd).is_relative_to(working_dir):
         return bot
     command = [os.path.relpath(arg, bot.cwd) if os.path.isabs(arg) and Path(arg).is_relative_to(working_dir)
                and Path(arg).exists() else arg for arg in bot.command]
-    return dataclasses.replace(bot, cwd=os.path.relpath(bot.cwd, working_dir), command=tuple(command))
+    data = [os.path.relpath(p, working_dir) if Path(p).is_relative_to(working_dir) else p for p in bot.data]
+    return dataclasses.replace(bot, cwd=os.path.relpath(bot.cwd, working_dir), command=tuple(command),
+                               data=tuple(data))
+
+
+def excludes(working_dir: Path, bots: Iterable[BotSpec], hide: Iterable[Path]) -> list[str]:
+    """What Ray must not ship of ``working_dir`` (its ``runtime_env`` ``excludes``: patterns
+    anchored at it): everything but the launched bots' own files (their directories and data),
+    and inside those what is masked for them here (``hide``: the output directory, the tournament
+    file; home directories). Ray follows symlinks, and would ship what they lead to: a
+    ConfigError for a symlink in a bot's files that leads out of them (or into what is masked;
+    a file of the system's is fine), or to a directory above itself (shipped endlessly)."""
+    top = working_dir.resolve()
+    own = {b.name: [p for p in (Path(b.cwd).resolve(), *(Path(d).resolve() for d in b.data))
+                    if paths.inside(p, top)] for b in bots if not b.external and b.cwd is not None}
+    places = [p for mine in own.values() for p in mine]
+    # masked as the sandbox masks: what lies inside the shipped files, unless it holds a bot's own
+    masked = {m for m in {Path(p).resolve() for p in hide} | paths.homes()
+              if not any(paths.inside(p, m) for p in places)}
+    out: list[str] = []
+
+    def owners(path: Path) -> set[str]:
+        return {name for name, spots in own.items() if any(paths.inside(path, p) for p in spots)}
+
+    def leave(path: Path) -> None:
+        rel = path.relative_to(top).as_posix()
+        if "\n" in rel or "\r" in rel:
+            raise ConfigError(f"{path}: a name with a line break cannot be kept out of Ray's upload; rename it")
+        out.append("/" + re.sub(r"\s", lambda m: f"[{m.group()}]", re.sub(r"([\\*?\[\]!#])", r"\\\1", rel)))
+
+    def walk(folder: Path) -> None:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            path = Path(entry.path)
+            mine = owners(path)
+            if not mine or any(paths.inside(path, m) for m in masked):
+                if any(paths.inside(p, path) for p in places) and entry.is_dir(follow_symlinks=False):
+                    walk(path)  # on the way to a bot's files
+                else:
+                    leave(path)
+            elif entry.is_symlink():
+                target = path.resolve()
+                if not target.exists():
+                    leave(path)  # leads nowhere: nothing to ship
+                    continue
+                theirs = owners(target) == mine and not any(paths.inside(target, m) for m in masked)
+                if target.is_dir() and paths.inside(path, target):
+                    why = "a directory that holds it (Ray would ship it again and again)"
+                elif not theirs and not (target.is_file() and any(paths.inside(target, r) for r in paths.runtime())):
+                    why = f"outside the files of bot {', '.join(sorted(mine))}"
+                else:
+                    continue  # shipped as what it leads to: the same bot's files, or the system's
+                raise ConfigError(f"{path} is a symlink to {target}, {why}: Ray follows symlinks and would ship what "
+                                  f"it leads to (replace it with what it should hold, or leave it out of [executor] "
+                                  f"working_dir)")
+            elif entry.is_dir(follow_symlinks=False):
+                walk(path)  # a bot's: masked paths and symlinks inside it
+
+    walk(top)
+    return out
 
 
 # --- the match worker (a Ray actor) -----------------------------------------------------
@@ -127,14 +188,17 @@ class MatchWorker:
         node = ray.get_runtime_context().get_node_id()[:8]
         return f"node {ray.util.get_node_ip_address()} ({socket.gethostname()}, id {node})"
 
-    async def start(self) -> tuple[str | None, str]:
-        """Check that this node has every bot's files, then start the referee and the bots.
+    async def start(self, check: bool = True) -> tuple[str | None, str]:
+        """Check that this node has every bot's files, then start the referee and the bots (with
+        ``check``: and check that every bot starts and connects, else :meth:`check` does).
         Returns (what is missing, or None; where this worker runs)."""
         from referee.tournament.executors.local import LocalExecutor
 
         s = self.settings
-        bots = [b if b.external or b.cwd is None else dataclasses.replace(b, cwd=os.path.abspath(b.cwd))
-                for b in s.bots]  # relative: inside the shipped working directory, the current one
+        # relative: inside the shipped working directory, the current one
+        bots = [b if b.external or b.cwd is None else
+                dataclasses.replace(b, cwd=os.path.abspath(b.cwd), data=tuple(os.path.abspath(p) for p in b.data))
+                for b in s.bots]
         for bot in bots:
             if not bot.external and (missing := missing_file(bot, s.files.get(bot.name, ()))):
                 return (f"{self.where()} lacks bot {bot.name}'s files: {missing} is not there (bot files must "
@@ -145,13 +209,19 @@ class MatchWorker:
                 (s.log_dir / f"worker-{self.number}").mkdir(parents=True, exist_ok=True)
                 log_dir = s.log_dir / f"worker-{self.number}"
         try:
+            hide = [Path(os.path.abspath(p)) for p in s.hide]  # relative: inside the shipped copy
             executor = LocalExecutor(s.game, s.options, s.clock, bots, s.capacity, log_dir, s.connect_timeout,
-                                     s.sandbox, [p for p in s.hide if p.exists()], s.isolation, s.startup_s)
+                                     s.sandbox, [p for p in hide if p.exists()], s.isolation, s.startup_s)
+            executor.startup_check = check
             await executor.__aenter__()
         except ConfigError as err:  # e.g. sandbox = "bwrap" on a node without bubblewrap
             return f"{self.where()}: {err}", ""
         self.executor = executor
         return None, self.where()
+
+    async def check(self) -> None:
+        """Every bot of this worker started and connected (BotsNotReady if not)."""
+        await self.executor._check_started()
 
     async def play(self, seating: Seating, match_id: str) -> tuple[tuple | None, dict[str, str] | None]:
         """One match: ((results, record, seconds), None), or (None, {bot: why}) if bots are dead."""
@@ -239,8 +309,9 @@ class RayExecutor(Executor):
         """Join the cluster at the address, or start an embedded one here using every core."""
         ray = self.ray
         options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
-        if self.spec.working_dir is not None:
-            options["runtime_env"] = {"working_dir": str(self.spec.working_dir)}
+        if self.spec.working_dir is not None:  # only the bots' own files travel
+            options["runtime_env"] = {"working_dir": str(self.spec.working_dir),
+                                      "excludes": excludes(self.spec.working_dir, self.bots, self.hide)}
         if self.spec.address is None:
             options.update(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False,
                            object_store_memory=EMBEDDED_OBJECT_STORE)
@@ -277,9 +348,16 @@ class RayExecutor(Executor):
     def _settings(self) -> WorkerSettings:
         bots = [b if b.external or self.spec.working_dir is None else rebased(b, self.spec.working_dir)
                 for b in self.bots]
-        files = {b.name: bot_files(b) for b in self.bots if not b.external}
+        hidden = [p.resolve() for p in self.hide]  # not the bots' files: not shipped, masked on the nodes
+        files = {b.name: tuple(f for f in bot_files(b) if not any(paths.inside((Path(b.cwd) / f).resolve(), h)
+                                                                  for h in hidden))
+                 for b in self.bots if not b.external}
+        # what is masked here, masked on every node too: inside the shipped copy, where it would lie
+        top = self.spec.working_dir
+        hide = tuple(Path(os.path.relpath(p, top)) if top is not None and p.is_relative_to(top) else p
+                     for p in self.hide)
         return WorkerSettings(self.game, self.options, self.clock, tuple(bots), files, self.capacity, self.log_dir,
-                              self.connect_timeout, self.sandbox_mode, self.hide, self.isolation, self.startup_s)
+                              self.connect_timeout, self.sandbox_mode, hide, self.isolation, self.startup_s)
 
     def _new_worker(self) -> _Worker:
         number = next(self._numbers)
@@ -289,15 +367,29 @@ class RayExecutor(Executor):
         self.workers[number] = worker
         return worker
 
-    async def _start(self, worker: _Worker) -> None:
-        """Start a worker's referee and bots; a ClusterError if it cannot."""
+    async def _start(self, worker: _Worker, check: bool) -> None:
+        """Start a worker's referee and bots (``check``: and check them); a ClusterError if it cannot."""
         try:
-            missing, worker.where = await worker.actor.start.remote()
+            missing, worker.where = await worker.actor.start.remote(check)
         except self.ray.exceptions.RayError as err:  # it raised, or died, on its way up
             cause = getattr(err, "cause", None) or err
             raise ClusterError(f"match worker {worker.number} did not start: {_first_line(cause)}") from None
         if missing:
             raise ClusterError(missing)
+
+    async def _check(self, worker: _Worker) -> None:
+        try:
+            await worker.actor.check.remote()
+        except self.ray.exceptions.RayError as err:
+            cause = getattr(err, "cause", None) or err
+            raise ClusterError(f"match worker {worker.number} did not start: {_first_line(cause)}") from None
+
+    @property
+    def _checked_apart(self) -> bool:
+        """With isolation = "match" the workers' start-up checks run one after another (one
+        worker per node: no two processes of a bot alive at once), and a worker started in place
+        of a dead one skips it; otherwise each worker checks its bots as it starts."""
+        return self.isolation == "match"
 
     async def __aenter__(self) -> Self:
         self.sandbox = sandbox.resolve(self.sandbox_mode)  # what the store says the bots ran in
@@ -311,7 +403,10 @@ class RayExecutor(Executor):
             workers = [self._new_worker() for _ in range(room)]
             try:
                 async with asyncio.timeout(START_TIMEOUT):
-                    await asyncio.gather(*(self._start(w) for w in workers))
+                    await asyncio.gather(*(self._start(w, not self._checked_apart) for w in workers))
+                    if self._checked_apart:
+                        for worker in {w.where: w for w in reversed(workers)}.values():
+                            await self._check(worker)
             except TimeoutError:
                 raise ClusterError(f"the match workers did not start within {START_TIMEOUT:g} s") from None
             for worker in workers:
@@ -371,7 +466,7 @@ class RayExecutor(Executor):
     async def _replace(self) -> None:
         worker = self._new_worker()
         try:
-            await self._start(worker)  # waits while no node has room
+            await self._start(worker, not self._checked_apart)  # waits while no node has room
         except ClusterError as err:
             self.workers.pop(worker.number, None)
             log.warning(f"a new match worker could not start: {_first_line(err)}")
