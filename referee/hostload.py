@@ -104,7 +104,7 @@ class Monitor:
     def since(self, start: float) -> Load:
         """The load from ``start`` (``time.monotonic()``) until now: the samples taken meanwhile and
         one taken now."""
-        now = self.sample()
+        self.sample()  # the one taken now: within is never empty
         with self._lock:
             within = [s for s in self.samples if start <= s.at]
             before = [s for s in self.samples if s.at < start]

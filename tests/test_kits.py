@@ -27,7 +27,6 @@ from harness import ROOT, require_kit, require_sandbox
 from referee import games
 from referee.tournament import gauntlet
 from referee.tournament.config import BotSpec
-from referee.tournament.store import Store
 
 pytestmark = pytest.mark.e2e
 

@@ -155,6 +155,61 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     return played
 
 
+async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], store: Store, executor: Any,
+                        progress: Progress | None, announce: Callable[[str], None] | None) -> int:
+    """Play the schedule of the entries not ``out``; under "withdraw", when bots die for good, they
+    are out too and the schedule of the others is played (what it adds: Confirmation's line-ups of
+    fewer entries). Returns how many matches were played."""
+    withdraw = config.absent == "withdraw"
+    dead: dict[str, str] = {}  # bots dead for good in this run: why
+    played = 0
+    while True:
+        schedule = plan(out)
+        todo = _start_playing(store, schedule, announce)
+        total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
+        if progress:
+            progress(finished, total, None)
+        releases = Releases(schedule.seatings, store.done(), config.release)
+
+        def save(p: Played) -> None:
+            nonlocal finished, played
+            store.save_played(p)
+            executor.release(releases.stored(p.seating))
+            finished += 1
+            played += 1
+            if progress:
+                progress(finished, total, p)
+
+        try:
+            await executor.play_all(todo, config.concurrency, save, lambda _, err: dead.update(err.reasons))
+        finally:
+            store.set_incomplete({} if withdraw else _missing(schedule, store.done(), dead))
+            if withdraw:
+                store.set_entries(DEAD, dead)
+        if not withdraw or not dead.keys() - out:
+            return played
+        if announce is not None:
+            announce(f"withdrawn: {'; '.join(f'bot {n} {dead[n]}' for n in sorted(dead.keys() - out))}; "
+                     f"the other entries play on")
+        out |= dead.keys()
+
+
+def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], None] | None) -> list[Seating]:
+    """Record the schedule the directory plays now and say, when some are stored, how many of its
+    matches are left to play (and how many stored ones it no longer holds); the seatings to play."""
+    stored = store.done()
+    todo = missing(schedule, stored)
+    store.set_schedule(s.key for s in schedule.seatings)
+    if stored and announce is not None:
+        uncounted = len(stored) - (len(schedule.seatings) - len(todo))
+        note = (f"; {uncounted} stored match(es) are not in this schedule (an entry out, line-ups that changed "
+                f"with the entries): kept, not counted") if uncounted else ""
+        announce(f"{len(todo)} of {len(schedule.seatings)} match(es) to play, "
+                 f"{len(schedule.seatings) - len(todo)} stored{note}")
+    return todo
+
+
+
 def host_account(executor: Any, store: Store | None) -> None:
     """The host's load during the run, in the store (``meta`` key ``host``) and, when it was
     overloaded for long or while decisions timed out, in one line of the run's output."""

@@ -6,8 +6,9 @@ observation, the event data and the results: these functions give them as
 plain values, field by field, for ``referee/wire.py`` to build the messages.
 What differs from the JSON is the protocol's general rules: no ``game`` key,
 -1 for a seat that has not bid, ``{"words": [...]}`` for a seat's list of
-choices, ``{"numbers": [...]}`` for its bids in force after each phase, ``{"seats": [...]}`` for a team, a bare value of event data as the
-one field of its message, an absent key as an empty list. Pure, no I/O.
+choices, ``{"numbers": [...]}`` for its bids in force after each phase,
+``{"seats": [...]}`` for a team, a bare value of event data as the one field
+of its message, an absent key as an empty list. Pure, no I/O.
 """
 
 from __future__ import annotations
