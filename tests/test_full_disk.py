@@ -68,8 +68,9 @@ def require_a_small_file_system(tmp: Path) -> None:
 def tournament_file(directory: Path, bots: dict[str, str]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     tables = '\n[clock]\ndecision_ms = 2000\nbank_ms = 10000\n\n[limits]\nsandbox = "none"\nlog_kb = 4096\n'
+    (directory / "bots").mkdir(exist_ok=True)  # their own directory, small: a version lists its files
     for name, command in bots.items():
-        tables += f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{ROOT}"\n'
+        tables += f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "bots"\n'
     return write_tournament(directory / "t.toml", tables, game="aegis", deal_sets=DEAL_SETS, seed=5,
                             concurrency=1, output="out")
 
@@ -104,7 +105,7 @@ def stored(directory: Path) -> dict[str, list[int]]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
-    """In one private mount namespace: (1) a tournament whose output directory is a 256 KB tmpfs,
+    """In one private mount namespace: (1) a tournament whose output directory is a 512 KB tmpfs,
     until the store cannot grow; then ``export`` and ``view`` of what it stored (read from that full
     disk) to a 24 KB tmpfs; (2) a tournament whose logs directory is a 64 KB tmpfs, with a bot that
     prints 16 KB a decision. Each one's exit code and stderr, and copies of what it left, are kept."""
@@ -119,7 +120,7 @@ def runs(tmp_path_factory) -> Path:
     in_a_private_namespace("""
         set -u
         run() { name=$1; shift; "$PYTHON" -m referee "$@" > $name.out 2> $name.err; echo $? > $name.rc; }
-        mkdir -p store/out && mount -t tmpfs -o size=256k tmpfs store/out
+        mkdir -p store/out && mount -t tmpfs -o size=512k tmpfs store/out
         run store tournament store/t.toml --quiet
         cp -a store/out store/left
         mkdir -p small && mount -t tmpfs -o size=24k tmpfs small

@@ -117,6 +117,7 @@ bank_ms = 300
 [[bots]]
 name = "hang"
 command = ["python", "{PROTO_BOT}", "--mode", "hang"]
+data = ["{PROTO_BOT}"]
 
 [[bots]]
 name = "random"

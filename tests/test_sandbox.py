@@ -587,7 +587,7 @@ def test_the_prelude_mounts_the_tmpfs_for_a_user_other_than_root_too(tmp_path, b
     with monkeypatch.context() as patch:  # the command as that user would make it
         patch.setattr(os, "getuid", lambda: uid)
         patch.setattr(os, "getgid", lambda: uid)
-        patch.setattr(sandbox, "_runtime", lambda: ())
+        patch.setattr(sandbox.paths, "runtime", lambda: ())
         command = sandbox.bwrap_command(["sh", "-c", script], cwd=Path("/"), socket_dir=None, scratch_mb=1,
                                         staged=True)
         full = sandbox.limited(command, Limits(processes=0), None, None, scratch_mb=1, staged=True)

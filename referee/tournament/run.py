@@ -57,6 +57,10 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     try:
         store.claim(fingerprint, description, config.bots, rerun, announce,
                     hide=[config.output, *filter(None, [config.source])], check=grows)
+    except WriteFailed as err:  # a full disk already: what is stored stays, resumable
+        failed = store.stopped(err)
+        store.close()
+        raise failed from None
     except BaseException:
         store.close()
         raise
