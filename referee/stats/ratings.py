@@ -126,6 +126,8 @@ from itertools import pairwise
 from operator import mul
 from typing import NamedTuple
 
+from referee.stats import ranks
+
 #: Elo points per natural-log unit of odds: R = x * ELO_PER_LOGIT
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 DEFAULT_AVERAGE = 1500.0
@@ -298,6 +300,9 @@ class Ratings:
     intervals_trusted: bool = True
     #: sentences a reader of the table must see (few deal sets, unidentifiable ratings)
     warnings: list[str] = field(default_factory=list)
+    #: the ratings' posterior (:mod:`referee.stats.ranks`): LOS, rank probabilities; None without
+    #: bootstrap or with one deal set
+    posterior: ranks.RankPosterior | None = field(default=None, repr=False)
 
     def __getitem__(self, name: str) -> PlayerRating:
         for row in self.rows:
@@ -310,12 +315,9 @@ class Ratings:
         return {row.name: row.elo for row in self.rows}
 
     def los(self, a: str, b: str) -> float | None:
-        """Likelihood of superiority: the fraction of bootstrap resamples in which ``a`` is
-        rated above ``b`` (ties count half); None without bootstrap."""
-        if not self.samples:
-            return None
-        xs, ys = self.samples[a], self.samples[b]
-        return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x, y in zip(xs, ys)) / len(xs)
+        """Likelihood of superiority: P(a is rated above b) in the ratings' posterior (a multivariate
+        Student t over deal sets, :mod:`referee.stats.ranks`; a tie is ½); None without it."""
+        return None if self.posterior is None else self.posterior.above(a, b)
 
 
 # --- the fit ----------------------------------------------------------------
@@ -632,6 +634,67 @@ def _warnings(deal_sets: int, identifiable: bool, bootstrap: int) -> list[str]:
     return out
 
 
+_Columns = dict[Contrast, tuple[list[int], list[float], list[float]]]
+
+
+def _columns(outcomes: Sequence[Outcome], index: Mapping[str, int]) -> tuple[_Columns, int]:
+    """Per deal set: for each contrast, the deal sets it occurs in (0 to D - 1), and its points and
+    games in each; and D."""
+    deal_sets = sorted({o.deal_set for o in outcomes})
+    d_index = {d: k for k, d in enumerate(deal_sets)}
+    per_deal: list[list[Outcome]] = [[] for _ in deal_sets]
+    for o in outcomes:
+        per_deal[d_index[o.deal_set]].append(o)
+    columns: _Columns = {}
+    for k, group in enumerate(per_deal):
+        for c, (w, g) in _counts(group, index).items():
+            ks, ws, gs = columns.setdefault(c, ([], [], []))
+            ks.append(k)
+            ws.append(w)
+            gs.append(g)
+    return columns, len(deal_sets)
+
+
+def _robust(cov: Sequence[Sequence[float]], columns: _Columns, x: Sequence[float], n_deals: int) -> list[list[float]]:
+    """The cluster-robust covariance (logits) of the fit at ``x``: the sandwich of the deal sets'
+    parts of the gradient (needs two deal sets)."""
+    n = len(x)
+    scores = [[0.0] * n for _ in range(n_deals)]  # each deal set's part of the gradient
+    for c, (ks, ws, gs) in columns.items():
+        p = _sigmoid(_dot(c, x))
+        for k, w, g in zip(ks, ws, gs):
+            r = w - g * p
+            for i, v in c:
+                scores[k][i] += v * r
+    return _sandwich(cov, scores)
+
+
+def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequence[float]],
+               robust: Sequence[Sequence[float]], n_deals: int, seed: int | None) -> ranks.RankPosterior:
+    scale = ELO_PER_LOGIT * ELO_PER_LOGIT
+    return ranks.RankPosterior.of(names, elos, [[v * scale for v in row] for row in cov],
+                                  [[v * scale for v in row] for row in robust], n_deals - 1, seed or 0)
+
+
+def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float = 1.0) -> ranks.RankPosterior | None:
+    """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
+    orders) from these outcomes, without a bootstrap: one fit and its two covariances. None with
+    fewer than two deal sets (nothing measures how results vary from deal to deal)."""
+    outcomes = _check(outcomes)
+    if not outcomes:
+        return None
+    names, index = _index(outcomes)
+    n = len(names)
+    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
+    columns, n_deals = _columns(outcomes, index)
+    if n_deals < 2:
+        return None
+    x_hat = _fit_logits(n, rows, prior)
+    cov = _inverse(_information(n, rows, prior, x_hat))
+    return _posterior(names, [xi * ELO_PER_LOGIT for xi in x_hat], cov, _robust(cov, columns, x_hat, n_deals),
+                      n_deals, seed)
+
+
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
          seed: int | None = 0, confidence: float = 0.95, *, average: float = DEFAULT_AVERAGE,
          prior: float = 1.0) -> Ratings:
@@ -654,20 +717,7 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     elos = [e + shift for e in elos]
     anchor_i = index[anchor[0]] if anchor else None
 
-    # per deal set: for each contrast, the deal sets it occurs in, and its points and games in each
-    deal_sets = sorted({o.deal_set for o in outcomes})
-    d_index = {d: k for k, d in enumerate(deal_sets)}
-    per_deal: list[list[Outcome]] = [[] for _ in deal_sets]
-    for o in outcomes:
-        per_deal[d_index[o.deal_set]].append(o)
-    columns: dict[Contrast, tuple[list[int], list[float], list[float]]] = {}
-    for k, group in enumerate(per_deal):
-        for c, (w, g) in _counts(group, index).items():
-            ks, ws, gs = columns.setdefault(c, ([], [], []))
-            ks.append(k)
-            ws.append(w)
-            gs.append(g)
-    n_deals = len(deal_sets)
+    columns, n_deals = _columns(outcomes, index)
 
     # the bootstrap over deal sets
     samples: dict[str, list[float]] = {}
@@ -693,21 +743,17 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     # the half-widths of the observed-information and the cluster-robust intervals
     q_lo, q_hi = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
     half = [0.0] * n
+    posterior = None
     if samples:
         cov = _inverse(_information(n, rows, prior, x_hat))
         z = statistics.NormalDist().inv_cdf(q_hi)
         half = [z * s for s in _anchored_sd(cov, anchor_i)]
         if n_deals >= 2:
-            scores = [[0.0] * n for _ in range(n_deals)]  # each deal set's part of the gradient
-            for c, (ks, ws, gs) in columns.items():
-                p = _sigmoid(_dot(c, x_hat))
-                for k, w, g in zip(ks, ws, gs):
-                    r = w - g * p
-                    for i, v in c:
-                        scores[k][i] += v * r
+            robust_cov = _robust(cov, columns, x_hat, n_deals)
             t = t_quantile(q_hi, n_deals - 1)
-            robust = _anchored_sd(_sandwich(cov, scores), anchor_i)
+            robust = _anchored_sd(robust_cov, anchor_i)
             half = [max(h, t * s) for h, s in zip(half, robust)]
+            posterior = _posterior(names, elos, cov, robust_cov, n_deals, seed)
 
     out = []
     for i, name in enumerate(names):
@@ -728,7 +774,7 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     out.sort(key=lambda r: (-r.elo, r.name))
     identifiable = _identifiable(n, columns)
     result = Ratings(out, h2h, bootstrap, confidence, samples, n_deals, identifiable,
-                     not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap))
+                     not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap), posterior)
     for upper, lower in pairwise(out):
         upper.los_next = result.los(upper.name, lower.name)
     return result
