@@ -19,6 +19,7 @@ from referee.cli.options import (
     live_options,
     los_option,
     progress_options,
+    ranks_option,
     ratings_format_option,
     remote_options,
     rerun_option,
@@ -71,15 +72,17 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
 @ratings_format_option
 @standings_options
 @los_option
-def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool) -> None:
+@ranks_option
+def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool,
+            show_ranks: bool) -> None:
     """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
-    the likelihood-of-superiority matrix. docs/tournaments.md explains every column. Exit code 4
+    the likelihood-of-superiority matrix, --ranks each bot's rank probabilities. docs/tournaments.md explains every column. Exit code 4
     (incomplete): a bot died for good and did not play all its matches (marked in the table)."""
     from referee.tournament.store import Store
 
     store = Store(directory, create=False)
-    print_standings(store, anchor, bootstrap, fmt, show_los=show_los)
+    print_standings(store, anchor, bootstrap, fmt, show_los=show_los, show_ranks=show_ranks)
     exit_if_incomplete(store)
 
 
@@ -143,7 +146,7 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
 
 
 def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
-                    show_los: bool = False) -> None:
+                    show_los: bool = False, show_ranks: bool = False) -> None:
     from referee.tournament import standings
 
     rows = list(store.matches())
@@ -158,7 +161,7 @@ def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
     elif fmt == "csv-pairs":
         click.echo(standings.to_csv_pairs(st), nl=False)
     else:
-        click.echo(standings.report(st, los=show_los))
+        click.echo(standings.report(st, los=show_los, ranks=show_ranks))
 
 
 def exit_if_incomplete(store) -> None:
