@@ -213,6 +213,7 @@ def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: in
     q_hi = (1.0 + confidence) / 2.0
     q = ratings.t_quantile(q_hi, d - 1) if d >= 2 else NormalDist().inv_cdf(q_hi)
     mu_lo, mu_hi = _wilson(y, q * q * phi / n)
+    mu_lo, mu_hi = (0.0 if y == 0.0 else mu_lo), (1.0 if y == 1.0 else mu_hi)  # a sweep's open side, exactly
     lo = None if mu_lo <= 0.0 else elo_of(mu_lo)
     hi = None if mu_hi >= 1.0 else elo_of(mu_hi)
     stat = (y - 0.5) / math.sqrt(phi / (4.0 * n))
