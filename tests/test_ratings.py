@@ -361,3 +361,13 @@ def test_few_deal_sets_warn_and_widen():
     one = rate(simulate(true, deal_sets=1, rng=random.Random(1), games_per_pair=10), bootstrap=50)
     assert not one.intervals_trusted and any("cannot be trusted" in w for w in one.warnings)
     assert rate(simulate(true, deal_sets=1, rng=random.Random(1)), bootstrap=0).warnings == []
+
+
+def test_the_docstrings_ten_straight_wins_figure_is_the_fits():
+    import re
+
+    from referee.stats import ratings
+
+    stated = float(re.search(r"10 straight wins give a difference of ([\d.]+) Elo", ratings.__doc__).group(1))
+    elos = fit(games("a", "b", wins=10))
+    assert elos["a"] - elos["b"] == pytest.approx(stated, abs=0.05)

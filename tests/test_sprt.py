@@ -315,7 +315,7 @@ def test_the_worse_outcome_probability_agrees_with_fishtest(drift, variance, t, 
 
 def test_the_worse_outcome_probability_by_simulation():
     rng = random.Random(4)
-    drift, variance, t, steps, runs = 0.008, 0.02, 300.0, 1500, 3000
+    drift, variance, t, steps, runs = 0.008, 0.02, 300.0, 500, 1500
     sd = math.sqrt(variance * t / steps)
     worse = 0
     for _ in range(runs):
@@ -326,7 +326,7 @@ def test_the_worse_outcome_probability_by_simulation():
                 break
         worse += x <= A or A < x < 1.0
     # with y = 1.0 inside the bounds; the discrete path misses a few exits of the continuous one
-    assert worse / runs == pytest.approx(S.worse_outcome(A, B, drift, variance, t, 1.0), abs=0.03)
+    assert worse / runs == pytest.approx(S.worse_outcome(A, B, drift, variance, t, 1.0), abs=0.04)
 
 
 def test_a_test_far_from_its_bounds_needs_no_correction():
@@ -343,7 +343,7 @@ def test_corrected_estimates_are_median_unbiased_and_their_intervals_hold(model,
     """SPRTs at the true strength elo1: the estimates as counted overstate it (the tests that pass
     early, on a lucky streak, stop there; about two thirds read above it); corrected, half of them
     read above the truth and the 95% intervals hold it about 95% of the time."""
-    runs, true = 300, elo1
+    runs, true = 200, elo1
     probs = (duplicate_model_normalized(true, 2.0, 0.02) if model is S.EloModel.NORMALIZED
              else duplicate_model(true, 2.0, 0.02)[0])
     rng = random.Random(f"stopped:{model}")

@@ -42,7 +42,8 @@ whose rating is fixed at the centre of the scale.  That is the log-density
 is level with the centre and fixes the level of the ratings.  It keeps every rating finite
 and only shrinks ratings very slightly: with 1000 games between two players (75 % score)
 the difference moves by about 0.1 Elo.  With few games it matters more, as it should
-(10 straight wins gives a difference of about 490 Elo, not infinity).
+(10 straight wins give a difference of 580.5 Elo, not infinity: ``fit`` of ten wins of one
+player over another; tests/test_ratings.py checks the figure).
 
 The fit: Newton's method
 ------------------------
@@ -89,8 +90,7 @@ unit of resampling is the deal set, not the game. An interval is the widest of t
 - the **bootstrap over deal sets**: draw as many deal sets as there are, with replacement, keep
   all the outcomes of every drawn deal set (as many times as it was drawn), refit, anchor the same
   way, and repeat ``bootstrap`` times; the (1-confidence)/2 and (1+confidence)/2 percentiles of a
-  player's resampled ratings. The resamples also give the likelihood of superiority,
-  ``LOS(a, b)``: the fraction of resamples in which ``a`` is rated above ``b``.
+  player's resampled ratings.
 - the **observed-information** interval ``elo ± z·sd`` (the inverse Hessian of the penalised
   likelihood at the fit): with few deal sets that all go the same way (a 20-0 record) every
   resample is identical and the bootstrap alone would claim certainty.
@@ -101,7 +101,16 @@ unit of resampling is the deal set, not the game. An interval is the widest of t
   resamples) and the observed information ignores the deal-to-deal variation; this interval
   accounts for both, at the price of being wide (``t`` is 12.7 at two deal sets, 2.26 at ten).
 
-Measured coverage: ``python -m referee.tools.coverage`` and docs/tournaments.md. With one deal
+Measured coverage: ``python -m referee.tools.coverage`` and docs/tournaments.md.
+
+Rank confidence
+---------------
+The likelihood of superiority ``LOS(a, b)``, P(rank = k) and top-k come from the ratings'
+posterior (:mod:`referee.stats.ranks`): a multivariate Student t with ``D - 1`` degrees of freedom
+around the fit, its scale the smallest matrix above both the observed-information and the
+cluster-robust covariances, the same two that widen the intervals (the raw bootstrap's fraction
+of resamples is overconfident with few deal sets, and decides ties by round-off).
+:func:`rank_posterior` gives it without a bootstrap (one fit), for a scheduler. With one deal
 set nothing measures the deal-to-deal variation: :attr:`Ratings.intervals_trusted` is False.
 With an ``anchor`` bot, that bot's interval has zero width and the others' intervals are
 relative to it.
