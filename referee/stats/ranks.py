@@ -38,6 +38,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import mul
 
 #: differences of ratings smaller than this (Elo) are ties: P(a above b) = 1/2
 TIE_ELO = 1e-6
@@ -217,7 +218,7 @@ class RankPosterior:
         for _ in range(max(1, self.draws // 2)):
             z = [rng.gauss(0.0, 1.0) for _ in range(n)]
             w = math.sqrt(self.df / rng.gammavariate(0.5 * self.df, 2.0))
-            shift = [w * sum(f * zk for f, zk in zip(row, z)) for row in self.factor]
+            shift = [w * sum(map(mul, row, z)) for row in self.factor]
             for sign in (1.0, -1.0):
                 x = [e + sign * s for e, s in zip(self.elo, shift)]
                 order = sorted(range(n), key=lambda i: -x[i])

@@ -26,6 +26,8 @@ of the printed bounds (after a sweep, ``> lo`` holds when the truth is above ``l
 lopsided pair and of the pairs with at most two losses, with the bots spread 100 Elo apart and
 with a dominant one (1350, 1450, 1550, 2150).
 
+``cost``: what a scheduler pays to call it after a deal set, for 4, 8 and 16 bots.
+
 ``--method old`` measures the methods before this tool: the fraction of bootstrap resamples for the
 LOS, the two-player fit's widest-of-three interval for the head to head.
 """
@@ -232,7 +234,7 @@ def part_order(args: argparse.Namespace) -> None:
     print("|---|---|---|" + "---|" * len(args.deal_sets))
     for kind in KINDS:
         for world in WORLDS:
-            for spread in SPREADS:
+            for spread in args.spreads or SPREADS:
                 start = time.perf_counter()
                 cells = []
                 for d in args.deal_sets:
@@ -262,19 +264,43 @@ def part_h2h(args: argparse.Namespace) -> None:
     print()
 
 
+def part_cost(args: argparse.Namespace) -> None:
+    """What a scheduler pays after a deal set: the posterior (one fit), the LOS of adjacent pairs,
+    and the rank probabilities (the draws)."""
+    print("== cost of the rank posterior: 2-player round robin, 2 games a pair a deal set, bots 25 Elo apart ==")
+    print("| bots | deal sets | results | posterior (fit, covariances) | adjacent LOS | rank probabilities |")
+    print("|---|---|---|---|---|---|")
+    for bots in (4, 8, 16):
+        true = {f"bot{i:02d}": 1500.0 + 25 * i for i in range(bots)}
+        lineups = [(a, b) for a in true for b in true if a != b]
+        for deal_sets in (5, 20):
+            outcomes = simulate_tournament(true, lineups, deal_sets, random.Random(bots), **PROJECT)
+            start = time.perf_counter()
+            post = rank_posterior(outcomes)
+            fitted = time.perf_counter()
+            post.adjacent()
+            adjacent = time.perf_counter()
+            post.rank_probabilities()
+            ranked = time.perf_counter()
+            print(f"| {bots} | {deal_sets} | {len(outcomes)} | {1000 * (fitted - start):.0f} ms | "
+                  f"{1000 * (adjacent - fitted):.1f} ms | {1000 * (ranked - adjacent):.0f} ms |", flush=True)
+    print()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--part", choices=("null", "order", "h2h", "all"), default="all")
+    parser.add_argument("--part", choices=("null", "order", "h2h", "cost", "all"), default="all")
     parser.add_argument("--tables", type=int, default=1000, help="simulated tournaments a cell (default 1000)")
     parser.add_argument("--deal-sets", type=int, nargs="+", default=list(DEAL_SETS))
     parser.add_argument("--method", choices=("new", "old"), default="new")
     parser.add_argument("--bootstrap", type=int, default=200, help="resamples of --method old (default 200)")
     parser.add_argument("--limit", type=int, default=4000, help="deal sets that measure the head-to-head truths")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--spreads", nargs="+", choices=sorted(SPREADS), help="the order part's bots (default: all)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h)):
+    for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("cost", part_cost)):
         if args.part in (part, "all"):
             run(args)
     print(f"wall {time.perf_counter() - started:.0f} s")
