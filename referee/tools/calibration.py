@@ -35,6 +35,7 @@ LOS, the two-player fit's widest-of-three interval for the head to head.
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -267,7 +268,8 @@ def part_h2h(args: argparse.Namespace) -> None:
 def part_cost(args: argparse.Namespace) -> None:
     """What a scheduler pays after a deal set: the posterior (one fit), the LOS of adjacent pairs,
     and the rank probabilities (the draws)."""
-    print("== cost of the rank posterior: 2-player round robin, 2 games a pair a deal set, bots 25 Elo apart ==")
+    print("== cost of the rank posterior (the fastest of 3): 2-player round robin, 2 games a pair a deal set, "
+          "bots 25 Elo apart ==")
     print("| bots | deal sets | results | posterior (fit, covariances) | adjacent LOS | rank probabilities |")
     print("|---|---|---|---|---|---|")
     for bots in (4, 8, 16):
@@ -275,15 +277,18 @@ def part_cost(args: argparse.Namespace) -> None:
         lineups = [(a, b) for a in true for b in true if a != b]
         for deal_sets in (5, 20):
             outcomes = simulate_tournament(true, lineups, deal_sets, random.Random(bots), **PROJECT)
-            start = time.perf_counter()
-            post = rank_posterior(outcomes)
-            fitted = time.perf_counter()
-            post.adjacent()
-            adjacent = time.perf_counter()
-            post.rank_probabilities()
-            ranked = time.perf_counter()
-            print(f"| {bots} | {deal_sets} | {len(outcomes)} | {1000 * (fitted - start):.0f} ms | "
-                  f"{1000 * (adjacent - fitted):.1f} ms | {1000 * (ranked - adjacent):.0f} ms |", flush=True)
+            best = [math.inf] * 3
+            for _ in range(3):  # the fastest of three: the machine's other work counts less
+                start = time.perf_counter()
+                post = rank_posterior(outcomes)
+                fitted = time.perf_counter()
+                post.adjacent()
+                adjacent = time.perf_counter()
+                post.rank_probabilities()
+                ranked = time.perf_counter()
+                best = [min(b, x) for b, x in zip(best, (fitted - start, adjacent - fitted, ranked - adjacent))]
+            print(f"| {bots} | {deal_sets} | {len(outcomes)} | {1000 * best[0]:.0f} ms | {1000 * best[1]:.1f} ms | "
+                  f"{1000 * best[2]:.0f} ms |", flush=True)
     print()
 
 

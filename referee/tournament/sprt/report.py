@@ -90,7 +90,7 @@ def corrected_text(c: StoppedEstimate) -> str:
     nelo = "-" if c.nelo is None else f"{_signed(c.nelo)} [{_signed(c.nelo_lo)}, {_signed(c.nelo_hi)}]"
     return (f"Elo {_signed(c.elo)} [{_signed(c.elo_lo)}, {_signed(c.elo_hi)}], normalized Elo {nelo} "
             f"(95%, median-unbiased), LOS {100 * c.los:.1f}%"
-            + (" (the LLR overshot its bound: rougher)" if c.clamped else ""))
+            + (" (rough: the LLR's normal approximation ends over 3% past its bound)" if c.clamped else ""))
 
 
 def estimates_text(s: Mapping[str, Any]) -> str:
