@@ -6,8 +6,9 @@ from outcomes (one fit, no bootstrap: cheap enough to call after every deal set)
 
 The posterior
 -------------
-The ratings are taken to be distributed as a **multivariate Student t** centred on the fit, with
-``D - 1`` degrees of freedom (``D`` deal sets, the unit of resampling) and the scale matrix
+**The likelihood.** The fitted ratings ``x̂`` are taken to be the true ratings plus an error
+distributed as a multivariate **Student t** with ``D - 1`` degrees of freedom (``D`` deal sets, the
+unit of resampling) and the scale matrix
 
     Σ_w = the smallest matrix above both Σ_info and Σ_robust (in the positive semi-definite order)
 
@@ -16,17 +17,30 @@ where ``Σ_info`` is the inverse observed information of the fit (independent ga
 deal), the same two that widen the rating intervals (:mod:`referee.stats.ratings`). In the
 metric of ``Σ_info`` (``Σ_info = L Lᵀ``), ``M = L⁻¹ Σ_robust L⁻ᵀ = Q Λ Qᵀ`` and
 ``Σ_w = L Q max(Λ, 1) Qᵀ Lᵀ``: every contrast of ratings has at least the variance of each.
+The t with ``D - 1`` degrees of freedom is the intervals' small-sample widening (a robust variance
+from ``D`` deal sets is itself uncertain); ``Σ_info`` is the floor (after a sweep the robust
+variance is zero, and the posterior must not claim certainty from that).
 
-- The t with ``D - 1`` degrees of freedom is the small-sample widening of the intervals (a
-  robust variance from ``D`` deal sets is itself uncertain); as ``D`` grows it becomes a normal.
-- ``Σ_info`` is the floor: when every deal set went the same way (a sweep) the robust variance
-  is zero, and the posterior must not claim certainty from that.
+**The prior: how far apart the bots are.** The ratings' deviations from their average are
+``Normal(0, τ²)`` each, with the spread ``τ`` unknown, uniform from 0 to ``max(2000 Elo, 10
+standard errors)``, and learned from the table: bots that the results cannot tell apart are pulled
+together, a field spread wide is left alone. Without it, a flat prior, the rare tables in which
+close neighbours reach 95% would be wrong more than 5% of the time (the sign error of a test at
+low power; docs/tournaments.md measures both). In the Helmert contrasts ``z = H x̂`` (orthonormal,
+orthogonal to the average) with ``H Σ_w Hᵀ = U diag(d) Uᵀ`` and ``ω = Uᵀ z``, given ``τ`` the
+contrasts' posterior is independent along ``U``: mean ``s_k ω_k`` and variance ``d_k s_k``, with
+``s_k = τ² / (d_k + τ²)``; the weight of ``τ`` is its marginal likelihood
+``Π_k (d_k + τ²)^(-1/2) exp(-ω_k² / 2(d_k + τ²))`` on a grid (:data:`TAU_POINTS` points, the
+negligible ones dropped, consecutive ones merged into at most :data:`TAU_GROUPS`). Given ``τ`` the
+Student scale is kept (an approximation: the t does not mix exactly with a normal prior).
 
-Then, exactly, ``P(a above b) = T_{D-1}((R_a - R_b) / sd(R_a - R_b))`` (a contrast of a multivariate
-t is a univariate t). A difference below :data:`TIE_ELO` is a tie, ½: identical results give ½,
-never a round-off's "100%". The probabilities of ranks (``P(rank = k)``, ``P(rank <= k)``, the
-joint probability of an order) come from :data:`DRAWS` seeded, antithetic draws of the same
-distribution (their Monte Carlo error is below 1.1 points; a pair's printed LOS is the exact value).
+**What it gives.** ``P(a above b)`` = the weighted average over ``τ`` of
+``T_{D-1}(mean(R_a - R_b) / sd(R_a - R_b))``, exactly (a contrast of a multivariate t is a t); any
+contrast of ratings likewise (:meth:`RankPosterior.contrast`: a team's average). A difference of the
+fit below :data:`TIE_ELO` is a tie, ½: identical results give ½, never a round-off's "100%". The
+probabilities of ranks (``P(rank = k)``, ``P(rank <= k)``, the joint probability of an order) come
+from :data:`DRAWS` seeded, antithetic draws of the same distribution (their Monte Carlo error is
+below 1.1 points).
 
 Measured calibration: ``python -m referee.tools.calibration`` and docs/tournaments.md.
 """
@@ -36,14 +50,21 @@ from __future__ import annotations
 import functools
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from operator import mul
 
 #: differences of ratings smaller than this (Elo) are ties: P(a above b) = 1/2
 TIE_ELO = 1e-6
 #: draws of the posterior behind rank probabilities (antithetic pairs: half as many normal vectors)
 DRAWS = 4000
+#: the grid of the spread τ, and how many groups of it the probabilities average over
+TAU_POINTS = 200
+TAU_GROUPS = 24
+#: the spread's prior is uniform up to the larger of these (Elo) and this many standard errors
+TAU_MAX_ELO = 2000.0
+TAU_MAX_SE = 10.0
 
 Matrix = list[list[float]]
 
@@ -163,43 +184,101 @@ def loewner_max(info: Sequence[Sequence[float]], robust: Sequence[Sequence[float
 # --- the posterior ----------------------------------------------------------------------------
 
 
+def helmert(n: int) -> Matrix:
+    """``n - 1`` orthonormal rows orthogonal to (1, ..., 1): the differences from the average."""
+    rows = []
+    for k in range(1, n):
+        v = [1.0] * k + [-float(k)] + [0.0] * (n - k - 1)
+        norm = math.sqrt(k * (k + 1))
+        rows.append([x / norm for x in v])
+    return rows
+
+
+def _spread_weights(d: Sequence[float], omega: Sequence[float]) -> list[tuple[float, float]]:
+    """(weight, τ²) of the spread's posterior, on a grid merged into at most TAU_GROUPS groups."""
+    top = max(TAU_MAX_ELO, TAU_MAX_SE * math.sqrt(max(d, default=0.0)))
+    taus2 = [((g + 0.5) * top / TAU_POINTS) ** 2 for g in range(TAU_POINTS)]
+    logs = [-0.5 * sum(math.log(dk + t2) + wk * wk / (dk + t2) for dk, wk in zip(d, omega)) for t2 in taus2]
+    peak = max(logs)
+    kept = [(math.exp(lg - peak), t2) for lg, t2 in zip(logs, taus2) if lg - peak > math.log(1e-4)]
+    size = -(-len(kept) // TAU_GROUPS)  # points per group
+    groups = []
+    for g in range(0, len(kept), size):
+        part = kept[g:g + size]
+        weight = sum(w for w, _ in part)
+        groups.append((weight, sum(w * t2 for w, t2 in part) / weight))
+    total = sum(w for w, _ in groups)
+    return [(w / total, t2) for w, t2 in groups]
+
+
 @dataclass(frozen=True)
 class RankPosterior:
-    """The ratings' posterior (see the module docstring): ``names`` best first, their ``elo``,
-    a factor ``F`` of the scale matrix (Elo; ``Σ_w = F Fᵀ``) and the degrees of freedom."""
+    """The ratings' posterior (see the module docstring). ``names`` best first by the fit, its
+    ``elo``; each player's row of ``Hᵀ U`` (``rows``), the eigenvalues ``d`` and coordinates
+    ``omega`` of the contrasts, the spread's ``(weight, τ²)`` groups, the degrees of freedom."""
 
     names: tuple[str, ...]
     elo: tuple[float, ...]
-    factor: tuple[tuple[float, ...], ...]
+    rows: tuple[tuple[float, ...], ...]
+    d: tuple[float, ...]
+    omega: tuple[float, ...]
+    spread: tuple[tuple[float, float], ...]
     df: int
     seed: int = 0
     draws: int = DRAWS
     _index: dict[str, int] = field(init=False, repr=False, compare=False)
+    _above: dict[tuple[str, str], float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {name: i for i, name in enumerate(self.names)})
+        object.__setattr__(self, "_above", {})
 
     @classmethod
     def of(cls, names: Sequence[str], elo: Sequence[float], info: Sequence[Sequence[float]],
            robust: Sequence[Sequence[float]], df: int, seed: int = 0) -> RankPosterior:
-        """From the fit's ratings and the two covariances (same units), sorted best first."""
+        """From the fit's ratings and its two covariances (same units)."""
+        n = len(names)
+        order = sorted(range(n), key=lambda i: (-elo[i], names[i]))
         factor = loewner_max(info, robust)
-        order = sorted(range(len(names)), key=lambda i: (-elo[i], names[i]))
-        return cls(tuple(names[i] for i in order), tuple(elo[i] for i in order),
-                   tuple(tuple(factor[i]) for i in order), df, seed)
+        f = [factor[i] for i in order]  # Σ_w = F Fᵀ, best first
+        x = [elo[i] for i in order]
+        h = helmert(n)
+        hf = [[sum(h[a][i] * f[i][k] for i in range(n)) for k in range(n)] for a in range(n - 1)]
+        m = [[sum(map(mul, hf[a], hf[b])) for b in range(n - 1)] for a in range(n - 1)]
+        d, u = symmetric_eigen(m) if n > 1 else ([], [])
+        d = [max(v, 0.0) for v in d]
+        z = [sum(map(mul, h[a], x)) for a in range(n - 1)]
+        omega = [sum(u[a][k] * z[a] for a in range(n - 1)) for k in range(n - 1)]
+        rows = [tuple(sum(h[a][i] * u[a][k] for a in range(n - 1)) for k in range(n - 1)) for i in range(n)]
+        return cls(tuple(names[i] for i in order), tuple(x), tuple(rows), tuple(d), tuple(omega),
+                   tuple(_spread_weights(d, omega)) if n > 1 else ((1.0, 0.0),), df, seed)
 
-    def sd(self, a: str, b: str) -> float:
-        """The scale of ``R_a - R_b``."""
-        fa, fb = self.factor[self._index[a]], self.factor[self._index[b]]
-        return math.sqrt(sum((x - y) ** 2 for x, y in zip(fa, fb)))
+    def contrast(self, weights: Mapping[str, float]) -> float:
+        """P(Σ weights[name] · R_name > 0): with weights summing to 0 (one team's average minus
+        another's), the probability that the first side is the stronger. A fit's value of the
+        contrast below :data:`TIE_ELO` is a tie, ½."""
+        fitted = sum(c * self.elo[self._index[name]] for name, c in weights.items())
+        if abs(fitted) < TIE_ELO:
+            return 0.5
+        v = [0.0] * len(self.d)
+        for name, c in weights.items():
+            for k, r in enumerate(self.rows[self._index[name]]):
+                v[k] += c * r
+        p = 0.0
+        for weight, t2 in self.spread:
+            s = [t2 / (dk + t2) if dk + t2 > 0 else 0.0 for dk in self.d]
+            mean = sum(vk * sk * wk for vk, sk, wk in zip(v, s, self.omega))
+            var = sum(vk * vk * dk * sk for vk, dk, sk in zip(v, self.d, s))
+            p += weight * (t_cdf(mean / math.sqrt(var), self.df) if var > 0 else 0.5 + math.copysign(0.5, mean))
+        return p
 
     def above(self, a: str, b: str) -> float:
-        """P(a is rated above b), exactly; a tie (a difference below :data:`TIE_ELO`) is ½."""
-        d = self.elo[self._index[a]] - self.elo[self._index[b]]
-        if abs(d) < TIE_ELO:
-            return 0.5
-        sd = self.sd(a, b)
-        return t_cdf(d / sd, self.df) if sd > 0 else (1.0 if d > 0 else 0.0)
+        """P(a is rated above b); a tie (a difference of the fit below :data:`TIE_ELO`) is ½."""
+        if b < a:
+            return 1.0 - self.above(b, a)
+        if (a, b) not in self._above:
+            self._above[a, b] = self.contrast({a: 1.0, b: -1.0})
+        return self._above[a, b]
 
     def matrix(self) -> dict[str, dict[str, float]]:
         """``out[a][b]`` = P(a above b) for every two players, best first."""
@@ -213,14 +292,19 @@ class RankPosterior:
     def _ranks(self) -> list[list[int]]:
         """The rank (0 best) of every player in each draw."""
         rng = random.Random(f"ranks:{self.seed}")
-        n = len(self.names)
+        n, m = len(self.names), len(self.d)
+        cumulative = list(accumulate(w for w, _ in self.spread))
+        centre = sum(self.elo) / n
         out = []
         for _ in range(max(1, self.draws // 2)):
-            z = [rng.gauss(0.0, 1.0) for _ in range(n)]
-            w = math.sqrt(self.df / rng.gammavariate(0.5 * self.df, 2.0))
-            shift = [w * sum(map(mul, row, z)) for row in self.factor]
+            t2 = rng.choices([t for _, t in self.spread], cum_weights=cumulative)[0]
+            s = [t2 / (dk + t2) if dk + t2 > 0 else 0.0 for dk in self.d]
+            scale = math.sqrt(self.df / rng.gammavariate(0.5 * self.df, 2.0))
+            noise = [scale * math.sqrt(dk * sk) * rng.gauss(0.0, 1.0) for dk, sk in zip(self.d, s)]
+            mean = [sk * wk for sk, wk in zip(s, self.omega)]
             for sign in (1.0, -1.0):
-                x = [e + sign * s for e, s in zip(self.elo, shift)]
+                theta = [mean[k] + sign * noise[k] for k in range(m)]
+                x = [centre + sum(map(mul, row, theta)) for row in self.rows]
                 order = sorted(range(n), key=lambda i: -x[i])
                 rank = [0] * n
                 for r, i in enumerate(order):

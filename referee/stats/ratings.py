@@ -822,6 +822,11 @@ def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None =
     rows.sort(key=lambda r: (-r.elo, r.name))
     result = Ratings(rows, records.head_to_head, players.bootstrap, players.confidence, samples,
                      players.deal_sets, True, players.intervals_trusted, [])
-    for upper, lower in pairwise(rows):
-        upper.los_next = result.los(upper.name, lower.name)
+    if players.posterior is not None:  # a team plays at its members' average: a contrast of their posterior
+        for upper, lower in pairwise(rows):
+            weights: dict[str, float] = {}
+            for side, sign in ((members[upper.name], 1.0), (members[lower.name], -1.0)):
+                for m in side:
+                    weights[m] = weights.get(m, 0.0) + sign / len(side)
+            upper.los_next = players.posterior.contrast(weights)
     return result
