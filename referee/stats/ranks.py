@@ -211,6 +211,13 @@ def _spread_weights(d: Sequence[float], omega: Sequence[float]) -> list[tuple[fl
     return [(w / total, t2) for w, t2 in groups]
 
 
+def _shrinkage(t2: float, d: Sequence[float]) -> list[float]:
+    """``s_k = τ² / (d_k + τ²)``: how much of each contrast the prior of spread ``τ`` keeps."""
+    if math.isinf(t2):
+        return [1.0] * len(d)
+    return [t2 / (dk + t2) if dk + t2 > 0 else 0.0 for dk in d]
+
+
 @dataclass(frozen=True)
 class RankPosterior:
     """The ratings' posterior (see the module docstring). ``names`` best first by the fit, its
@@ -235,8 +242,9 @@ class RankPosterior:
 
     @classmethod
     def of(cls, names: Sequence[str], elo: Sequence[float], info: Sequence[Sequence[float]],
-           robust: Sequence[Sequence[float]], df: int, seed: int = 0) -> RankPosterior:
-        """From the fit's ratings and its two covariances (same units)."""
+           robust: Sequence[Sequence[float]], df: int, seed: int = 0, prior: bool = True) -> RankPosterior:
+        """From the fit's ratings and its two covariances (same units); ``prior=False``: no prior
+        on the spread (a flat one, ``τ = ∞``: the likelihood alone, for comparison)."""
         n = len(names)
         order = sorted(range(n), key=lambda i: (-elo[i], names[i]))
         factor = loewner_max(info, robust)
@@ -250,8 +258,8 @@ class RankPosterior:
         z = [sum(map(mul, h[a], x)) for a in range(n - 1)]
         omega = [sum(u[a][k] * z[a] for a in range(n - 1)) for k in range(n - 1)]
         rows = [tuple(sum(h[a][i] * u[a][k] for a in range(n - 1)) for k in range(n - 1)) for i in range(n)]
-        return cls(tuple(names[i] for i in order), tuple(x), tuple(rows), tuple(d), tuple(omega),
-                   tuple(_spread_weights(d, omega)) if n > 1 else ((1.0, 0.0),), df, seed)
+        spread = tuple(_spread_weights(d, omega)) if prior and n > 1 else ((1.0, math.inf),)
+        return cls(tuple(names[i] for i in order), tuple(x), tuple(rows), tuple(d), tuple(omega), spread, df, seed)
 
     def contrast(self, weights: Mapping[str, float]) -> float:
         """P(Σ weights[name] · R_name > 0): with weights summing to 0 (one team's average minus
@@ -266,7 +274,7 @@ class RankPosterior:
                 v[k] += c * r
         p = 0.0
         for weight, t2 in self.spread:
-            s = [t2 / (dk + t2) if dk + t2 > 0 else 0.0 for dk in self.d]
+            s = _shrinkage(t2, self.d)
             mean = sum(vk * sk * wk for vk, sk, wk in zip(v, s, self.omega))
             var = sum(vk * vk * dk * sk for vk, dk, sk in zip(v, self.d, s))
             p += weight * (t_cdf(mean / math.sqrt(var), self.df) if var > 0 else 0.5 + math.copysign(0.5, mean))
@@ -298,7 +306,7 @@ class RankPosterior:
         out = []
         for _ in range(max(1, self.draws // 2)):
             t2 = rng.choices([t for _, t in self.spread], cum_weights=cumulative)[0]
-            s = [t2 / (dk + t2) if dk + t2 > 0 else 0.0 for dk in self.d]
+            s = _shrinkage(t2, self.d)
             scale = math.sqrt(self.df / rng.gammavariate(0.5 * self.df, 2.0))
             noise = [scale * math.sqrt(dk * sk) * rng.gauss(0.0, 1.0) for dk, sk in zip(self.d, s)]
             mean = [sk * wk for sk, wk in zip(s, self.omega)]

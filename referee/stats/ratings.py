@@ -679,16 +679,19 @@ def _robust(cov: Sequence[Sequence[float]], columns: _Columns, x: Sequence[float
 
 
 def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequence[float]],
-               robust: Sequence[Sequence[float]], n_deals: int, seed: int | None) -> ranks.RankPosterior:
+               robust: Sequence[Sequence[float]], n_deals: int, seed: int | None,
+               spread_prior: bool = True) -> ranks.RankPosterior:
     scale = ELO_PER_LOGIT * ELO_PER_LOGIT
     return ranks.RankPosterior.of(names, elos, [[v * scale for v in row] for row in cov],
-                                  [[v * scale for v in row] for row in robust], n_deals - 1, seed or 0)
+                                  [[v * scale for v in row] for row in robust], n_deals - 1, seed or 0, spread_prior)
 
 
-def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float = 1.0) -> ranks.RankPosterior | None:
+def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float = 1.0,
+                   spread_prior: bool = True) -> ranks.RankPosterior | None:
     """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
     orders) from these outcomes, without a bootstrap: one fit and its two covariances. None with
-    fewer than two deal sets (nothing measures how results vary from deal to deal)."""
+    fewer than two deal sets (nothing measures how results vary from deal to deal).
+    ``spread_prior=False`` leaves out the prior on the spread (for comparison)."""
     outcomes = _check(outcomes)
     if not outcomes:
         return None
@@ -701,7 +704,7 @@ def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float =
     x_hat = _fit_logits(n, rows, prior)
     cov = _inverse(_information(n, rows, prior, x_hat))
     return _posterior(names, [xi * ELO_PER_LOGIT for xi in x_hat], cov, _robust(cov, columns, x_hat, n_deals),
-                      n_deals, seed)
+                      n_deals, seed, spread_prior)
 
 
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,

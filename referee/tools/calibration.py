@@ -29,7 +29,8 @@ with a dominant one (1350, 1450, 1550, 2150).
 ``cost``: what a scheduler pays to call it after a deal set, for 4, 8 and 16 bots.
 
 ``--method old`` measures the methods before this tool: the fraction of bootstrap resamples for the
-LOS, the two-player fit's widest-of-three interval for the head to head.
+LOS, the two-player fit's widest-of-three interval for the head to head; ``--method flat`` the
+posterior without its prior on the spread (the likelihood alone).
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ def tournament(kind: str, world: str, true: dict[str, float], deal_sets: int, rn
 
 
 def los_function(outcomes: list[Outcome], method: str, bootstrap: int, seed: int) -> Callable[[str, str], float] | None:
-    """P(a above b) of a table by the method: "new" (the posterior), "old" (bootstrap fractions)."""
-    if method == "new":
-        post = rank_posterior(outcomes)
+    """P(a above b) of a table by the method: "new" (the posterior), "flat" (the posterior without
+    its prior on the spread), "old" (bootstrap fractions)."""
+    if method in ("new", "flat"):
+        post = rank_posterior(outcomes, spread_prior=method == "new")
         return None if post is None else post.above
     table = rate(outcomes, bootstrap=bootstrap, seed=seed)
     samples = table.samples
@@ -189,7 +191,7 @@ def h2h_rate(kind: str, world: str, spread: str, deal_sets: int, tables: int, tr
         for a, b in combinations(sorted(true), 2):
             if true[a] < true[b]:
                 a, b = b, a  # the stronger first
-            d = (headtohead.elo_difference(outcomes, a, b, bootstrap, t) if method == "new"
+            d = (headtohead.elo_difference(outcomes, a, b, bootstrap, t) if method != "old"
                  else old_difference(outcomes, a, b, bootstrap, t))
             held = _holds(d, truth[a, b])
             out.held += held
@@ -298,7 +300,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--part", choices=("null", "order", "h2h", "cost", "all"), default="all")
     parser.add_argument("--tables", type=int, default=1000, help="simulated tournaments a cell (default 1000)")
     parser.add_argument("--deal-sets", type=int, nargs="+", default=list(DEAL_SETS))
-    parser.add_argument("--method", choices=("new", "old"), default="new")
+    parser.add_argument("--method", choices=("new", "flat", "old"), default="new")
     parser.add_argument("--bootstrap", type=int, default=200, help="resamples of --method old (default 200)")
     parser.add_argument("--limit", type=int, default=4000, help="deal sets that measure the head-to-head truths")
     parser.add_argument("--seed", type=int, default=0)
