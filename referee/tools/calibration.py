@@ -107,9 +107,10 @@ class OrderRate:
     right99: int
     pairs: int
 
-    @staticmethod
-    def pct(k: int, n: int) -> str:
-        return "-" if n == 0 else f"{100.0 * k / n:.1f}"
+
+def pct(k: int, n: int) -> str:
+    """k/n in percent, "-" for none."""
+    return "-" if n == 0 else f"{100.0 * k / n:.1f}"
 
 
 def order_rate(kind: str, world: str, spread: str, deal_sets: int, tables: int, method: str = "new",
@@ -166,10 +167,6 @@ class H2HRate:
     lopsided: int = 0
     few_held: int = 0
     few: int = 0
-
-    @staticmethod
-    def pct(k: int, n: int) -> str:
-        return "-" if n == 0 else f"{100.0 * k / n:.1f}"
 
 
 def _holds(d: headtohead.Difference, truth: float) -> bool:
@@ -230,11 +227,15 @@ def part_null(args: argparse.Namespace) -> None:
     print()
 
 
-def part_order(args: argparse.Namespace) -> None:
-    print(f"== order: {args.tables} tables a cell; % right among pairs printed at >= 95% (at >= 99%), "
-          f"and % of pairs printed at >= 95% ==")
+def _header(title: str, args: argparse.Namespace) -> None:
+    print(f"== {title} ==")
     print("| data | world | bots | " + " | ".join(f"{d} deal sets" for d in args.deal_sets) + " |")
     print("|---|---|---|" + "---|" * len(args.deal_sets))
+
+
+def part_order(args: argparse.Namespace) -> None:
+    _header(f"order: {args.tables} tables a cell; % right among pairs printed at >= 95% (at >= 99%), "
+            f"and % of pairs printed at >= 95%", args)
     for kind in KINDS:
         for world in WORLDS:
             for spread in args.spreads or SPREADS:
@@ -242,17 +243,15 @@ def part_order(args: argparse.Namespace) -> None:
                 cells = []
                 for d in args.deal_sets:
                     r = order_rate(kind, world, spread, d, args.tables, args.method, args.bootstrap, args.seed)
-                    cells.append(f"{r.pct(r.right95, r.printed95)} ({r.pct(r.right99, r.printed99)}); "
-                                 f"{r.pct(r.printed95, r.pairs)}")
+                    cells.append(f"{pct(r.right95, r.printed95)} ({pct(r.right99, r.printed99)}); "
+                                 f"{pct(r.printed95, r.pairs)}")
                 print(f"| {kind} | {world} | {spread} | " + " | ".join(cells) + f" | {_timed(start)}", flush=True)
     print()
 
 
 def part_h2h(args: argparse.Namespace) -> None:
-    print(f"== head to head: {args.tables} tables a cell; coverage % of the 95% intervals: all pairs; "
-          f"printed bounds [how many]; the most lopsided pair; pairs with 1-2 losses [how many] ==")
-    print("| data | world | bots | " + " | ".join(f"{d} deal sets" for d in args.deal_sets) + " |")
-    print("|---|---|---|" + "---|" * len(args.deal_sets))
+    _header(f"head to head: {args.tables} tables a cell; coverage % of the 95% intervals: all pairs; "
+            f"printed bounds [how many]; the most lopsided pair; pairs with 1-2 losses [how many]", args)
     for kind in ("2-player", "4-player"):
         for world in WORLDS:
             for spread in H2H_SPREADS:
@@ -261,8 +260,8 @@ def part_h2h(args: argparse.Namespace) -> None:
                 cells = []
                 for d in args.deal_sets:
                     r = h2h_rate(kind, world, spread, d, args.tables, truth, args.method, args.bootstrap, args.seed)
-                    cells.append(f"{r.pct(r.held, r.total)}; {r.pct(r.bounds_held, r.bounds)} [{r.bounds}]; "
-                                 f"{r.pct(r.lopsided_held, r.lopsided)}; {r.pct(r.few_held, r.few)} [{r.few}]")
+                    cells.append(f"{pct(r.held, r.total)}; {pct(r.bounds_held, r.bounds)} [{r.bounds}]; "
+                                 f"{pct(r.lopsided_held, r.lopsided)}; {pct(r.few_held, r.few)} [{r.few}]")
                 print(f"| {kind} | {world} | {spread} | " + " | ".join(cells) + f" | {_timed(start)}", flush=True)
     print()
 
