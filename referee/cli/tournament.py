@@ -101,7 +101,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
 
     Duplicate play as in tournaments, but only matches involving the candidate.
     Prints the candidate's Elo difference against each baseline (head to head,
-    95% interval by bootstrap over deal sets), then the full standings. Results
+    95% interval over deal sets, a bound after a sweep), then the full standings. Results
     are saved as they come; the same command resumes an interrupted run. Exit
     code 4 (incomplete): a bot died for good and did not play all its matches."""
 
@@ -129,7 +129,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
                                **standings.to_json(st)}, indent=2))
     else:
         click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
-                   f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
+                   f"± half the 95% interval over deal sets, a bound after a sweep):")
         click.echo(tgauntlet.versus_table(cfg.candidate, against))
         click.echo()
         click.echo(standings.report(st))

@@ -190,7 +190,8 @@ def _wilson(y: float, k: float) -> tuple[float, float]:
 def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: int = 1000,
                    seed: int = 0, confidence: float = 0.95) -> Difference:
     """``a``'s Elo over ``b`` from their results against each other alone (``outcomes`` may hold
-    others: they are ignored), its interval and LOS (None with ``bootstrap`` 0: no intervals)."""
+    others: they are ignored), its interval and LOS. The interval needs no resampling: ``bootstrap``
+    only says whether there are intervals (0: none, as for the standings) and ``seed`` is unused."""
     mine = [o for o in outcomes if {o.a, o.b} == {a, b}]
     if not mine:
         raise ValueError(f"{a} and {b} have no result against each other")

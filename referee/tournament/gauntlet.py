@@ -20,7 +20,8 @@ Only matches involving the candidate are played, every deal set from every seat:
 
 The standings are the tournament's (one joint Bradley-Terry fit) and, for
 each baseline, the candidate's Elo difference against it from their
-head-to-head results alone, with a 95% interval by bootstrap over deal sets.
+head-to-head results alone, with a 95% interval over deal sets (a bound after a sweep;
+:func:`referee.stats.headtohead.elo_difference`).
 
 """
 
