@@ -106,10 +106,11 @@ Measured coverage: ``python -m referee.tools.coverage`` and docs/tournaments.md.
 Rank confidence
 ---------------
 The likelihood of superiority ``LOS(a, b)``, P(rank = k) and top-k come from the ratings'
-posterior (:mod:`referee.stats.ranks`): a multivariate Student t with ``D - 1`` degrees of freedom
-around the fit, its scale the smallest matrix above both the observed-information and the
-cluster-robust covariances, the same two that widen the intervals (the raw bootstrap's fraction
-of resamples is overconfident with few deal sets, and decides ties by round-off).
+posterior (:mod:`referee.stats.ranks`): a multivariate Student t likelihood with ``D - 1`` degrees
+of freedom around the fit, its scale the smallest matrix above both the observed-information and
+the cluster-robust covariances, the same two that widen the intervals, and a prior on how far apart
+the bots are, learned from the table (the raw bootstrap's fraction of resamples was overconfident
+with few deal sets, and decided ties by round-off).
 :func:`rank_posterior` gives it without a bootstrap (one fit), for a scheduler. With one deal
 set nothing measures the deal-to-deal variation: :attr:`Ratings.intervals_trusted` is False.
 With an ``anchor`` bot, that bot's interval has zero width and the others' intervals are
