@@ -80,23 +80,31 @@ def los_function(outcomes: list[Outcome], method: str, bootstrap: int, seed: int
 class NullRate:
     crossed: int
     pairs: int
+    per_table: tuple[int, ...] = ()  # how many ordered pairs crossed in each table
 
     @property
     def pct(self) -> float:
         return 100.0 * self.crossed / self.pairs
+
+    @property
+    def se(self) -> float:
+        """The standard error of :attr:`pct` (in points) from the tables' own spread: the pairs of one
+        table are not independent, the tables are."""
+        t = len(self.per_table)
+        share = [c * t / self.pairs for c in self.per_table]  # each table's crossings, per pair
+        mean = sum(share) / t
+        return 100.0 * math.sqrt(sum((x - mean) ** 2 for x in share) / (t - 1) / t)
 
 
 def null_rate(kind: str, world: str, deal_sets: int, tables: int, method: str = "new", bootstrap: int = 200,
               seed: int = 0, level: float = 0.95) -> NullRate:
     """How often P(a above b) >= level for an ordered pair of equal bots."""
     rng = random.Random(f"null:{kind}:{world}:{deal_sets}:{seed}")
-    crossed = pairs = 0
+    per_table = []
     for t in range(tables):
         los = los_function(tournament(kind, world, NULL, deal_sets, rng), method, bootstrap, t)
-        for a, b in permutations(NULL, 2):
-            crossed += los(a, b) >= level
-            pairs += 1
-    return NullRate(crossed, pairs)
+        per_table.append(sum(los(a, b) >= level for a, b in permutations(NULL, 2)))
+    return NullRate(sum(per_table), tables * len(NULL) * (len(NULL) - 1), tuple(per_table))
 
 
 @dataclass(frozen=True)
