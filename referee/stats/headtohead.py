@@ -37,11 +37,15 @@ normal one with a single deal set) and ``φ`` the **design effect** of the deal 
 cluster-robust variance of ``ȳ`` over deal sets (``D/(D-1)`` times the spread of their points)
 divided by the binomial ``ȳ(1 - ȳ)/n``, never below 1 (games of one deal set are correlated; a
 sweep leaves nothing to measure it with, and counts as independent games). With a single deal set
-nothing measures it: ``φ = n``, the deal set counts as one game. After a sweep
-(``ȳ = 1`` or 0) the interval reaches ``μ = 1`` (0): infinite Elo, and the difference is printed as
-a **bound** (``> +40``; :attr:`Difference.bound`). The likelihood of superiority is the same test
-at ``μ = ½``: ``T_{D-1}((ȳ - ½) / √(φ / 4n))``, so the interval excludes 0 exactly when the LOS
-passes 97.5% (or falls below 2.5%), and an even score is ½. Measured calibration:
+nothing measures it: ``φ = n``, the deal set counts as one game. Near the edges the Wilson interval
+is too short on its open side (one loss in 80 to a bot that almost never loses), so the interval is
+the union with the exact (Clopper-Pearson) binomial interval of the effective counts
+``x = ȳ n / φ`` out of ``n / φ``: ``[Beta(α/2; x, n/φ - x + 1), Beta(1 - α/2; x + 1, n/φ - x)]``.
+After a sweep (``ȳ = 1`` or 0) the interval reaches ``μ = 1`` (0): infinite Elo, and the difference is
+printed as a **bound** (``> +40``; :attr:`Difference.bound`). The likelihood of superiority is the
+more cautious of the same two tests at ``μ = ½`` (Student's ``T_{D-1}((ȳ - ½) / √(φ / 4n))`` and the
+exact binomial one), never past ½ the other way, so that the interval excludes 0 exactly when the
+LOS passes 97.5% (or falls below 2.5%), and an even score is ½. Measured calibration:
 ``python -m referee.tools.calibration --part h2h`` and docs/tournaments.md.
 """
 
@@ -54,7 +58,7 @@ from statistics import NormalDist
 from typing import NamedTuple
 
 from referee.stats import ratings
-from referee.stats.ranks import t_cdf
+from referee.stats.ranks import beta_cdf, beta_quantile, t_cdf
 from referee.stats.ratings import PairResult, Record
 from referee.stats.sprt import elo_of
 
@@ -211,14 +215,22 @@ def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: in
     if d >= 2 and 0.0 < y < 1.0:
         robust = d / (d - 1) * sum((w - y * g) ** 2 for w, g in points.values()) / (n * n)
         phi = max(1.0, robust / (y * (1.0 - y) / n))
-    q_hi = (1.0 + confidence) / 2.0
-    q = ratings.t_quantile(q_hi, d - 1) if d >= 2 else NormalDist().inv_cdf(q_hi)
+    tail = (1.0 - confidence) / 2.0
+    q = ratings.t_quantile(1.0 - tail, d - 1) if d >= 2 else NormalDist().inv_cdf(1.0 - tail)
     mu_lo, mu_hi = _wilson(y, q * q * phi / n)
-    mu_lo, mu_hi = (0.0 if y == 0.0 else mu_lo), (1.0 if y == 1.0 else mu_hi)  # a sweep's open side, exactly
+    n_eff = n / phi
+    x = y * n_eff  # the exact binomial interval of the effective counts
+    mu_lo = 0.0 if y == 0.0 else min(mu_lo, beta_quantile(tail, x, n_eff - x + 1.0))
+    mu_hi = 1.0 if y == 1.0 else max(mu_hi, beta_quantile(1.0 - tail, x + 1.0, n_eff - x))
     lo = None if mu_lo <= 0.0 else elo_of(mu_lo)
     hi = None if mu_hi >= 1.0 else elo_of(mu_hi)
-    stat = (y - 0.5) / math.sqrt(phi / (4.0 * n))
-    los = 0.5 if y == 0.5 else t_cdf(stat, d - 1 if d >= 2 else math.inf)
+    los = 0.5
+    if y != 0.5:
+        student = t_cdf((y - 0.5) / math.sqrt(phi / (4.0 * n)), d - 1 if d >= 2 else math.inf)
+        if y > 0.5:  # the exact test's: 1 - P(X >= x) at μ = ½ (its interval's lower end passes ½ with it)
+            los = max(0.5, min(student, 1.0 - beta_cdf(0.5, x, n_eff - x + 1.0)))
+        else:  # P(X <= x) at μ = ½
+            los = min(0.5, max(student, 1.0 - beta_cdf(0.5, x + 1.0, n_eff - x)))
     return Difference(record.elo, lo, hi, los, bound, record)
 
 

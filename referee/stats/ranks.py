@@ -103,6 +103,20 @@ def _betainc(a: float, b: float, x: float) -> float:
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
 
+def beta_cdf(x: float, a: float, b: float) -> float:
+    """P(X <= x) for X ~ Beta(a, b) (a, b > 0): the regularized incomplete beta function."""
+    return _betainc(a, b, x)
+
+
+def beta_quantile(q: float, a: float, b: float) -> float:
+    """The ``q`` quantile of Beta(a, b) (bisection, to 1e-12)."""
+    lo, hi = 0.0, 1.0
+    while hi - lo > 1e-12:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _betainc(a, b, mid) < q else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom (``math.inf``: the normal)."""
     if math.isinf(df):
