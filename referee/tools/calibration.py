@@ -248,7 +248,7 @@ def part_order(args: argparse.Namespace) -> None:
             f"and % of pairs printed at >= 95%", args)
     for kind in KINDS:
         for world in WORLDS:
-            for spread in args.spreads or SPREADS:
+            for spread in [x for x in args.spreads or SPREADS if x in SPREADS]:
                 start = time.perf_counter()
                 cells = []
                 for d in args.deal_sets:
@@ -264,7 +264,7 @@ def part_h2h(args: argparse.Namespace) -> None:
             f"printed bounds [how many]; the most lopsided pair; pairs with 1-2 losses [how many]", args)
     for kind in ("2-player", "4-player"):
         for world in WORLDS:
-            for spread in H2H_SPREADS:
+            for spread in [x for x in args.spreads or H2H_SPREADS if x in H2H_SPREADS]:
                 start = time.perf_counter()
                 truth = h2h_truth(kind, world, H2H_SPREADS[spread], args.limit, args.seed)
                 cells = []
@@ -313,7 +313,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bootstrap", type=int, default=200, help="resamples of --method old (default 200)")
     parser.add_argument("--limit", type=int, default=4000, help="deal sets that measure the head-to-head truths")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--spreads", nargs="+", choices=sorted(SPREADS), help="the order part's bots (default: all)")
+    parser.add_argument("--spreads", nargs="+", choices=sorted({*SPREADS, *H2H_SPREADS}),
+                        help="the bots of the order and h2h parts (default: all of each)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("cost", part_cost)):
