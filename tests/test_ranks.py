@@ -50,12 +50,12 @@ def test_the_loewner_max_is_above_both_and_equals_the_larger_when_ordered():
     info, robust = random_spd(rng, 5), random_spd(rng, 5, rank=2)  # a robust covariance of 3 deal sets
     f = ranks.loewner_max(info, robust)
     w = [[sum(f[i][k] * f[j][k] for k in range(5)) for j in range(5)] for i in range(5)]
+    def quad(m, c):
+        return sum(c[i] * m[i][j] * c[j] for i in range(5) for j in range(5))
+
     for _ in range(200):
         c = [rng.gauss(0, 1) for _ in range(5)]
-
-        def quad(m):
-            return sum(c[i] * m[i][j] * c[j] for i in range(5) for j in range(5))
-        assert quad(w) >= max(quad(info), quad(robust)) * (1 - 1e-9)
+        assert quad(w, c) >= max(quad(info, c), quad(robust, c)) * (1 - 1e-9)
     bigger = [[2 * v for v in row] for row in info]  # robust above info everywhere: the max is robust
     f = ranks.loewner_max(info, bigger)
     assert [[sum(f[i][k] * f[j][k] for k in range(5)) for j in range(5)] for i in range(5)] == \

@@ -22,12 +22,12 @@ from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
 from referee.stats import sprt as S
 from referee.stats.simulation import duplicate_model, duplicate_model_normalized
 from referee.stats.sprt import Verdict
+from referee.tools.sprt_simulation import sampler
 from referee.tournament.config import ConfigError
 from referee.tournament.sprt import report as sprt_report
 from referee.tournament.sprt import run as sprt_run
 from referee.tournament.sprt import setup as sprt_setup
 from referee.tournament.sprt import units as sprt_units
-from referee.tools.sprt_simulation import sampler
 
 ROOT = Path(__file__).resolve().parent.parent
 
