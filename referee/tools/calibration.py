@@ -27,6 +27,9 @@ lopsided pair and of the pairs with at most two losses, with the bots spread 100
 dominant one (1350, 1450, 1550, 2150) and with one that almost never loses (2750, "crushing": its
 truths rest on the few games it lost in the ``--limit`` run, and are rough).
 
+``bounds``: the standings' bounds (a bot that scored no point, ``< hi``, or every point, ``> lo``):
+how many hold the bot's true rating, for the spread bots and with the crushing one.
+
 ``cost``: what a scheduler pays to call it after a deal set, for 4, 8 and 16 bots.
 
 ``--method old`` measures the methods before this tool: the fraction of bootstrap resamples for the
@@ -45,10 +48,10 @@ from dataclasses import dataclass
 from itertools import combinations, permutations
 
 from referee.stats import headtohead
-from referee.stats.ratings import Outcome, PairResult, rank_posterior, rate
+from referee.stats.ratings import Outcome, PairResult, fit, rank_posterior, rate
 from referee.stats.simulation import HARSH, PROJECT, simulate_tournament
 from referee.stats.sprt import elo_of
-from referee.tools.coverage import KINDS, _lineups
+from referee.tools.coverage import KINDS, _lineups, holds
 
 WORLDS = {"project": PROJECT, "harsh": HARSH}
 NULL = {"a": 1500.0, "b": 1500.0, "c": 1500.0, "d": 1500.0}
@@ -276,6 +279,38 @@ def part_h2h(args: argparse.Namespace) -> None:
     print()
 
 
+def standings_bounds(kind: str, world: str, spread: str, deal_sets: int, tables: int, bootstrap: int,
+                     seed: int = 0) -> tuple[int, int]:
+    """How many of the standings' bounds (a bot with no point, or every point: ``< hi``, ``> lo``)
+    hold the bot's true rating (the joint fit's limit, ``referee.tools.coverage``), and how many were
+    printed."""
+    true = H2H_SPREADS[spread]
+    rng = random.Random(f"limit:{kind}:{world}:{spread}:{seed}")
+    truth = fit(tournament(kind, world, true, 2000, rng))
+    rng = random.Random(f"bounds:{kind}:{world}:{spread}:{deal_sets}:{seed}")
+    held = printed = 0
+    for t in range(tables):
+        for row in rate(tournament(kind, world, true, deal_sets, rng), bootstrap=bootstrap, seed=t).rows:
+            if row.bound is not None:
+                printed += 1
+                held += holds(row, truth[row.name])
+    return held, printed
+
+
+def part_bounds(args: argparse.Namespace) -> None:
+    _header(f"the standings' bounds: {args.tables} tables a cell, {args.bootstrap} bootstrap resamples; "
+            f"% of printed bounds holding the true rating [how many printed]", args)
+    for kind in KINDS:
+        for spread in [x for x in args.spreads or ("spread", "crushing") if x in H2H_SPREADS]:
+            start = time.perf_counter()
+            cells = []
+            for d in args.deal_sets:
+                held, printed = standings_bounds(kind, "project", spread, d, args.tables, args.bootstrap, args.seed)
+                cells.append(f"{pct(held, printed)} [{printed}]")
+            print(f"| {kind} | project | {spread} | " + " | ".join(cells) + f" | {_timed(start)}", flush=True)
+    print()
+
+
 def part_cost(args: argparse.Namespace) -> None:
     """What a scheduler pays after a deal set: the posterior (one fit), the LOS of adjacent pairs,
     and the rank probabilities (the draws)."""
@@ -306,7 +341,7 @@ def part_cost(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--part", choices=("null", "order", "h2h", "cost", "all"), default="all")
+    parser.add_argument("--part", choices=("null", "order", "h2h", "bounds", "cost", "all"), default="all")
     parser.add_argument("--tables", type=int, default=1000, help="simulated tournaments a cell (default 1000)")
     parser.add_argument("--deal-sets", type=int, nargs="+", default=list(DEAL_SETS))
     parser.add_argument("--method", choices=("new", "flat", "old"), default="new")
@@ -317,7 +352,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="the bots of the order and h2h parts (default: all of each)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("cost", part_cost)):
+    for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("bounds", part_bounds),
+                      ("cost", part_cost)):
         if args.part in (part, "all"):
             run(args)
     print(f"wall {time.perf_counter() - started:.0f} s")
