@@ -22,6 +22,7 @@ from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
 from referee.stats import sprt as S
 from referee.stats.simulation import duplicate_model, duplicate_model_normalized
 from referee.stats.sprt import Verdict
+from referee.tools.sprt_simulation import sampler
 from referee.tournament.config import ConfigError
 from referee.tournament.sprt import report as sprt_report
 from referee.tournament.sprt import run as sprt_run
@@ -292,6 +293,79 @@ def test_error_rates_in_normalized_elo(luck):
     assert v0[Verdict.H1] <= allowed(0.05, runs), v0
     assert v1[Verdict.H0] <= allowed(0.05, runs), v1
     assert 0 < v0[Verdict.H1] + v1[Verdict.H0]  # not vacuously conservative
+
+
+# --- estimates corrected for the stop -------------------------------------------------------
+
+A, B = S.bounds(0.05, 0.05)
+
+
+@pytest.mark.parametrize("drift, variance, t, y, fishtest", [
+    # fishtest's Brownian(a, b, mu, sigma).outcome_cdf(T, y), computed with its own code (server/fishtest/stats)
+    (0.01, 0.02, 200, B, 0.5540793844632734),
+    (0.0, 0.02, 200, 0.5, 0.5958814865430455),
+    (-0.01, 0.03, 150, A, 0.3766308071466299),
+    (0.02, 0.05, 50, 1.0, 0.4989773529251712),
+    (0.003, 0.01, 40, B, 0.9999923135949336),  # a short time: Siegmund's approximation
+    (0.05, 0.02, 900, B, 4.0386091030249223e-07),  # a strong drift: likewise
+])
+def test_the_worse_outcome_probability_agrees_with_fishtest(drift, variance, t, y, fishtest):
+    assert S.worse_outcome(A, B, drift, variance, t, y) == pytest.approx(fishtest, rel=1e-7, abs=1e-12)
+
+
+def test_the_worse_outcome_probability_by_simulation():
+    rng = random.Random(4)
+    drift, variance, t, steps, runs = 0.008, 0.02, 300.0, 500, 1500
+    sd = math.sqrt(variance * t / steps)
+    worse = 0
+    for _ in range(runs):
+        x = 0.0
+        for _ in range(steps):
+            x += drift * t / steps + rng.gauss(0.0, sd)
+            if x <= A or x >= B:
+                break
+        worse += x <= A or A < x < 1.0
+    # with y = 1.0 inside the bounds; the discrete path misses a few exits of the continuous one
+    assert worse / runs == pytest.approx(S.worse_outcome(A, B, drift, variance, t, 1.0), abs=0.04)
+
+
+def test_a_test_far_from_its_bounds_needs_no_correction():
+    counts = [1, 10, 40, 12, 2]
+    raw, fixed = S.estimate(counts), S.stopped_estimate(counts, S.PENTANOMIAL, 0, 20, 0.05, 0.05)
+    assert fixed.elo == pytest.approx(raw.elo, abs=0.01)
+    assert fixed.elo_lo == pytest.approx(raw.elo_lo, abs=0.3) and fixed.elo_hi == pytest.approx(raw.elo_hi, abs=0.3)
+    assert fixed.los == pytest.approx(raw.los, abs=1e-3)
+    assert S.stopped_estimate([0, 0, 0, 0, 0], S.PENTANOMIAL, 0, 20, 0.05, 0.05) is None
+
+
+@pytest.mark.parametrize("model, elo0, elo1", [(S.EloModel.LOGISTIC, 0.0, 40.0), (S.EloModel.NORMALIZED, 0.0, 60.0)])
+def test_corrected_estimates_are_median_unbiased_and_their_intervals_hold(model, elo0, elo1):
+    """SPRTs at the true strength elo1: the estimates as counted overstate it (the tests that pass
+    early, on a lucky streak, stop there; about two thirds read above it); corrected, half of them
+    read above the truth and the 95% intervals hold it about 95% of the time."""
+    runs, true = 200, elo1
+    probs = (duplicate_model_normalized(true, 2.0, 0.02) if model is S.EloModel.NORMALIZED
+             else duplicate_model(true, 2.0, 0.02)[0])
+    rng = random.Random(f"stopped:{model}")
+    draw = sampler(probs, rng)  # the simulation tool's
+    above = held = raw_above = raw_held = 0
+    for _ in range(runs):
+        test = S.SPRT(elo0, elo1, values=S.PENTANOMIAL, model=model)
+        verdict, _ = S.run_test(draw, test, 20000)
+        fixed = S.stopped_estimate(test.counts, S.PENTANOMIAL, elo0, elo1, 0.05, 0.05, model, verdict)
+        raw = S.estimate(test.counts)
+        value, lo, hi = ((fixed.nelo, fixed.nelo_lo, fixed.nelo_hi) if model is S.EloModel.NORMALIZED
+                         else (fixed.elo, fixed.elo_lo, fixed.elo_hi))
+        raw_value, raw_lo, raw_hi = ((raw.nelo, raw.nelo_lo, raw.nelo_hi) if model is S.EloModel.NORMALIZED
+                                     else (raw.elo, raw.elo_lo, raw.elo_hi))
+        above += value > true
+        raw_above += raw_value > true
+        held += lo <= true <= hi
+        raw_held += raw_lo <= true <= raw_hi
+    assert abs(above - runs / 2) <= 3 * math.sqrt(runs / 4), above
+    assert raw_above > runs / 2 + 3 * math.sqrt(runs / 4), raw_above
+    assert held >= runs * 0.95 - 3 * math.sqrt(runs * 0.05 * 0.95), held
+    assert held > raw_held  # the counts' own intervals hold it less often
 
 
 def test_asymmetric_alpha_beta_and_the_non_regression_preset():

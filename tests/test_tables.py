@@ -72,17 +72,17 @@ def test_head_to_head_mirrors_and_matches_a_two_player_fit():
     assert ab.los == pytest.approx(1 - ba.los)
     alone = ratings.rate([o for o in headtohead.pair_results(matches) if {o.a, o.b} == {"a", "b"}],
                          anchor=("b", 0.0), bootstrap=200)
-    assert ab.elo == pytest.approx(alone["a"].elo) and ab.elo_lo == pytest.approx(alone["a"].lo)
+    assert ab.elo == pytest.approx(alone["a"].elo) and alone["a"].lo < ab.elo_lo < ab.elo < ab.elo_hi
     assert "c" not in h2h["b"]  # never met
     assert h2h["a"]["c"].draws == 6 and h2h["a"]["c"].wins == 6 and h2h["a"]["c"].elo > 0
 
 
 def test_los_is_no_surer_than_the_interval():
-    # one deal set: every bootstrap resample is the same, so the resamples alone say 100%
+    # one deal set: nothing measures how its games are correlated, so it counts as a single game
     matches = [duel(0, "a", "b", True), duel(0, "b", "a", False)] * 2
     h = headtohead.head_to_head(matches, bootstrap=200)["a"]["b"]
     assert h.elo_lo < 0 < h.elo  # the interval covers 0
-    assert 0.5 < h.los < 1.0
+    assert 0.5 <= h.los < 0.975  # so the LOS is no surer than the interval
 
 
 def test_opponents_average_and_los_matrix():

@@ -116,6 +116,8 @@ admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
                                   help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
 los_option = click.option("--los", "show_los", is_flag=True,
                           help="Also print the likelihood-of-superiority matrix (row over column).")
+ranks_option = click.option("--ranks", "show_ranks", is_flag=True,
+                            help="Also print each bot's rank probabilities: P(rank = k) and P(top k).")
 ratings_format_option = click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv", "csv-pairs"]), default="table", show_default=True,
     help="csv: one row per bot; csv-pairs: one row per ordered pair of bots (head to head, game pairs, LOS).")

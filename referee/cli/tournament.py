@@ -19,6 +19,7 @@ from referee.cli.options import (
     live_options,
     los_option,
     progress_options,
+    ranks_option,
     ratings_format_option,
     remote_options,
     rerun_option,
@@ -88,16 +89,19 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
 @ratings_format_option
 @standings_options
 @los_option
-def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool) -> None:
+@ranks_option
+def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool,
+            show_ranks: bool) -> None:
     """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
-    the likelihood-of-superiority matrix. docs/tournaments.md explains every column. Exit code 4
-    (incomplete): a bot died for good and did not play all its matches (marked in the table); 5
-    (withdrawn): an entry did not start or died for good (listed below the table)."""
+    the likelihood-of-superiority matrix, --ranks each bot's rank probabilities. docs/tournaments.md
+    explains every column. Exit code 4 (incomplete): a bot died for good and did not play all its
+    matches (marked in the table); 5 (withdrawn): an entry did not start or died for good (listed
+    below the table)."""
     from referee.tournament.store import Store
 
     store = Store(directory, create=False)
-    print_standings(store, anchor, bootstrap, fmt, show_los=show_los)
+    print_standings(store, anchor, bootstrap, fmt, show_los=show_los, show_ranks=show_ranks)
     exit_if_incomplete(store)
     exit_if_withdrawn(store)
 
@@ -120,7 +124,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
 
     Duplicate play as in tournaments, but only matches involving the candidate.
     Prints the candidate's Elo difference against each baseline (head to head,
-    95% interval by bootstrap over deal sets), then the full standings, then the
+    95% interval over deal sets, a bound after a sweep), then the full standings, then the
     verdict. Results are saved as they come; the same command resumes an
     interrupted run. Exit code 1 (a failed check, for CI): the candidate is
     worse than a baseline at --confidence; 4 (incomplete): a bot died for good
@@ -158,7 +162,7 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
                                    "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
         else:
             click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
-                       f"± half the 95% interval, {bootstrap} bootstrap resamples of deal sets):")
+                       f"± half the 95% interval over deal sets, a bound after a sweep):")
             click.echo(tgauntlet.versus_table(cfg.candidate, against))
             click.echo()
             click.echo(standings.report(st))
@@ -182,7 +186,7 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
 
 
 def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
-                    show_los: bool = False) -> None:
+                    show_los: bool = False, show_ranks: bool = False) -> None:
     from referee.tournament import standings
 
     rows = list(store.matches())
@@ -197,7 +201,7 @@ def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
     elif fmt == "csv-pairs":
         click.echo(standings.to_csv_pairs(st), nl=False)
     else:
-        click.echo(standings.report(st, los=show_los))
+        click.echo(standings.report(st, los=show_los, ranks=show_ranks))
 
 
 def exit_if_incomplete(store) -> None:

@@ -24,28 +24,43 @@ a result whose twin was not played (an interrupted run, a schedule without it) s
 
 Elo difference head to head
 ---------------------------
-From the two bots' results against each other alone (not the joint fit): the Bradley-Terry
-fit of :func:`referee.stats.ratings.rate` for two players, with the other anchored at 0, its
-95% interval by bootstrap over deal sets (never narrower than the observed-information
-interval, and finite after a clean sweep thanks to the fit's prior) and the likelihood of
-superiority, the fraction of resamples in which the first is rated above the second (or, if
-it is nearer to ½, ``Φ(1.96 · elo / h)`` with ``h`` the distance from ``elo`` to the end of the
-interval on the side of 0, so that the interval excludes 0 exactly when the LOS passes 97.5%:
-with one or two deal sets every resample can agree, and the LOS must not claim more than the
-interval).
+From the two bots' results against each other alone (not the joint fit): the point estimate is the
+Bradley-Terry fit of :func:`referee.stats.ratings.rate` for two players, with the other anchored at
+0. The interval is built on the **score scale**, where the edges behave (a logit-scale interval
+breaks down after a sweep or a few losses): with ``ȳ`` the first bot's points per result over
+``n`` results on ``D`` deal sets, it is the Wilson score interval
+
+    { μ : (ȳ - μ)² <= q² · φ · μ (1 - μ) / n }
+
+mapped to Elo (``elo(μ)``), with ``q`` the Student t quantile for ``D - 1`` degrees of freedom (the
+normal one with a single deal set) and ``φ`` the **design effect** of the deal sets: the
+cluster-robust variance of ``ȳ`` over deal sets (``D/(D-1)`` times the spread of their points)
+divided by the binomial ``ȳ(1 - ȳ)/n``, never below 1 (games of one deal set are correlated; a
+sweep leaves nothing to measure it with, and counts as independent games). With a single deal set
+nothing measures it: ``φ = n``, the deal set counts as one game. Near the edges the Wilson interval
+is too short on its open side (one loss in 80 to a bot that almost never loses), so the interval is
+the union with the exact (Clopper-Pearson) binomial interval of the effective counts
+``x = ȳ n / φ`` out of ``n / φ``: ``[Beta(α/2; x, n/φ - x + 1), Beta(1 - α/2; x + 1, n/φ - x)]``.
+After a sweep (``ȳ = 1`` or 0) the interval reaches ``μ = 1`` (0): infinite Elo, and the difference is
+printed as a **bound** (``> +40``; :attr:`Difference.bound`). The likelihood of superiority is the
+more cautious of the same two tests at ``μ = ½`` (Student's ``T_{D-1}((ȳ - ½) / √(φ / 4n))`` and the
+exact binomial one), never past ½ the other way, so that the interval excludes 0 exactly when the
+LOS passes 97.5% (or falls below 2.5%), and an even score is ½. Measured calibration:
+``python -m referee.tools.calibration --part h2h`` and docs/tournaments.md.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import NamedTuple
 
 from referee.stats import ratings
+from referee.stats.ranks import beta_cdf, beta_quantile, t_cdf
 from referee.stats.ratings import PairResult, Record
-
-Z95 = NormalDist().inv_cdf(0.975)
+from referee.stats.sprt import elo_of
 
 
 class MatchSeats(NamedTuple):
@@ -143,30 +158,80 @@ class HeadToHead:
     losses: int
     score_pct: float | None
     elo: float | None  # this bot minus the other, from these results alone
-    elo_lo: float | None  # the 95% interval (None without bootstrap)
+    elo_lo: float | None  # the 95% interval (None without bootstrap, or on a bound's open side)
     elo_hi: float | None
     los: float | None  # likelihood that this bot is the stronger, in [0, 1] (None without bootstrap)
     pentanomial: list[int]  # game pairs scoring 0, 0.5, 1, 1.5, 2 points for this bot
     unpaired: int
+    #: "lower": this bot won every result, only ``elo_lo`` means something ("> +40"); "upper": it
+    #: scored no point, only ``elo_hi``; None: an estimate with an interval
+    bound: str | None = None
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The Elo difference of one bot over another from their results alone (see the module)."""
+
+    elo: float  # the two-player fit, the other bot at 0
+    lo: float | None  # the interval; None: no lower end (an upper bound), or no interval (no bootstrap)
+    hi: float | None
+    los: float | None  # P(the first is the stronger); None without intervals
+    #: "lower": a sweep by the first, only ``lo`` means something; "upper": no point, only ``hi``
+    bound: str | None
+    record: ratings.PlayerRating  # the first bot's row of the two-player fit (W-D-L, games)
+
+    @property
+    def plus_minus(self) -> float | None:
+        return None if self.lo is None or self.hi is None else (self.hi - self.lo) / 2.0
+
+
+def _wilson(y: float, k: float) -> tuple[float, float]:
+    """The μ with (y - μ)² = k μ (1 - μ)."""
+    centre, spread = y + k / 2.0, math.sqrt(k * y * (1.0 - y) + k * k / 4.0)
+    return max(0.0, (centre - spread) / (1.0 + k)), min(1.0, (centre + spread) / (1.0 + k))
 
 
 def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: int = 1000,
-                   seed: int = 0) -> tuple[ratings.PlayerRating, float | None]:
-    """``a``'s rating with ``b`` anchored at 0, from their results against each other alone
-    (``outcomes`` may hold others: they are ignored), and the LOS of ``a`` over ``b``."""
+                   seed: int = 0, confidence: float = 0.95) -> Difference:
+    """``a``'s Elo over ``b`` from their results against each other alone (``outcomes`` may hold
+    others: they are ignored), its interval and LOS. The interval needs no resampling: ``bootstrap``
+    only says whether there are intervals (0: none, as for the standings) and ``seed`` is unused."""
     mine = [o for o in outcomes if {o.a, o.b} == {a, b}]
     if not mine:
         raise ValueError(f"{a} and {b} have no result against each other")
-    fit = ratings.rate(mine, anchor=(b, 0.0), bootstrap=bootstrap, seed=seed)
-    row = fit[a]
-    los = fit.los(a, b)
-    if los is not None and row.lo is not None:
-        # no surer than the interval: with one or two deal sets the resamples can all agree,
-        # while the interval is never narrower than the observed-information one (ratings.rate)
-        half = row.elo - row.lo if row.elo > 0 else row.hi - row.elo  # the side towards 0
-        if half > 0:
-            los = min(los, NormalDist(0.0, half / Z95).cdf(row.elo), key=lambda p: abs(p - 0.5))
-    return row, los
+    record = ratings.rate(mine, anchor=(b, 0.0), bootstrap=0)[a]
+    points: dict[int, list[float]] = {}
+    for o in mine:
+        cell = points.setdefault(o.deal_set, [0.0, 0.0])
+        cell[0] += o.score if o.a == a else 1.0 - o.score
+        cell[1] += 1.0
+    n = sum(g for _, g in points.values())
+    y = sum(w for w, _ in points.values()) / n
+    bound = "lower" if y == 1.0 else "upper" if y == 0.0 else None
+    if bootstrap <= 0:
+        return Difference(record.elo, None, None, None, bound, record)
+    d = len(points)
+    phi = n if d == 1 else 1.0  # one deal set: its games may all be one outcome, worth a single game
+    if d >= 2 and 0.0 < y < 1.0:
+        robust = d / (d - 1) * sum((w - y * g) ** 2 for w, g in points.values()) / (n * n)
+        phi = max(1.0, robust / (y * (1.0 - y) / n))
+    tail = (1.0 - confidence) / 2.0
+    q = ratings.t_quantile(1.0 - tail, d - 1) if d >= 2 else NormalDist().inv_cdf(1.0 - tail)
+    mu_lo, mu_hi = _wilson(y, q * q * phi / n)
+    n_eff = n / phi
+    x = y * n_eff  # the exact binomial interval of the effective counts
+    mu_lo = 0.0 if y == 0.0 else min(mu_lo, beta_quantile(tail, x, n_eff - x + 1.0))
+    mu_hi = 1.0 if y == 1.0 else max(mu_hi, beta_quantile(1.0 - tail, x + 1.0, n_eff - x))
+    lo = None if mu_lo <= 0.0 else elo_of(mu_lo)
+    hi = None if mu_hi >= 1.0 else elo_of(mu_hi)
+    los = 0.5
+    if y != 0.5:
+        student = t_cdf((y - 0.5) / math.sqrt(phi / (4.0 * n)), d - 1 if d >= 2 else math.inf)
+        if y > 0.5:  # the exact test's: 1 - P(X >= x) at μ = ½ (its interval's lower end passes ½ with it)
+            los = max(0.5, min(student, 1.0 - beta_cdf(0.5, x, n_eff - x + 1.0)))
+        else:  # P(X <= x) at μ = ½
+            los = min(0.5, max(student, 1.0 - beta_cdf(0.5, x + 1.0, n_eff - x)))
+    return Difference(record.elo, lo, hi, los, bound, record)
 
 
 def head_to_head(matches: Sequence[MatchSeats], bootstrap: int = 1000,
@@ -183,14 +248,17 @@ def head_to_head(matches: Sequence[MatchSeats], bootstrap: int = 1000,
         for b in sorted(records[a]):
             if a > b:
                 continue
-            row, los = elo_difference(outcomes, a, b, bootstrap, seed)
+            diff = elo_difference(outcomes, a, b, bootstrap, seed)
             for x, y, sign in ((a, b, 1.0), (b, a, -1.0)):
                 rec, pen = records[x][y], pairs[x][y]
-                lo, hi = (row.lo, row.hi) if sign > 0 else (
-                    (None, None) if row.lo is None else (-row.hi, -row.lo))
+                lo, hi, bound = diff.lo, diff.hi, diff.bound
+                if sign < 0:
+                    lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
+                    bound = {"lower": "upper", "upper": "lower"}.get(bound)
+                los = diff.los if sign > 0 or diff.los is None else 1.0 - diff.los
                 out.setdefault(x, {})[y] = HeadToHead(
-                    rec.games, rec.wins, rec.draws, rec.losses, rec.score_pct, sign * row.elo, lo, hi,
-                    los if sign > 0 or los is None else 1.0 - los, list(pen.counts), pen.unpaired)
+                    rec.games, rec.wins, rec.draws, rec.losses, rec.score_pct, sign * diff.elo, lo, hi,
+                    los, list(pen.counts), pen.unpaired, bound)
     return out
 
 

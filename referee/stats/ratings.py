@@ -42,7 +42,8 @@ whose rating is fixed at the centre of the scale.  That is the log-density
 is level with the centre and fixes the level of the ratings.  It keeps every rating finite
 and only shrinks ratings very slightly: with 1000 games between two players (75 % score)
 the difference moves by about 0.1 Elo.  With few games it matters more, as it should
-(10 straight wins gives a difference of about 490 Elo, not infinity).
+(10 straight wins give a difference of 580.5 Elo, not infinity: ``fit`` of ten wins of one
+player over another; tests/test_ratings.py checks the figure).
 
 The fit: Newton's method
 ------------------------
@@ -89,8 +90,7 @@ unit of resampling is the deal set, not the game. An interval is the widest of t
 - the **bootstrap over deal sets**: draw as many deal sets as there are, with replacement, keep
   all the outcomes of every drawn deal set (as many times as it was drawn), refit, anchor the same
   way, and repeat ``bootstrap`` times; the (1-confidence)/2 and (1+confidence)/2 percentiles of a
-  player's resampled ratings. The resamples also give the likelihood of superiority,
-  ``LOS(a, b)``: the fraction of resamples in which ``a`` is rated above ``b``.
+  player's resampled ratings.
 - the **observed-information** interval ``elo ± z·sd`` (the inverse Hessian of the penalised
   likelihood at the fit): with few deal sets that all go the same way (a 20-0 record) every
   resample is identical and the bootstrap alone would claim certainty.
@@ -101,7 +101,17 @@ unit of resampling is the deal set, not the game. An interval is the widest of t
   resamples) and the observed information ignores the deal-to-deal variation; this interval
   accounts for both, at the price of being wide (``t`` is 12.7 at two deal sets, 2.26 at ten).
 
-Measured coverage: ``python -m referee.tools.coverage`` and docs/tournaments.md. With one deal
+Measured coverage: ``python -m referee.tools.coverage`` and docs/tournaments.md.
+
+Rank confidence
+---------------
+The likelihood of superiority ``LOS(a, b)``, P(rank = k) and top-k come from the ratings'
+posterior (:mod:`referee.stats.ranks`): a multivariate Student t likelihood with ``D - 1`` degrees
+of freedom around the fit, its scale the smallest matrix above both the observed-information and
+the cluster-robust covariances, the same two that widen the intervals, and a prior on how far apart
+the bots are, learned from the table (the raw bootstrap's fraction of resamples was overconfident
+with few deal sets, and decided ties by round-off).
+:func:`rank_posterior` gives it without a bootstrap (one fit), for a scheduler. With one deal
 set nothing measures the deal-to-deal variation: :attr:`Ratings.intervals_trusted` is False.
 With an ``anchor`` bot, that bot's interval has zero width and the others' intervals are
 relative to it.
@@ -110,7 +120,11 @@ Bounds
 ------
 A player who scored no point at all (or every point) has no finite maximum-likelihood rating:
 its estimate comes from the prior. Its row's ``bound`` is ``"upper"`` (the rating is below
-``hi``, and ``elo`` and ``lo`` say nothing) or ``"lower"`` (above ``lo``).
+``hi``, and ``elo`` and ``lo`` say nothing) or ``"lower"`` (above ``lo``). On that side every
+deal set went the same way, so the robust interval is empty and the bootstrap degenerate: the
+observed-information half-width takes Student's ``t`` (``D - 1`` degrees of freedom) there too,
+since the games of a deal set may be one outcome as much as independent ones (with 4 players at
+2 deal sets the normal one held the truth in 1 printed bound of 9).
 """
 
 from __future__ import annotations
@@ -125,6 +139,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import mul
 from typing import NamedTuple
+
+from referee.stats import ranks
 
 #: Elo points per natural-log unit of odds: R = x * ELO_PER_LOGIT
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
@@ -298,6 +314,9 @@ class Ratings:
     intervals_trusted: bool = True
     #: sentences a reader of the table must see (few deal sets, unidentifiable ratings)
     warnings: list[str] = field(default_factory=list)
+    #: the ratings' posterior (:mod:`referee.stats.ranks`): LOS, rank probabilities; None without
+    #: bootstrap or with one deal set
+    posterior: ranks.RankPosterior | None = field(default=None, repr=False)
 
     def __getitem__(self, name: str) -> PlayerRating:
         for row in self.rows:
@@ -310,12 +329,9 @@ class Ratings:
         return {row.name: row.elo for row in self.rows}
 
     def los(self, a: str, b: str) -> float | None:
-        """Likelihood of superiority: the fraction of bootstrap resamples in which ``a`` is
-        rated above ``b`` (ties count half); None without bootstrap."""
-        if not self.samples:
-            return None
-        xs, ys = self.samples[a], self.samples[b]
-        return sum(1.0 if x > y else 0.5 if x == y else 0.0 for x, y in zip(xs, ys)) / len(xs)
+        """Likelihood of superiority: P(a is rated above b) in the ratings' posterior (a multivariate
+        Student t over deal sets, :mod:`referee.stats.ranks`; a tie is ½); None without it."""
+        return None if self.posterior is None else self.posterior.above(a, b)
 
 
 # --- the fit ----------------------------------------------------------------
@@ -632,6 +648,70 @@ def _warnings(deal_sets: int, identifiable: bool, bootstrap: int) -> list[str]:
     return out
 
 
+_Columns = dict[Contrast, tuple[list[int], list[float], list[float]]]
+
+
+def _columns(outcomes: Sequence[Outcome], index: Mapping[str, int]) -> tuple[_Columns, int]:
+    """Per deal set: for each contrast, the deal sets it occurs in (0 to D - 1), and its points and
+    games in each; and D."""
+    deal_sets = sorted({o.deal_set for o in outcomes})
+    d_index = {d: k for k, d in enumerate(deal_sets)}
+    per_deal: list[list[Outcome]] = [[] for _ in deal_sets]
+    for o in outcomes:
+        per_deal[d_index[o.deal_set]].append(o)
+    columns: _Columns = {}
+    for k, group in enumerate(per_deal):
+        for c, (w, g) in _counts(group, index).items():
+            ks, ws, gs = columns.setdefault(c, ([], [], []))
+            ks.append(k)
+            ws.append(w)
+            gs.append(g)
+    return columns, len(deal_sets)
+
+
+def _robust(cov: Sequence[Sequence[float]], columns: _Columns, x: Sequence[float], n_deals: int) -> list[list[float]]:
+    """The cluster-robust covariance (logits) of the fit at ``x``: the sandwich of the deal sets'
+    parts of the gradient (needs two deal sets)."""
+    n = len(x)
+    scores = [[0.0] * n for _ in range(n_deals)]  # each deal set's part of the gradient
+    for c, (ks, ws, gs) in columns.items():
+        p = _sigmoid(_dot(c, x))
+        for k, w, g in zip(ks, ws, gs):
+            r = w - g * p
+            for i, v in c:
+                scores[k][i] += v * r
+    return _sandwich(cov, scores)
+
+
+def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequence[float]],
+               robust: Sequence[Sequence[float]], n_deals: int, seed: int | None,
+               spread_prior: bool = True) -> ranks.RankPosterior:
+    scale = ELO_PER_LOGIT * ELO_PER_LOGIT
+    return ranks.RankPosterior.of(names, elos, [[v * scale for v in row] for row in cov],
+                                  [[v * scale for v in row] for row in robust], n_deals - 1, seed or 0, spread_prior)
+
+
+def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float = 1.0,
+                   spread_prior: bool = True) -> ranks.RankPosterior | None:
+    """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
+    orders) from these outcomes, without a bootstrap: one fit and its two covariances. None with
+    fewer than two deal sets (nothing measures how results vary from deal to deal).
+    ``spread_prior=False`` leaves out the prior on the spread (for comparison)."""
+    outcomes = _check(outcomes)
+    if not outcomes:
+        return None
+    names, index = _index(outcomes)
+    n = len(names)
+    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
+    columns, n_deals = _columns(outcomes, index)
+    if n_deals < 2:
+        return None
+    x_hat = _fit_logits(n, rows, prior)
+    cov = _inverse(_information(n, rows, prior, x_hat))
+    return _posterior(names, [xi * ELO_PER_LOGIT for xi in x_hat], cov, _robust(cov, columns, x_hat, n_deals),
+                      n_deals, seed, spread_prior)
+
+
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
          seed: int | None = 0, confidence: float = 0.95, *, average: float = DEFAULT_AVERAGE,
          prior: float = 1.0) -> Ratings:
@@ -654,20 +734,7 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     elos = [e + shift for e in elos]
     anchor_i = index[anchor[0]] if anchor else None
 
-    # per deal set: for each contrast, the deal sets it occurs in, and its points and games in each
-    deal_sets = sorted({o.deal_set for o in outcomes})
-    d_index = {d: k for k, d in enumerate(deal_sets)}
-    per_deal: list[list[Outcome]] = [[] for _ in deal_sets]
-    for o in outcomes:
-        per_deal[d_index[o.deal_set]].append(o)
-    columns: dict[Contrast, tuple[list[int], list[float], list[float]]] = {}
-    for k, group in enumerate(per_deal):
-        for c, (w, g) in _counts(group, index).items():
-            ks, ws, gs = columns.setdefault(c, ([], [], []))
-            ks.append(k)
-            ws.append(w)
-            gs.append(g)
-    n_deals = len(deal_sets)
+    columns, n_deals = _columns(outcomes, index)
 
     # the bootstrap over deal sets
     samples: dict[str, list[float]] = {}
@@ -693,42 +760,41 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     # the half-widths of the observed-information and the cluster-robust intervals
     q_lo, q_hi = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
     half = [0.0] * n
+    bound_half = half  # a bound's: the observed information with Student's t too (see "Bounds")
+    posterior = None
     if samples:
         cov = _inverse(_information(n, rows, prior, x_hat))
         z = statistics.NormalDist().inv_cdf(q_hi)
-        half = [z * s for s in _anchored_sd(cov, anchor_i)]
+        info = _anchored_sd(cov, anchor_i)
+        half = bound_half = [z * s for s in info]
         if n_deals >= 2:
-            scores = [[0.0] * n for _ in range(n_deals)]  # each deal set's part of the gradient
-            for c, (ks, ws, gs) in columns.items():
-                p = _sigmoid(_dot(c, x_hat))
-                for k, w, g in zip(ks, ws, gs):
-                    r = w - g * p
-                    for i, v in c:
-                        scores[k][i] += v * r
+            robust_cov = _robust(cov, columns, x_hat, n_deals)
             t = t_quantile(q_hi, n_deals - 1)
-            robust = _anchored_sd(_sandwich(cov, scores), anchor_i)
+            robust = _anchored_sd(robust_cov, anchor_i)
             half = [max(h, t * s) for h, s in zip(half, robust)]
+            bound_half = [max(h, t * s) for h, s in zip(half, info)]
+            posterior = _posterior(names, elos, cov, robust_cov, n_deals, seed)
 
     out = []
     for i, name in enumerate(names):
-        lo = hi = pm = None
-        if samples:
-            ordered = sorted(samples[name])
-            lo = min(_percentile(ordered, q_lo), elos[i] - half[i])
-            hi = max(_percentile(ordered, q_hi), elos[i] + half[i])
-            pm = (hi - lo) / 2.0
         t = totals[name]
         bound = None
         if t.games and t.points == 0:
             bound = "upper"
         elif t.games and t.points == t.games:
             bound = "lower"
+        lo = hi = pm = None
+        if samples:
+            ordered = sorted(samples[name])
+            lo = min(_percentile(ordered, q_lo), elos[i] - (bound_half if bound == "lower" else half)[i])
+            hi = max(_percentile(ordered, q_hi), elos[i] + (bound_half if bound == "upper" else half)[i])
+            pm = (hi - lo) / 2.0
         out.append(PlayerRating(name, elos[i], lo, hi, pm, t.games, t.wins, t.draws, t.losses, t.score_pct,
                                 bound=bound))
     out.sort(key=lambda r: (-r.elo, r.name))
     identifiable = _identifiable(n, columns)
     result = Ratings(out, h2h, bootstrap, confidence, samples, n_deals, identifiable,
-                     not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap))
+                     not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap), posterior)
     for upper, lower in pairwise(out):
         upper.los_next = result.los(upper.name, lower.name)
     return result
@@ -767,6 +833,11 @@ def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None =
     rows.sort(key=lambda r: (-r.elo, r.name))
     result = Ratings(rows, records.head_to_head, players.bootstrap, players.confidence, samples,
                      players.deal_sets, True, players.intervals_trusted, [])
-    for upper, lower in pairwise(rows):
-        upper.los_next = result.los(upper.name, lower.name)
+    if players.posterior is not None:  # a team plays at its members' average: a contrast of their posterior
+        for upper, lower in pairwise(rows):
+            weights: dict[str, float] = {}
+            for side, sign in ((members[upper.name], 1.0), (members[lower.name], -1.0)):
+                for m in side:
+                    weights[m] = weights.get(m, 0.0) + sign / len(side)
+            upper.los_next = players.posterior.contrast(weights)
     return result

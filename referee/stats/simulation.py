@@ -85,7 +85,8 @@ def _gumbel(rng: random.Random) -> float:
 
 def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[str]], deal_sets: int,
                         rng: random.Random, *, luck: float = 0.0, seat_luck: float = 100.0,
-                        teams: Sequence[Sequence[int]] | None = None) -> list[Outcome]:
+                        teams: Sequence[Sequence[int]] | None = None, form_df: float | None = None,
+                        draw_margin: float = 0.0) -> list[Outcome]:
     """The outcomes of a duplicate tournament between bots of known Elo ``true``: every deal set
     played by every line-up of ``lineups`` (the schedule's seatings of one deal set).
 
@@ -97,26 +98,49 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
     Bradley-Terry model says (the difference of two Gumbels is logistic), and the games of a deal
     set are correlated as real ones are. With ``teams`` (seats of each team) a team's performance is
     the average of its members' ratings and deal effects, plus its seats' card effects, plus the
-    noise, as :class:`referee.stats.ratings.TeamResult` models; the outcomes are then team results."""
+    noise, as :class:`referee.stats.ratings.TeamResult` models; the outcomes are then team results.
+
+    A harsher world (:data:`HARSH`): ``form_df`` draws the deal effects from a Student t with that
+    many degrees of freedom (scale ``luck``: heavy tails, a bot's occasional disaster or triumph),
+    and ``draw_margin`` (logits) makes two performances in the same cell of a grid that wide a
+    draw (equal scores)."""
     normal = rng.gauss
+
+    def form_of(rating: float) -> float:
+        shock = normal(0.0, luck)
+        if form_df is not None:  # a normal over the root of a chi-square: Student's t
+            shock /= math.sqrt(rng.gammavariate(0.5 * form_df, 2.0) / form_df)
+        return (rating + shock) / ELO_PER_LOGIT
+
+    def grid(value: float) -> float:
+        return math.floor(value / draw_margin) if draw_margin > 0 else value
+
     out: list[Outcome] = []
     for d in range(deal_sets):
-        form = {name: (r + normal(0.0, luck)) / ELO_PER_LOGIT for name, r in true.items()}
+        form = {name: form_of(r) for name, r in true.items()}
         seats = max(len(lineup) for lineup in lineups)
         cards = [normal(0.0, seat_luck) / ELO_PER_LOGIT for _ in range(seats)]
         for lineup in lineups:
             if teams is None:
-                perf = [form[bot] + cards[s] + _gumbel(rng) for s, bot in enumerate(lineup)]
+                perf = [grid(form[bot] + cards[s] + _gumbel(rng)) for s, bot in enumerate(lineup)]
                 out += pairwise_from_game(d, lineup, perf)
             else:
                 perf = [0.0] * len(lineup)
                 for team in teams:
-                    value = (sum(form[lineup[s]] for s in team) / len(team) + sum(cards[s] for s in team)
-                             + _gumbel(rng))
+                    value = grid(sum(form[lineup[s]] for s in team) / len(team) + sum(cards[s] for s in team)
+                                 + _gumbel(rng))
                     for s in team:
                         perf[s] = value
                 out += team_results(d, lineup, perf, teams)
     return out
+
+
+#: the harsher world of the calibration tools: strong seat luck (300 Elo a seat, which the rotations
+#: cancel), heavy-tailed deal effects (Student t, 3 degrees of freedom, scale 100 Elo) and draws
+#: (performances within one cell of a grid of 1.2 logits: about 15% of pairwise results)
+HARSH = {"luck": 100.0, "seat_luck": 300.0, "form_df": 3.0, "draw_margin": 1.2}
+#: the project's world: card effects of 100 Elo a seat and normal deal effects of 100 Elo
+PROJECT = {"luck": 100.0, "seat_luck": 100.0}
 
 
 def duplicate_model_normalized(nelo: float, luck: float = 1.0, draws: float = 0.0) -> list[float]:

@@ -61,8 +61,30 @@ The Elo estimate is ``elo(μ)`` for the mean per-game score ``μ``, with the
 95% interval ``elo(μ ± 1.96 σ / √N)`` and the likelihood of superiority
 ``LOS = Φ((μ - ½) / (σ / √N))``, ``σ`` being the standard deviation of the
 per-unit score; the normalized Elo estimate is ``NELO_PER_NT (μ - ½) / σ_pg``
-± ``NELO_PER_NT · 1.96 / √games``. They are not corrected for the bias of the
-early stop (a test that stops early on a lucky streak overstates the difference).
+± ``NELO_PER_NT · 1.96 / √games``. These are what the counts say, **not corrected for the
+stop**: a test that stops early on a lucky streak overstates the difference.
+
+Estimates corrected for the stop (:func:`stopped_estimate`)
+------------------------------------------------------------
+As fishtest prints them (its ``sprt.analytics``, after M. Van den Bergh): the LLR is approximated
+by a Brownian motion of drift ``(s - (s0 + s1)/2)(s1 - s0)/v`` and variance ``(s1 - s0)²/v`` per unit
+(``v``: the per-unit score's variance, ``s``: the true expected score, ``s0``, ``s1`` those of the
+hypotheses; fishtest's ``LLR_drift_variance_alt2``), started at 0 between the absorbing bounds
+``a`` and ``b``. The test's end is the point ``(T, y)``: ``y`` the approximate LLR after the ``N``
+units (``T = N``), or, for a verdict, the bound it crossed at the time the line from the origin
+reaches it. The outcomes are ordered as a sequential test's are (stagewise): a worse outcome than
+``(T, y)`` is a fail before ``T``, or a path still running at ``T`` below ``y`` (which takes in
+every later fail and every later pass after a pass at ``T``). Its probability under the Elo ``e``,
+
+    F(e) = P_e(exit at a by T) + P_e(alive at T, X_T < y),
+
+falls as ``e`` grows; the corrected estimate is the median-unbiased ``e`` with ``F(e) = ½``, the 95%
+interval the ``e`` with ``F(e) = 0.975`` and ``0.025``, and the LOS ``F(0)``. ``F`` comes from the
+eigenfunction series of the Brownian motion killed at the bounds, or, for short times or strong
+drifts (where the series converges slowly or overflows), from Siegmund's approximation by one
+reflection at each bound. The estimate is in logistic Elo (the score ``s(e)``), shown in normalized
+Elo too (``(s(e) - ½) / σ_pg`` scaled, ``σ_pg`` as measured). The approximation holds for
+differences small against the per-game noise; far beyond the bounds it is only qualitative.
 """
 
 from __future__ import annotations
@@ -409,3 +431,127 @@ def run_test(draw: Callable[[], int], sprt: SPRT, max_n: int) -> tuple[Verdict, 
         if verdict is not None:
             return verdict, sprt.n
     return Verdict.INCONCLUSIVE, sprt.n
+
+
+# --- estimates corrected for the stop ----------------------------------------------
+
+
+def _exp_phi(log_factor: float, z: float) -> float:
+    """``exp(log_factor) * Φ(z)`` without overflow (Φ's lower tail taken in logs)."""
+    if z > -30.0:
+        phi = 0.5 * math.erfc(-z / math.sqrt(2.0))
+        return 0.0 if phi == 0.0 else math.exp(min(700.0, log_factor + math.log(phi)))
+    log_phi = -0.5 * z * z - math.log(-z) - 0.5 * math.log(2.0 * math.pi) + math.log1p(-1.0 / (z * z))
+    return math.exp(min(700.0, log_factor + log_phi))
+
+
+def _sine_integral(c: float, k: float, u: float) -> float:
+    """∫_0^u e^(c z) sin(k z) dz."""
+    return (math.exp(c * u) * (c * math.sin(k * u) - k * math.cos(k * u)) + k) / (c * c + k * k)
+
+
+def worse_outcome(a: float, b: float, drift: float, variance: float, t: float, y: float) -> float:
+    """For a Brownian motion from 0 with this drift and variance per unit of time, absorbed at
+    ``a < 0 < b``: the probability of an outcome worse than ending at ``(t, y)``, ``a <= y <= b``
+    (exit at ``a`` by ``t``, or alive at ``t`` below ``y``; see the module docstring)."""
+    width = b - a
+    gamma = drift / variance
+    if variance * t / (width * width) < 1e-2 or abs(gamma * width) > 15.0:
+        # Siegmund: one reflection at each bound (short times, strong drifts)
+        sd = math.sqrt(variance * t)
+        z = (y - drift * t) / sd
+        za = (-y + drift * t + 2.0 * a) / sd
+        zb = (y - drift * t - 2.0 * b) / sd
+        value = _exp_phi(0.0, z) + _exp_phi(2.0 * gamma * a, za) - _exp_phi(2.0 * gamma * b, zb)
+        return min(1.0, max(0.0, value))
+    # the series: the motion shifted to [0, width], started at x0 = -a
+    x0, y0 = -a, y - a
+    if abs(gamma * width) < 1e-9:
+        exit_a = 1.0 - x0 / width
+
+        def exit_a_integral(k: float) -> float:  # ∫_0^w sin(k z) (1 - z / w) dz
+            return 1.0 / k - math.sin(k * width) / (k * k * width)
+    else:
+        e = math.exp(-2.0 * gamma * width)
+        exit_a = (math.exp(-2.0 * gamma * x0) - e) / (1.0 - e)
+
+        def exit_a_integral(k: float) -> float:  # ∫_0^w e^(γz) sin(k z) P_z(exit at 0) dz
+            return (_sine_integral(-gamma, k, width) - e * _sine_integral(gamma, k, width)) / (1.0 - e)
+    base = 0.5 * gamma * gamma * variance
+    total = 0.0
+    for n in range(1, 10_000):
+        k = n * math.pi / width
+        decay = math.exp(-(0.5 * k * k * variance + base) * t)
+        term = decay * math.sin(k * x0) * (_sine_integral(gamma, k, y0) - exit_a_integral(k))
+        total += term
+        if decay < 1e-14:
+            break
+    value = exit_a + 2.0 / width * math.exp(-gamma * x0) * total
+    return min(1.0, max(0.0, value))
+
+
+@dataclass(frozen=True)
+class StoppedEstimate:
+    """The estimates of a test corrected for its stop (:func:`stopped_estimate`): logistic and
+    normalized Elo, each with its 95% interval, and the LOS; ``clamped`` when the LLR overshot its
+    bound by more than 3% (the Brownian approximation is then rougher)."""
+
+    elo: float
+    elo_lo: float
+    elo_hi: float
+    los: float
+    nelo: float | None
+    nelo_lo: float | None
+    nelo_hi: float | None
+    clamped: bool
+
+
+def stopped_estimate(counts: Sequence[float], values: Sequence[float], elo0: float, elo1: float,
+                     alpha: float, beta: float, model: EloModel = EloModel.LOGISTIC,
+                     verdict: Verdict | None = None, confidence: float = 0.95) -> StoppedEstimate | None:
+    """The median-unbiased Elo estimate, its interval and the LOS of a test that ended with these
+    ``counts`` (the verdict, if any, places the end on its bound), by the Brownian approximation of
+    the module docstring; None before the first outcome or without variance."""
+    if sum(counts) <= 0:
+        return None
+    n, probs = _regularized(counts)
+    mu = sum(a * p for a, p in zip(values, probs))
+    var = sum(p * (a - mu) ** 2 for a, p in zip(values, probs))
+    if var <= 0.0:
+        return None
+    sigma_pg = sigma_per_game(values, probs)
+    s0, s1 = score_of(elo0, model, sigma_pg), score_of(elo1, model, sigma_pg)
+    lower, upper = bounds(alpha, beta)
+    slope = (mu - (s0 + s1) / 2.0) * (s1 - s0) / var
+    t, y = n, n * slope
+    clamped = y > 1.03 * upper or y < 1.03 * lower
+    end = upper if verdict is Verdict.H1 or y > upper else lower if verdict is Verdict.H0 or y < lower else None
+    if end is not None:
+        y = end
+        if slope * end > 0:
+            t = min(n, end / slope)
+    variance = (s1 - s0) ** 2 / var
+
+    def worse(elo: float) -> float:
+        drift = (expected_score(elo) - (s0 + s1) / 2.0) * (s1 - s0) / var
+        return worse_outcome(lower, upper, drift, variance, t, y)
+
+    def solve(p: float) -> float:  # the Elo at which a worse outcome has probability p (worse falls)
+        lo, hi = -1000.0, 1000.0
+        if worse(lo) <= p:
+            return lo
+        if worse(hi) >= p:
+            return hi
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if worse(mid) > p else (lo, mid)
+        return 0.5 * (lo + hi)
+
+    tail = (1.0 - confidence) / 2.0
+    elo, elo_lo, elo_hi = solve(0.5), solve(1.0 - tail), solve(tail)
+
+    def normalized(e: float) -> float | None:
+        return None if sigma_pg <= 0 else NELO_PER_NT * (expected_score(e) - 0.5) / sigma_pg
+
+    return StoppedEstimate(elo, elo_lo, elo_hi, worse(0.0), normalized(elo), normalized(elo_lo), normalized(elo_hi),
+                           clamped)

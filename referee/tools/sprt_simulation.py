@@ -1,10 +1,12 @@
-"""How good is the SPRT? Measured error rates, and the games it saves over a plain per-game SPRT.
+"""How good is the SPRT? Measured error rates, the games it saves over a plain per-game SPRT, and
+its estimates after the stop.
 
     python -m referee.tools.sprt_simulation                        # everything (a few minutes)
     python -m referee.tools.sprt_simulation --part model --runs 1000
     python -m referee.tools.sprt_simulation --part real --units 1000
+    python -m referee.tools.sprt_simulation --part estimates --runs 1000
 
-Two parts:
+Three parts:
 
 ``model``: synthetic duplicate play (``referee.stats.simulation.duplicate_model``): a
 deal luck ``L ~ Normal(0, luck)`` logits shared by the two games of a unit, the
@@ -29,6 +31,12 @@ as it is, and the error rates with the pool's own outcome shape moved to exactly
 elo0 and elo1 (the closest distribution, in the Kullback-Leibler sense, with that
 mean, :func:`referee.stats.sprt.mle_with_mean`, or, in normalized Elo, with that
 t-value, :func:`referee.stats.sprt.mle_with_t`; normalized: the duplicate SPRT only).
+
+``estimates``: the synthetic model (luck ``--lucks``' first level, 2% draws) at true strengths
+from below elo0 to above elo1, for the ``stronger`` preset in each model: ``--runs`` SPRTs each;
+for the tests that passed (H1), that failed (H0) and all of them, the mean and median estimate
+as counted (:func:`referee.stats.sprt.estimate`) and corrected for the stop
+(:func:`referee.stats.sprt.stopped_estimate`), and how often each 95% interval held the truth.
 """
 
 from __future__ import annotations
@@ -137,6 +145,55 @@ def part_model(args: argparse.Namespace) -> None:
     print()
 
 
+# --- part 3: estimates after the stop ----------------------------------------------------------
+
+
+def part_estimates(args: argparse.Namespace) -> None:
+    luck = args.lucks[0]
+    print(f"== estimates after the stop: synthetic duplicate play, luck {luck:g}, 2% draws, {args.runs} SPRTs per "
+          f"line, preset stronger; estimates as counted and corrected for the stop ==")
+    print("| model | true | tests | share | mean as counted | mean corrected | median as counted | "
+          "median corrected | 95% interval holds: as counted | corrected |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for model in args.models:
+        _, elo0, elo1 = next(h for h in hypotheses(model) if h[0] == "stronger")
+        width = elo1 - elo0
+        for true in (elo0 - width / 2, elo0, (elo0 + elo1) / 2, elo1, elo1 + width):
+            rng = random.Random(f"{args.seed}:estimates:{model}:{luck}:{true}")
+            probs = (duplicate_model_normalized(true, luck, 0.02) if model is EloModel.NORMALIZED
+                     else duplicate_model(true, luck, 0.02)[0])
+            draw = sampler(probs, rng)
+            kept: dict[str, list[tuple[float, float, bool, bool]]] = {"H1": [], "H0": [], "all": []}
+            started = time.perf_counter()
+            for _ in range(args.runs):
+                test = S.SPRT(elo0, elo1, 0.05, 0.05, S.PENTANOMIAL, model)
+                verdict, _ = S.run_test(draw, test, args.max_units)
+                raw = S.estimate(test.counts)
+                fixed = S.stopped_estimate(test.counts, S.PENTANOMIAL, elo0, elo1, 0.05, 0.05, model,
+                                           verdict if verdict in (Verdict.H0, Verdict.H1) else None)
+                if model is EloModel.NORMALIZED:
+                    value, lo, hi = raw.nelo, raw.nelo_lo, raw.nelo_hi
+                    c, c_lo, c_hi = fixed.nelo, fixed.nelo_lo, fixed.nelo_hi
+                else:
+                    value, lo, hi = raw.elo, raw.elo_lo, raw.elo_hi
+                    c, c_lo, c_hi = fixed.elo, fixed.elo_lo, fixed.elo_hi
+                row = (value, c, lo <= true <= hi, c_lo <= true <= c_hi)
+                kept["all"].append(row)
+                if verdict in (Verdict.H0, Verdict.H1):
+                    kept[str(verdict)].append(row)
+            for label, rows in kept.items():
+                if not rows:
+                    continue
+                finite = [r for r in rows if math.isfinite(r[0])]
+                print(f"| {UNIT[model]} <{elo0:g}, {elo1:g}> | {true:+g} | {label} | {100 * len(rows) / args.runs:.0f}% "
+                      f"| {statistics.fmean(r[0] for r in finite):+.1f} | {statistics.fmean(r[1] for r in rows):+.1f} "
+                      f"| {statistics.median(r[0] for r in rows):+.1f} | {statistics.median(r[1] for r in rows):+.1f} "
+                      f"| {100 * sum(r[2] for r in rows) / len(rows):.1f}% "
+                      f"| {100 * sum(r[3] for r in rows) / len(rows):.1f}% |", flush=True)
+            print(f"(true {true:+g}: {time.perf_counter() - started:.0f} s)", flush=True)
+    print()
+
+
 # --- part 2: real games ----------------------------------------------------------------------
 
 
@@ -222,7 +279,7 @@ def part_real(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--part", choices=("model", "real", "all"), default="all")
+    parser.add_argument("--part", choices=("model", "real", "estimates", "all"), default="all")
     parser.add_argument("--runs", type=int, default=500, help="SPRTs per line (default 500)")
     parser.add_argument("--max-units", type=int, default=20000,
                         help="the cap on units (the per-game SPRT: twice as many games); default 20000, "
@@ -242,6 +299,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         part_model(args)
     if args.part in ("real", "all"):
         part_real(args)
+    if args.part in ("estimates", "all"):
+        part_estimates(args)
     print(f"wall {time.perf_counter() - started:.0f} s")
 
 

@@ -20,7 +20,8 @@ Only matches involving the candidate are played, every deal set from every seat:
 
 The standings are the tournament's (one joint Bradley-Terry fit) and, for
 each baseline, the candidate's Elo difference against it from their
-head-to-head results alone, with a 95% interval by bootstrap over deal sets.
+head-to-head results alone, with a 95% interval over deal sets (a bound after a sweep;
+:func:`referee.stats.headtohead.elo_difference`).
 
 """
 
@@ -180,6 +181,8 @@ class Versus:
     plus_minus: float | None
     los: float | None
     points_diff: float | None  # candidate's mean points per seat minus the baseline's, in their matches
+    #: "lower": the candidate won every game (only ``lo`` holds: "> +40"); "upper": it won none
+    bound: str | None = None
 
 
 def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int = 1000,
@@ -195,15 +198,16 @@ def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int =
         if not outcomes:
             out.append(Versus(base, len(mine), 0, 0, 0, 0, None, None, None, None, None, None, None))
             continue
-        row, los = elo_difference(outcomes, candidate, base, bootstrap, seed)
+        diff = elo_difference(outcomes, candidate, base, bootstrap, seed)
+        row = diff.record
         diffs = []
         for r in mine:
             cs = [r.scores[s] for s, b in enumerate(r.lineup) if b == candidate]
             bs = [r.scores[s] for s, b in enumerate(r.lineup) if b == base]
             diffs.append(sum(cs) / len(cs) - sum(bs) / len(bs))
-        out.append(Versus(base, len(mine), row.games, row.wins, row.draws, row.losses, row.score_pct, row.elo,
-                          row.lo, row.hi, row.plus_minus, los,
-                          sum(diffs) / len(diffs)))
+        out.append(Versus(base, len(mine), row.games, row.wins, row.draws, row.losses, row.score_pct, diff.elo,
+                          diff.lo, diff.hi, diff.plus_minus, diff.los,
+                          sum(diffs) / len(diffs), diff.bound))
     out.sort(key=lambda v: (-(v.elo if v.elo is not None else -1e9), v.baseline))
     return out
 
@@ -241,8 +245,15 @@ def versus_table(candidate: str, rows: Sequence[Versus]) -> str:
     def f(value: float | None, digits: int = 0, sign: bool = False) -> str:
         return "-" if value is None else f"{value:{'+' if sign else ''}.{digits}f}"
 
+    def elo(v: Versus) -> str:
+        if v.bound == "lower" and v.lo is not None:
+            return f"> {v.lo:+.0f}"
+        if v.bound == "upper" and v.hi is not None:
+            return f"< {v.hi:+.0f}"
+        return f(v.elo, 0, True)
+
     body = [[v.baseline, v.matches, v.games, f"{v.wins}-{v.draws}-{v.losses}", f(v.score_pct, 1),
-             f(v.elo, 0, True), f(v.plus_minus), f(None if v.los is None else 100 * v.los, 1),
+             elo(v), f(v.plus_minus), f(None if v.los is None else 100 * v.los, 1),
              f(v.points_diff, 2, True)] for v in rows]
     return tabulate(body, headers=["baseline", "matches", "games", "W-D-L", "score %", f"Elo {candidate} -", "±",
                                    "LOS %", "pts diff"],

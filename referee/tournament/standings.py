@@ -87,6 +87,11 @@ class Standings:
     intervals_trusted: bool = True  # False: no interval can be trusted (one deal set)
     #: bots that did not play all their matches (died for good): why; marked ``*``, ranked last
     incomplete: dict[str, str] = field(default_factory=dict)
+    #: P(rank = k + 1) of each bot by rating, and P(among the top k + 1) (the ratings' posterior,
+    #: :mod:`referee.stats.ranks`); empty without intervals, with one deal set or unidentifiable ratings
+    rank_probabilities: dict[str, list[float]] = field(default_factory=dict)
+    top_k: dict[str, list[float]] = field(default_factory=dict)
+    rank_df: int | None = None  # the posterior's degrees of freedom (deal sets - 1)
     #: every entry the results directory has known (:meth:`Store.entries`); those not playing are not
     #: ranked, and are listed below the table with the reason
     entries: list[Entry] = field(default_factory=list)
@@ -152,9 +157,12 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
     los = headtohead.los_matrix(fit)
     if not fit.identifiable:
         los = {a: dict.fromkeys(row) for a, row in los.items()}
+    posterior = fit.posterior if fit.identifiable else None
     return Standings(game, lines, headtohead.head_to_head(seats_of, bootstrap, seed) if pairs else {}, los,
                      bias, len(rows), len({r.deal_set for r in rows}), bootstrap, anchor,
-                     [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted)
+                     [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted,
+                     rank_probabilities=posterior.rank_probabilities() if posterior else {},
+                     top_k=posterior.top() if posterior else {}, rank_df=posterior.df if posterior else None)
 
 
 def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str, float] | None = None,
@@ -248,12 +256,21 @@ def pairs(st: Standings) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if b in st.head_to_head.get(a, {})]
 
 
+def difference_cells(h: headtohead.HeadToHead) -> tuple[str, str]:
+    """The Elo difference and interval cells: a bound ("> +40", "-") after a sweep."""
+    if h.bound == "lower" and h.elo_lo is not None:
+        return f"> {h.elo_lo:+.0f}", "-"
+    if h.bound == "upper" and h.elo_hi is not None:
+        return f"< {h.elo_hi:+.0f}", "-"
+    return _signed(h.elo), _interval(h.elo_lo, h.elo_hi, _signed)
+
+
 def pairs_table(st: Standings) -> str:
     rows = []
     for a, b in pairs(st):
         h = st.head_to_head[a][b]
-        rows.append([f"{a} - {b}", h.results, f"{h.wins}-{h.draws}-{h.losses}", _f(h.score_pct, 1), _signed(h.elo),
-                     _interval(h.elo_lo, h.elo_hi, _signed), _pct(h.los), " ".join(map(str, h.pentanomial)),
+        rows.append([f"{a} - {b}", h.results, f"{h.wins}-{h.draws}-{h.losses}", _f(h.score_pct, 1),
+                     *difference_cells(h), _pct(h.los), " ".join(map(str, h.pentanomial)),
                      h.unpaired])
     headers = ["pair", "results", "W-D-L", "score %", "Elo diff", "95% interval", "LOS %", "game pairs 0 ½ 1 1½ 2",
                "unpaired"]
@@ -276,6 +293,21 @@ def los_table(st: Standings) -> str:
     return tabulate(rows, headers=["LOS %", *names], tablefmt="simple", disable_numparse=True)
 
 
+def ranks_tables(st: Standings) -> list[str]:
+    """P(rank = k) and P(top k) of every bot, in the table's order (none without a posterior)."""
+    if not st.rank_probabilities:
+        return ["(no rank probabilities: they need intervals, two deal sets or more and identifiable ratings)"]
+    names = [b.name for b in st.lines]
+    n = len(names)
+    ranks = [[_name(st, a), *(_pct(p) for p in st.rank_probabilities[a])] for a in names]
+    tops = [[_name(st, a), *(_pct(p) for p in st.top_k[a][:-1])] for a in names]
+    return [tabulate(ranks, headers=["P(rank) %", *map(str, range(1, n + 1))], tablefmt="simple",
+                     disable_numparse=True),
+            "",
+            tabulate(tops, headers=["P(top k) %", *(f"top {k}" for k in range(1, n))], tablefmt="simple",
+                     disable_numparse=True)]
+
+
 def bias_table(st: Standings) -> str:
     label = games.get(st.game).first_place_label
     rows = [[s["seat"], s["games"], _f(s["mean_points"], 2), _f(s["first_place_pct"], 1)] for s in st.seat_bias]
@@ -289,8 +321,9 @@ def scale(st: Standings) -> str:
     return f"average {ratings.DEFAULT_AVERAGE:g}"
 
 
-def report(st: Standings, los: bool = False) -> str:
-    """The standings as text; with ``los``, the likelihood-of-superiority matrix too."""
+def report(st: Standings, los: bool = False, ranks: bool = False) -> str:
+    """The standings as text; with ``los``, the likelihood-of-superiority matrix too; with ``ranks``,
+    each bot's rank probabilities."""
     interval = (f"95% intervals by {st.bootstrap} bootstrap resamples of deal sets, widened for small samples"
                 if st.bootstrap else "no intervals (--bootstrap 0)")
     parts = [
@@ -310,8 +343,11 @@ def report(st: Standings, los: bool = False) -> str:
         *unpaired_note(st),
     ]
     if los:
-        parts += ["", "Likelihood of superiority (row over column, % of bootstrap resamples of the joint fit):",
-                  los_table(st)]
+        parts += ["", "Likelihood of superiority (row over column: P(rated above), the joint fit's posterior over "
+                  "deal sets):", los_table(st)]
+    if ranks:
+        parts += ["", "Rank probabilities (% of the joint fit's posterior over deal sets; rank by rating, 1 best; "
+                  "top k: rank k or better):", *ranks_tables(st)]
     parts += [
         "",
         "Seat bias (" + games.get(st.game).seat_order + "):",
@@ -335,6 +371,9 @@ def to_json(st: Standings) -> dict[str, Any]:
                                                    else {})} for i, b in enumerate(st.lines, 1)],
         "head_to_head": {a: {b: h.__dict__ for b, h in row.items()} for a, row in st.head_to_head.items()},
         "los": st.los,
+        "rank_probabilities": st.rank_probabilities,
+        "top_k": st.top_k,
+        "rank_df": st.rank_df,
         "seat_bias": st.seat_bias,
         **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
         "entries": [e.__dict__ for e in st.entries],

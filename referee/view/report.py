@@ -88,6 +88,8 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
         about_html(about, log_pages),
         notes,
         "<h2>Standings</h2>", standings_table(st), elo_bars(st),
+        "<h2>Rank probabilities</h2><p class=\"muted\">P(rank = k): how likely each bot's rating is the k-th best, "
+        "from the ratings' posterior over deal sets; top k: rank k or better</p>", ranks_table(st),
         "<h2>Head to head</h2><p class=\"muted\">the row's score against the column, pairwise games "
         "(in brackets)</p>", heatmap(st),
         f"<h2>Seat bias</h2><p class=\"muted\">{html.escape(spec.seat_order)}</p>", bias_table(st),
@@ -127,6 +129,25 @@ def match_faults(row: MatchRow) -> str:
         if kinds:
             parts.append(f"{row.lineup[seat]} (seat {seat}): {kinds}")
     return "; ".join(parts)
+
+
+def ranks_table(st: tstandings.Standings) -> str:
+    """P(rank = k) and P(top k) of every bot (percent), each cell shaded by its probability."""
+    if not st.rank_probabilities:
+        return "<p class=\"muted\">none: they need intervals, two deal sets or more and identifiable ratings</p>"
+    n = len(st.lines)
+
+    def cell(p: float) -> str:
+        shade = 255 - int(p * 150)
+        return f"<td style=\"background:rgb({shade},{shade},255)\" data-p=\"{p:.4f}\">{100 * p:.1f}</td>"
+
+    head = ("<tr><th class=\"l\">bot</th>" + "".join(f"<th>{k}</th>" for k in range(1, n + 1))
+            + "".join(f"<th>top {k}</th>" for k in range(2, n)) + "</tr>")
+    body = [f"<tr data-bot=\"{html.escape(b.name)}\"><td class=\"l\">{html.escape(b.name)}</td>"
+            + "".join(cell(p) for p in st.rank_probabilities[b.name])
+            + "".join(cell(p) for p in st.top_k[b.name][1:n - 1]) + "</tr>" for b in st.lines]
+    return (f"<table class=\"grid\" id=\"rank-probabilities\"><thead>{head}</thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
 
 
 def elo_bars(st: tstandings.Standings) -> str:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from referee.stats.sprt import Z95, EloModel, Estimate, Verdict, estimate
+from referee.stats.sprt import Z95, EloModel, Estimate, StoppedEstimate, Verdict, estimate, stopped_estimate
 from referee.tournament.sprt.setup import SprtSetup
 from referee.tournament.sprt.units import Tally
 from referee.tournament.standings import FAULTS_HEADER, fault_cell
@@ -33,6 +33,9 @@ def summary(setup: SprtSetup, tally: Tally, status: Verdict) -> dict[str, Any]:
     """Everything the outputs show, JSON-ready (an infinite Elo is null)."""
     sprt = tally.sprt
     est = estimate(sprt.counts)
+    verdict = Verdict(status)
+    stopped = stopped_estimate(sprt.counts, sprt.values, sprt.elo0, sprt.elo1, sprt.alpha, sprt.beta, sprt.model,
+                               verdict if verdict in (Verdict.H0, Verdict.H1) else None)
     margins = [sum(u.margins) for u in tally.units]
     n = len(margins)
     mean = sum(margins) / n if n else None
@@ -54,6 +57,7 @@ def summary(setup: SprtSetup, tally: Tally, status: Verdict) -> dict[str, Any]:
         "score": est.score, "elo": _finite(est.elo), "elo_lo": _finite(est.elo_lo), "elo_hi": _finite(est.elo_hi),
         "elo_text": elo_text(est), "nelo": est.nelo, "nelo_lo": est.nelo_lo, "nelo_hi": est.nelo_hi,
         "nelo_text": nelo_text(est), "los": est.los,
+        "corrected": None if stopped is None else {**stopped.__dict__, "text": corrected_text(stopped)},
         "points_per_unit": mean, "points_per_unit_95": half,
         "faults": {bot: dict(counts) for bot, counts in sorted(tally.faults.items())},
         "seconds": round(tally.seconds, 1),
@@ -82,11 +86,24 @@ def nelo_text(est: Estimate) -> str:
     return f"{_signed(est.nelo)} [{_signed(est.nelo_lo)}, {_signed(est.nelo_hi)}]"
 
 
+def corrected_text(c: StoppedEstimate) -> str:
+    """The estimates corrected for the stop, e.g. ``Elo +21.0 [+2.1, +40.3], normalized Elo ... LOS 98.7%``."""
+    nelo = "-" if c.nelo is None else f"{_signed(c.nelo)} [{_signed(c.nelo_lo)}, {_signed(c.nelo_hi)}]"
+    return (f"Elo {_signed(c.elo)} [{_signed(c.elo_lo)}, {_signed(c.elo_hi)}], normalized Elo {nelo} "
+            f"(95%, median-unbiased), LOS {100 * c.los:.1f}%"
+            + (" (rough: the LLR's normal approximation ends over 3% past its bound)" if c.clamped else ""))
+
+
 def estimates_text(s: Mapping[str, Any]) -> str:
-    """Both Elo estimates with their 95% intervals, and the LOS."""
+    """Both Elo estimates as counted, with their 95% intervals, and the LOS."""
     lo = s["los"]
-    return (f"Elo {s['elo_text']}, normalized Elo {s['nelo_text']} (95%), "
+    return (f"Elo {s['elo_text']}, normalized Elo {s['nelo_text']} (95%, as counted), "
             f"LOS {'-' if lo is None else f'{100 * lo:.1f}%'}")
+
+
+def _corrected(s: Mapping[str, Any]) -> str:
+    corrected = s.get("corrected")
+    return f"corrected for the stop: {'-' if corrected is None else corrected['text']}"
 
 
 def _hypotheses(s: Mapping[str, Any]) -> str:
@@ -125,6 +142,7 @@ def text(s: Mapping[str, Any]) -> str:
         (f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) after {s['units']} unit(s) "
          f"({s['games']} games; cap {s['max_units']} units)"),
         estimates_text(s),
+        _corrected(s),
         (f"{_draws(s)}; pentanomial (units scoring 0, 0.5, 1, 1.5, 2 points) "
          f"{' '.join(str(c) for c in s['pentanomial'])}"),
         f"points per unit ({s['candidate']} - {s['baseline']}) {margin}",
@@ -147,6 +165,6 @@ def markdown(s: Mapping[str, Any]) -> str:
         f"**SPRT `{s['candidate']}` vs `{s['baseline']}`** ({s['game']}, {format_options(s['options'])}): "
         f"{verdict} after {s['units']} duplicate units ({s['games']} games). "
         f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) for {_hypotheses(s)}. "
-        f"{estimates_text(s)}; "
+        f"{estimates_text(s)}; {_corrected(s)}; "
         f"{_draws(s)}, pentanomial {s['pentanomial']}; "
         f"points per unit {margin}. Seed {s['seed']}, referee {__version__}.\n")

@@ -1,0 +1,171 @@
+"""Rank confidence (referee.stats.ranks, ratings.rank_posterior): Student's t, the Loewner max of two
+covariances, the posterior's pairwise probabilities, ranks, top-k and settled orders; head-to-head
+bounds and LOS (referee.stats.headtohead.elo_difference)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from referee.stats import ranks
+from referee.stats.headtohead import elo_difference
+from referee.stats.ratings import PairResult, rank_posterior, rate, t_quantile
+from referee.stats.simulation import PROJECT, simulate_tournament
+from referee.tools.coverage import _lineups
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 30])
+@pytest.mark.parametrize("q", [0.6, 0.9, 0.975, 0.995])
+def test_t_cdf_inverts_the_t_quantile(df, q):
+    t = t_quantile(q, df)
+    assert ranks.t_cdf(t, df) == pytest.approx(q, abs=1e-7)
+    assert ranks.t_cdf(-t, df) == pytest.approx(1 - q, abs=1e-7)
+
+
+def test_t_cdf_known_values():
+    assert ranks.t_cdf(1.0, 1) == pytest.approx(0.75)  # Cauchy
+    assert ranks.t_cdf(0.0, 3) == 0.5
+    assert ranks.t_cdf(1.959963984540054, math.inf) == pytest.approx(0.975)
+
+
+def random_spd(rng: random.Random, n: int, rank: int | None = None) -> list[list[float]]:
+    vs = [[rng.gauss(0, 1) for _ in range(n)] for _ in range(rank or n + 2)]
+    return [[sum(v[i] * v[j] for v in vs) + (1e-3 if i == j and rank is None else 0.0) for j in range(n)]
+            for i in range(n)]
+
+
+def test_symmetric_eigen_reconstructs_the_matrix():
+    rng = random.Random(1)
+    a = random_spd(rng, 6)
+    values, q = ranks.symmetric_eigen(a)
+    for i in range(6):
+        for j in range(6):
+            assert sum(q[i][k] * values[k] * q[j][k] for k in range(6)) == pytest.approx(a[i][j], abs=1e-9)
+
+
+def test_the_loewner_max_is_above_both_and_equals_the_larger_when_ordered():
+    rng = random.Random(2)
+    info, robust = random_spd(rng, 5), random_spd(rng, 5, rank=2)  # a robust covariance of 3 deal sets
+    f = ranks.loewner_max(info, robust)
+    w = [[sum(f[i][k] * f[j][k] for k in range(5)) for j in range(5)] for i in range(5)]
+    def quad(m, c):
+        return sum(c[i] * m[i][j] * c[j] for i in range(5) for j in range(5))
+
+    for _ in range(200):
+        c = [rng.gauss(0, 1) for _ in range(5)]
+        assert quad(w, c) >= max(quad(info, c), quad(robust, c)) * (1 - 1e-9)
+    bigger = [[2 * v for v in row] for row in info]  # robust above info everywhere: the max is robust
+    f = ranks.loewner_max(info, bigger)
+    assert [[sum(f[i][k] * f[j][k] for k in range(5)) for j in range(5)] for i in range(5)] == \
+        [pytest.approx(row) for row in bigger]
+
+
+def test_pairwise_probabilities_are_the_draws_limit_and_ranks_add_up():
+    true = {"a": 1350.0, "b": 1450.0, "c": 1550.0, "d": 1650.0}
+    outcomes = simulate_tournament(true, _lineups("4-player"), 5, random.Random(3), **PROJECT)
+    post = rank_posterior(outcomes)
+    assert post.df == 4 and post.names[0] == "d"
+    draws = post._ranks
+    for a in post.names:
+        for b in post.names:
+            if a != b:
+                by_draws = sum(r[post._index[a]] < r[post._index[b]] for r in draws) / len(draws)
+                assert post.above(a, b) == pytest.approx(by_draws, abs=0.03)
+                assert post.above(a, b) + post.above(b, a) == pytest.approx(1.0)
+    probs = post.rank_probabilities()
+    for name in post.names:
+        assert sum(probs[name]) == pytest.approx(1.0)
+        top = post.top()[name]
+        assert top == sorted(top) and top[-1] == pytest.approx(1.0)
+    for k in range(4):
+        assert sum(probs[name][k] for name in post.names) == pytest.approx(1.0)
+    assert post.p_top(1) == pytest.approx(probs["d"][0])
+    assert post.p_top(4) <= post.p_top(2) <= post.p_top(1)
+    assert post.settled(min(post.adjacent())) and not post.settled(min(post.adjacent()) + 1e-9)
+    assert post.settled(post.p_top(2), top=2) and not post.settled(post.p_top(2) + 1e-9, top=2)
+    # the table's LOS is the same posterior's (with a bootstrap for the intervals)
+    table = rate(outcomes, bootstrap=50)
+    assert table.los("d", "c") == pytest.approx(post.above("d", "c"))
+    assert table.rows[0].los_next == pytest.approx(post.adjacent()[0])
+
+
+def test_identical_bots_are_ties_not_round_off():
+    # three bots with the same results in every deal set: every difference is round-off
+    outcomes = []
+    for d in range(6):
+        for x, y in (("a", "b"), ("b", "c"), ("c", "a")):
+            outcomes += [PairResult(d, x, y, 1.0), PairResult(d, y, x, 1.0)]
+    table = rate(outcomes, bootstrap=100)
+    for x in "abc":
+        for y in "abc":
+            if x != y:
+                assert table.los(x, y) == 0.5
+    probs = table.posterior.rank_probabilities()
+    for name in "abc":
+        assert probs[name] == [pytest.approx(1 / 3, abs=0.03)] * 3
+
+
+def test_no_rank_confidence_from_one_deal_set():
+    outcomes = [PairResult(0, "a", "b", 1.0)] * 5
+    assert rank_posterior(outcomes) is None
+    assert rate(outcomes, bootstrap=50).los("a", "b") is None
+
+
+# --- head to head ---------------------------------------------------------------------------
+
+
+def results(wins: int, losses: int, deal_sets: int, draws: int = 0) -> list[PairResult]:
+    """``a``'s results against ``b``, spread evenly over the deal sets."""
+    scores = [1.0] * wins + [0.5] * draws + [0.0] * losses
+    return [PairResult(k % deal_sets, "a", "b", s) for k, s in enumerate(scores)]
+
+
+def test_a_sweep_is_a_bound_not_an_interval():
+    d = elo_difference(results(10, 0, 5), "a", "b")
+    assert d.bound == "lower" and d.hi is None and d.lo is not None and d.lo < d.elo
+    assert d.plus_minus is None
+    other = elo_difference([PairResult(o.deal_set, o.b, o.a, 1 - o.score) for o in results(10, 0, 5)], "b", "a")
+    assert other.bound == "upper" and other.lo is None and other.hi == pytest.approx(-d.lo)
+
+
+def test_head_to_head_los_agrees_with_its_interval():
+    for wins, losses, deal_sets in ((14, 6, 10), (20, 10, 10), (9, 3, 3), (30, 18, 12)):
+        d = elo_difference(results(wins, losses, deal_sets), "a", "b")
+        assert d.lo < d.elo < d.hi
+        assert (d.lo > 0) == (d.los > 0.975)
+    assert elo_difference(results(5, 5, 5), "a", "b").los == 0.5
+    # an even score with draws, and no intervals without bootstrap
+    assert elo_difference(results(2, 2, 4, draws=4), "a", "b").los == 0.5
+    assert elo_difference(results(3, 1, 2), "a", "b", bootstrap=0).lo is None
+
+
+def test_head_to_head_widens_for_correlated_deal_sets():
+    # the same 20-10 record: spread evenly over the deal sets, or all the losses on a few of them
+    even = elo_difference(results(20, 10, 10), "a", "b")
+    lumped = [PairResult(k // 3, "a", "b", 0.0 if k >= 20 else 1.0) for k in range(30)]
+    clumped = elo_difference(lumped, "a", "b")
+    assert clumped.elo == pytest.approx(even.elo)
+    assert clumped.hi - clumped.lo > 1.5 * (even.hi - even.lo)
+
+
+def test_the_spreads_quadrature_matches_a_fine_integral():
+    """P(a above b) averaged over the spread's 16 nodes, against the same average over 4,000 values
+    of the spread weighted by their marginal likelihood."""
+    true = {"a": 1440.0, "b": 1480.0, "c": 1520.0, "d": 1560.0}
+    post = rank_posterior(simulate_tournament(true, _lineups("4-player"), 4, random.Random(7), **PROJECT))
+    top = max(ranks.TAU_MAX_ELO, ranks.TAU_MAX_SE * math.sqrt(max(post.d)))
+    taus2 = [((g + 0.5) * top / 4000) ** 2 for g in range(4000)]
+    logs = [-0.5 * sum(math.log(dk + t2) + wk * wk / (dk + t2) for dk, wk in zip(post.d, post.omega)) for t2 in taus2]
+    weights = [math.exp(v - max(logs)) for v in logs]
+    fine = ranks.RankPosterior(post.names, post.elo, post.rows, post.d, post.omega,
+                               tuple((w / sum(weights), t2) for w, t2 in zip(weights, taus2) if w > 1e-9), post.df)
+    for a in post.names:
+        for b in post.names:
+            if a != b:
+                assert post.above(a, b) == pytest.approx(fine.above(a, b), abs=0.01)
+    flat = rank_posterior(simulate_tournament(true, _lineups("4-player"), 4, random.Random(7), **PROJECT),
+                          spread_prior=False)
+    d, c = post.names[0], post.names[-1]
+    assert 0.5 < post.above(d, c) < flat.above(d, c)  # the prior pulls close bots together
