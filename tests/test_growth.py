@@ -292,3 +292,63 @@ def test_a_failed_start_then_the_corrected_file_plays(tmp_path):
     done = run_cli("tournament", fixed, "--quiet", "--bootstrap", "0")
     assert done.returncode == 0, done.stderr
     assert "played 2 match(es) now, 2 in all" in done.stderr
+
+
+# --- new deal sets after a drawn seed was released: a new secret seed ------------------------------
+
+@pytest.mark.e2e
+def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_secret_seed(tmp_path):
+    """A run with a drawn seed ends by printing it (and the report shows it): deal sets added to the
+    directory after that would be dealt from a seed anyone may know. They get a new secret seed,
+    kept in the store, printed (and shown) only when the run that plays them ends; the old deal sets
+    keep theirs, and a resumed run the same seeds."""
+    from referee.tournament.schedule import deal_seed
+
+    def file(deal_sets: int) -> Path:
+        path = tmp_path / "t.toml"
+        path.write_text(textwrap.dedent(f"""
+        [tournament]
+        game = "aegis"
+        deal_sets = {deal_sets}
+        concurrency = 2
+        output = "out"
+
+        [limits]
+        sandbox = "none"
+
+        [[bots]]
+        name = "a"
+        command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+        cwd = "{ROOT}"
+
+        [[bots]]
+        name = "b"
+        command = ["python", "-m", "sample_bots.random", "--seed", "2"]
+        cwd = "{ROOT}"
+        """))
+        return path
+
+    def seeds(done) -> tuple[int, list[tuple[int, int]]]:
+        """The master seed a run printed at its end, and the later ones (first deal set, seed)."""
+        (line,) = [line for line in done.stderr.splitlines() if line.startswith("master seed: ")]
+        return (int(line.split()[2]),
+                [(int(k), int(s)) for k, s in re.findall(r"deal sets from (\d+) on: seed (\d+)", line)])
+
+    first = run_cli("tournament", file(1), "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    master, none = seeds(first)
+    assert none == []
+    grown = run_cli("tournament", file(2), "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    assert grown.returncode == 0, grown.stderr
+    again_master, [(from_set, later)] = seeds(grown)
+    assert again_master == master and from_set == 1 and later != master
+    store = Store(tmp_path / "out", create=False)
+    try:
+        dealt = {row.deal_set: json.loads(store.db.execute("SELECT seed FROM matches WHERE key = ?",
+                                                            (row.key,)).fetchone()[0]) for row in store.matches()}
+        assert store.config()["later_seeds"] == [[1, later]] and store.seed_released()
+    finally:
+        store.close()
+    assert dealt == {0: deal_seed(master, 0), 1: deal_seed(later, 1)}
+    again = run_cli("tournament", file(2), "--quiet", "--bootstrap", "20", cwd=tmp_path)  # nothing new: same seeds
+    assert again.returncode == 0 and seeds(again) == seeds(grown), again.stderr

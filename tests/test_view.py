@@ -414,3 +414,12 @@ def test_a_published_log_is_escaped_and_the_index_is_read_with_care(tmp_path):
         '{"match": "4:a|b", "bot": "a", "se',  # a line a kill cut short
     ]))
     assert logs.spans(directory) == {("0:a|b", 0): logs.Span("a.log", 2, 4)}
+
+
+def test_the_pages_show_the_later_seeds_of_deal_sets_added_once_released():
+    from referee.view.about import seed_text
+
+    config = {"seed": 11, "seed_drawn": True, "later_seeds": [[4, 22]]}
+    assert "secret" in seed_text(config, released=False) and "22" not in seed_text(config, released=False)
+    shown = seed_text(config, released=True)
+    assert shown.startswith("11 (drawn") and "deal sets from 4 on: 22" in shown

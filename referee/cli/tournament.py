@@ -273,7 +273,10 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
         display.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
     if cfg.seed_drawn:
-        click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again)", err=True)
+        later = "".join(f"; deal sets from {first} on: seed {seed}, drawn when they were added after the one "
+                        f"before was printed" for first, seed in cfg.later_seeds)
+        click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again){later}",
+                   err=True)
 
 
 async def with_live_page(live, http: tuple[str, object], work):

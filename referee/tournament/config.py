@@ -201,6 +201,9 @@ class TournamentConfig:
     description: str | None = None
     #: an entry not running and connected within startup_s: "stop" the run, or "withdraw" the entry
     absent: str = "stop"
+    #: the deal sets a directory added after its drawn seed was released, dealt from new secret seeds:
+    #: ``(first deal set, seed)`` each (kept in the store; :func:`referee.tournament.run.with_stored_seed`)
+    later_seeds: tuple[tuple[int, int], ...] = ()
 
     @property
     def entries(self) -> list[str]:
@@ -234,6 +237,7 @@ class TournamentConfig:
             "clock": {"decision_ms": round(self.clock.decision_s * 1000), "bank_ms": round(self.clock.bank_s * 1000)},
             "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
             "seed_drawn": self.seed_drawn,
+            **({"later_seeds": [list(pair) for pair in self.later_seeds]} if self.later_seeds else {}),
             **publication(self.title, self.description),
         }
 

@@ -45,6 +45,7 @@ from referee.tournament.schedule import (
     Schedule,
     Seating,
     deal_seed,
+    master_seed,
     rotations,
 )
 from referee.tournament.store import MatchRow, Store
@@ -135,7 +136,7 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
         groups = [(c, *group) for group in rivals]
         note = f"the candidate at the table with {_number(others)} baselines, every deal set in every rotation; {how}"
     bases = [rotations(g) for g in groups]
-    seatings = [Seating(k, deal_seed(t.seed, k), lineup)
+    seatings = [Seating(k, deal_seed(master_seed(t.seed, t.later_seeds, k), k), lineup)
                 for k in range(t.deal_sets) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
 

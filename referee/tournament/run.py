@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import secrets
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -38,7 +39,8 @@ def schedule_of(config: TournamentConfig, out: Collection[str] = ()) -> Schedule
     names = [name for name in config.entries if name not in out]
     if len(names) < 2:
         return Schedule((), (), f"{len(names)} entry in play: nothing to play")
-    return make_schedule(config.game, config.options, names, config.deal_sets, config.seed, config.max_groups)
+    return make_schedule(config.game, config.options, names, config.deal_sets, config.seed, config.max_groups,
+                         config.later_seeds)
 
 
 def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
@@ -54,9 +56,12 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
         if line and announce is not None:
             announce(f"{config.output} grows: {line}")
 
+    before = json.loads(store.meta("config") or "{}").get("later_seeds", [])
     try:
         store.claim(fingerprint, description, config.bots, rerun, announce,
                     hide=[config.output, *filter(None, [config.source])], check=grows)
+        if len(config.later_seeds) > len(before):  # new deal sets on a new seed: secret until this run ends
+            store.withhold_seed()
     except WriteFailed as err:  # a full disk already: what is stored stays, resumable
         failed = store.stopped(err)
         store.close()
@@ -75,15 +80,25 @@ def out_for_good(store: Store) -> set[str]:
 
 def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
     """A configuration whose seed was drawn takes the seed its output directory already holds,
-    if any: an interrupted run resumes on the same deals."""
+    if any: an interrupted run resumes on the same deals. So with the later seeds: and when the
+    file has more deal sets than the directory dealt while its drawn seed has been released (a run
+    ended and printed it), the new deal sets get a new secret seed of their own: anyone who read
+    the old one could otherwise compute them (:func:`~referee.tournament.schedule.master_seed`)."""
     if not config.seed_drawn or not (config.output / DB_NAME).exists():
         return config
     store = Store(config.output, create=False)
     try:
-        stored = json.loads(store.meta("config") or "{}").get("seed")
+        stored = json.loads(store.meta("config") or "{}")
+        released = store.seed_released()
     finally:
         store.close()
-    return dataclasses.replace(config, seed=stored) if isinstance(stored, int) else config
+    if not isinstance(stored.get("seed"), int):
+        return config
+    later = tuple((int(first), int(seed)) for first, seed in stored.get("later_seeds", []))
+    dealt = stored.get("deal_sets", config.deal_sets)
+    if released and config.deal_sets > dealt:
+        later += ((dealt, secrets.randbits(128)),)
+    return dataclasses.replace(config, seed=stored["seed"], later_seeds=later)
 
 
 def open_store(config: TournamentConfig, rerun: Sequence[str] = (),

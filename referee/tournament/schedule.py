@@ -52,6 +52,16 @@ def deal_seed(master_seed: int, deal_set: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
+def master_seed(seed: int, later_seeds: Sequence[tuple[int, int]], deal_set: int) -> int:
+    """The master seed that deals ``deal_set``: ``seed``, or the last of ``later_seeds`` (each
+    ``(first deal set, seed)``) that starts at or before it: a directory that grew after its drawn
+    seed was released deals its new deal sets from a new secret one (docs/tournaments.md)."""
+    for first, later in later_seeds:
+        if deal_set >= first:
+            seed = later
+    return seed
+
+
 def rotations(base: Sequence[str]) -> list[tuple[str, ...]]:
     """The distinct seat rotations of a line-up, in order."""
     seen: list[tuple[str, ...]] = []
@@ -63,12 +73,12 @@ def rotations(base: Sequence[str]) -> list[tuple[str, ...]]:
 
 
 def make_schedule(game: str, options: dict[str, Any], bots: Sequence[str], deal_sets: int, seed: int,
-                  max_groups: int = 70) -> Schedule:
+                  max_groups: int = 70, later_seeds: Sequence[tuple[int, int]] = ()) -> Schedule:
     if len(bots) < 2:
         raise ValueError("a schedule needs at least two bots")
     groups, note = games.get(game).seat_groups(bots, options, max_groups)
     bases = [rotations(g) for g in groups]
-    seatings = [Seating(k, deal_seed(seed, k), lineup)
+    seatings = [Seating(k, deal_seed(master_seed(seed, later_seeds, k), k), lineup)
                 for k in range(deal_sets) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
 

@@ -418,6 +418,12 @@ class Store:
     def release_seed(self) -> None:
         self.set_meta("seed_released", str(time.time()))
 
+    def withhold_seed(self) -> None:
+        """A new secret seed deals the deal sets added (:func:`referee.tournament.run.with_stored_seed`):
+        the seeds are secret again until the run ends."""
+        with self._writing("its seed"):
+            self.db.execute("DELETE FROM meta WHERE key = 'seed_released'")
+
     def config(self) -> dict[str, Any]:
         text = self.meta("config")
         if text is None:

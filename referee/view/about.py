@@ -78,7 +78,9 @@ def seed_text(config: dict[str, Any], released: bool) -> str | None:
     if drawn is None:
         return "not shown (this results directory does not say whether it was given or drawn)"
     if released:
-        return f"{config['seed']} (drawn from the system's entropy, released when the run ended)"
+        later = "".join(f"; deal sets from {first} on: {seed} (drawn when they were added, after the first was "
+                        f"released)" for first, seed in config.get("later_seeds", []))
+        return f"{config['seed']} (drawn from the system's entropy, released when the run ended){later}"
     return "drawn from the system's entropy; secret until the run ends"
 
 
