@@ -340,5 +340,5 @@ def test_the_examples_of_docs_protocol_md_show_one_observation_in_both_forms():
     for game in GAMES:
         observation = blocks["observation", game]
         request = wire.request(_decision(observation), (), pb.DATA_TYPED, game).request
-        printed = json_format.MessageToDict(getattr(request, game), preserving_proto_field_name=True)
+        printed = json_format.MessageToDict(getattr(request, game))  # lowerCamelCase, as the stdio relay prints
         assert printed == blocks["typed", game], game
