@@ -1,0 +1,186 @@
+"""A bot written from the docs alone plays, legally and better than random, and what the referee sends it
+is what docs/protocol.md says (issue 26's "done when").
+
+`tests/bots/docs_only/stdio_bot.py` was written from README.md, docs/writing-a-bot.md, docs/protocol.md,
+docs/rules.md, docs/tournaments.md and the .proto only: a stdio bot in plain Python. It checks every
+observation, event and result it gets with `check_observation.py` (written from protocol.md's tables)
+and logs a `MISMATCH` line for anything the docs do not say. Here it plays a sandboxed tournament of each
+game against `sample_bots.random`, through `referee tournament` as a user runs it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import ROOT, require_sandbox
+
+BOT_DIR = ROOT / "tests" / "bots" / "docs_only"
+sys.path.insert(0, str(BOT_DIR))
+from check_observation import camel, check_observation  # noqa: E402
+
+REFEREE = Path(sys.executable).with_name("referee")
+GAMES = {"aegis": "", "confirmation": "\n[tournament.options]\nrounds = 2\n"}
+DEAL_SETS = 3
+SEATS = {"aegis": 1, "confirmation": 2}  # the docs-only bot's seats in each match (Confirmation: A B A B)
+
+
+# ---------------------------------------------------------------- the checker, on the docs' own examples
+
+def doc_example(marker: str) -> dict:
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    block = text[text.index(f"<!-- {marker} -->"):].split("```json\n", 1)[1].split("```", 1)[0]
+    return json.loads(block)
+
+
+def camelized(value):
+    """protocol.md §9 and §10 print their typed examples with the .proto's names; a stdio bot reads them
+    in lowerCamelCase (§16)."""
+    if isinstance(value, dict):
+        return {camel(key): camelized(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [camelized(item) for item in value]
+    return value
+
+
+# the context of each example: §9's is seat 0 bidding in a game of one round, §10's seat 0 following
+CONTEXT = {"confirmation": (0, [f"BID {n}" for n in range(14)], {"rounds": "1", "trump": "dealer-card"}),
+           "aegis": (0, ["6S", "2D", "7C", "AC"], {"promise": "table"})}
+
+
+@pytest.mark.parametrize("game", sorted(CONTEXT))
+def test_the_checker_takes_the_docs_examples(game):
+    seat, legal, options = CONTEXT[game]
+    as_json = doc_example(f"observation-example: {game}")
+    assert check_observation(game, as_json, seat, legal, options, typed=False)[0] == []
+    typed = camelized(doc_example(f"typed-example: {game}"))
+    problems, decoded = check_observation(game, typed, seat, legal, options, typed=True)
+    assert problems == []
+    assert decoded == as_json  # §3's mapping rules turn the typed example into the JSON one
+
+
+def _set(key, value):
+    return lambda obs: obs.__setitem__(key, value)
+
+
+MUTATIONS = {
+    "confirmation": {
+        "an undocumented field": _set("peek", ["AS"]),
+        "a hand out of canonical order": lambda obs: obs["hand"].reverse(),
+        "a seat as a string": _set("seat", "0"),
+        "a bid not made as null, not -1": lambda obs: obs["bids"].__setitem__(0, None),
+        "a hand of 12 cards": lambda obs: obs["hand"].pop(),
+        "a partner without pairs": _set("partner", 2),
+        "a trump card of another suit": _set("trumpCard", "KS"),
+    },
+    "aegis": {
+        "an undocumented field": _set("stock", ["2C"]),
+        "the wrong killers": _set("killers", ["8H", "8C", "8D"]),
+        "a stock that does not add up": _set("stockSize", 33),
+        "a trick given to the wrong seat": lambda obs: obs["tricks"][0].__setitem__("winner", 0),
+        "a result in a request": _set("result", {"game": 1}),
+        "an undocumented field in a nested message": lambda obs: obs["draw"].__setitem__("deck", []),
+        "a count as a string": _set("e", "2"),
+    },
+}
+
+
+@pytest.mark.parametrize("game,mutation", [(g, m) for g in sorted(MUTATIONS) for m in MUTATIONS[g]])
+def test_the_checker_finds_what_the_docs_do_not_say(game, mutation):
+    seat, legal, options = CONTEXT[game]
+    typed = camelized(doc_example(f"typed-example: {game}"))
+    MUTATIONS[game][mutation](typed)
+    assert check_observation(game, typed, seat, legal, options, typed=True)[0] != []
+
+
+def test_the_json_form_must_hold_every_key():
+    as_json = doc_example("observation-example: confirmation")
+    seat, legal, options = CONTEXT["confirmation"]
+    for key in ("partner", "game", "my_pending_choice"):
+        broken = copy.deepcopy(as_json)
+        del broken[key]
+        assert check_observation("confirmation", broken, seat, legal, options, typed=False)[0] != []
+
+
+# ---------------------------------------------------------------- the bot in a sandboxed tournament
+
+TOURNAMENT = """\
+[tournament]
+game = "{game}"
+deal_sets = {deal_sets}
+seed = 26
+concurrency = 2
+output = "out-{game}"
+{options}
+[limits]
+sandbox = "bwrap"
+
+[[bots]]
+name = "docs_only"
+command = ["python", "stdio_bot.py"]
+cwd = "{bot_dir}"
+protocol = "stdio"
+
+[[bots]]
+name = "random"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{root}"
+files = ["sample_bots"]
+"""
+
+
+@pytest.fixture(scope="module")
+def tournaments(tmp_path_factory):
+    """Each game's tournament, played once: {game: (its standings JSON by bot, the docs-only bot's log)}."""
+    require_sandbox()
+    where = tmp_path_factory.mktemp("docs_only")
+    played = {}
+    for game, options in GAMES.items():
+        path = where / f"{game}.toml"
+        path.write_text(TOURNAMENT.format(game=game, deal_sets=DEAL_SETS, options=options, bot_dir=BOT_DIR,
+                                          root=ROOT), encoding="utf-8")
+        run = subprocess.run([str(REFEREE), "tournament", str(path), "--quiet"], capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 0, run.stdout + run.stderr
+        out = where / f"out-{game}"
+        ratings = subprocess.run([str(REFEREE), "ratings", str(out), "--format", "json"], capture_output=True,
+                                 text=True, timeout=60, check=True)
+        standings = {row["name"]: row for row in json.loads(ratings.stdout)["standings"]}
+        played[game] = standings, (out / "logs" / "docs_only.log").read_text(encoding="utf-8")
+    return played
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_docs_only_bot_plays_without_a_fault(tournaments, game):
+    standings, log = tournaments[game]
+    assert standings["docs_only"]["matches"] == 2 * DEAL_SETS
+    assert standings["docs_only"]["faults"] == {kind: 0 for kind in
+                                                ("timeout", "illegal", "malformed", "wrong_id", "disconnect",
+                                                 "no_session")}
+    assert "substituted:" not in log and "Traceback" not in log
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_docs_only_bot_scores_more_than_random(tournaments, game):
+    standings, _ = tournaments[game]
+    mine, random = standings["docs_only"], standings["random"]
+    assert mine["score_pct"] > 50 > random["score_pct"]
+    assert mine["mean_points"] > random["mean_points"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_what_the_referee_sends_is_what_the_docs_say(tournaments, game):
+    _, log = tournaments[game]
+    assert [line for line in log.splitlines() if line.startswith("MISMATCH")] == []
+    checked = [line for line in log.splitlines() if line.startswith("checked ")]
+    assert len(checked) == 2 * DEAL_SETS * SEATS[game]  # every seat of every match ended and was checked
+    for line in checked:
+        assert "; 0 mismatch(es);" in line and not line.split(": ", 1)[1].startswith("0 observation"), line
