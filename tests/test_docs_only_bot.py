@@ -3,9 +3,12 @@ is what docs/protocol.md says (issue 26's "done when").
 
 `tests/bots/docs_only/stdio_bot.py` was written from README.md, docs/writing-a-bot.md, docs/protocol.md,
 docs/rules.md, docs/tournaments.md and the .proto only: a stdio bot in plain Python. It checks every
-observation, event and result it gets with `check_observation.py` (written from protocol.md's tables)
-and logs a `MISMATCH` line for anything the docs do not say. Here it plays a sandboxed tournament of each
-game against `sample_bots.random`, through `referee tournament` as a user runs it.
+observation, event and result it gets (the typed form, the only one a stdio bot is given, §16) with
+`check_observation.py` (written from protocol.md's tables) and logs a `MISMATCH` line for anything the
+docs do not say. `grpc_bot.py`, a gRPC bot from §13-§15 with the same rules, asks for both forms
+(`DATA_BOTH`) and checks each, and that the typed one decodes to the JSON one (§3). Both play a
+sandboxed tournament of each game with `sample_bots.random`, through `referee tournament` as a user
+runs it.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from check_observation import camel, check_observation  # noqa: E402
 
 REFEREE = Path(sys.executable).with_name("referee")
 GAMES = {"aegis": "", "confirmation": "\n[tournament.options]\nrounds = 2\n"}
-DEAL_SETS = 3
-SEATS = {"aegis": 1, "confirmation": 2}  # the docs-only bot's seats in each match (Confirmation: A B A B)
+DEAL_SETS = {"aegis": 3, "confirmation": 2}
+DOCS_BOTS = ("docs_only", "docs_grpc")
+FAULTS = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
 
 
 # ---------------------------------------------------------------- the checker, on the docs' own examples
@@ -131,18 +135,23 @@ name = "random"
 command = ["python", "-m", "sample_bots.random", "--seed", "1"]
 cwd = "{root}"
 files = ["sample_bots"]
+
+[[bots]]
+name = "docs_grpc"
+command = ["python", "grpc_bot.py"]
+cwd = "{bot_dir}"
 """
 
 
 @pytest.fixture(scope="module")
 def tournaments(tmp_path_factory):
-    """Each game's tournament, played once: {game: (its standings JSON by bot, the docs-only bot's log)}."""
+    """Each game's tournament, played once: {game: (its standings JSON, {docs bot: its log})}."""
     require_sandbox()
     where = tmp_path_factory.mktemp("docs_only")
     played = {}
     for game, options in GAMES.items():
         path = where / f"{game}.toml"
-        path.write_text(TOURNAMENT.format(game=game, deal_sets=DEAL_SETS, options=options, bot_dir=BOT_DIR,
+        path.write_text(TOURNAMENT.format(game=game, deal_sets=DEAL_SETS[game], options=options, bot_dir=BOT_DIR,
                                           root=ROOT), encoding="utf-8")
         run = subprocess.run([str(REFEREE), "tournament", str(path), "--quiet"], capture_output=True,
                              text=True, timeout=120)
@@ -150,37 +159,41 @@ def tournaments(tmp_path_factory):
         out = where / f"out-{game}"
         ratings = subprocess.run([str(REFEREE), "ratings", str(out), "--format", "json"], capture_output=True,
                                  text=True, timeout=60, check=True)
-        standings = {row["name"]: row for row in json.loads(ratings.stdout)["standings"]}
-        played[game] = standings, (out / "logs" / "docs_only.log").read_text(encoding="utf-8")
+        logs = {bot: (out / "logs" / f"{bot}.log").read_text(encoding="utf-8") for bot in DOCS_BOTS}
+        played[game] = json.loads(ratings.stdout), logs
     return played
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize("game", sorted(GAMES))
-def test_the_docs_only_bot_plays_without_a_fault(tournaments, game):
-    standings, log = tournaments[game]
-    assert standings["docs_only"]["matches"] == 2 * DEAL_SETS
-    assert standings["docs_only"]["faults"] == {kind: 0 for kind in
-                                                ("timeout", "illegal", "malformed", "wrong_id", "disconnect",
-                                                 "no_session")}
-    assert "substituted:" not in log and "Traceback" not in log
+CASES = [(game, bot) for game in sorted(GAMES) for bot in DOCS_BOTS]
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("game", sorted(GAMES))
-def test_the_docs_only_bot_scores_more_than_random(tournaments, game):
+@pytest.mark.parametrize("game,bot", CASES)
+def test_the_docs_only_bots_play_without_a_fault(tournaments, game, bot):
+    standings, logs = tournaments[game]
+    row = next(row for row in standings["standings"] if row["name"] == bot)
+    assert row["matches"] == {"aegis": 4, "confirmation": 12}[game] * DEAL_SETS[game]  # all of its schedule
+    assert row["faults"] == dict.fromkeys(FAULTS, 0)
+    assert "substituted:" not in logs[bot] and "Traceback" not in logs[bot]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("game,bot", CASES)
+def test_the_docs_only_bots_score_more_than_random(tournaments, game, bot):
     standings, _ = tournaments[game]
-    mine, random = standings["docs_only"], standings["random"]
-    assert mine["score_pct"] > 50 > random["score_pct"]
-    assert mine["mean_points"] > random["mean_points"]
+    against_random = standings["head_to_head"][bot]["random"]
+    assert against_random["score_pct"] > 50, against_random
+    rows = {row["name"]: row for row in standings["standings"]}
+    assert rows[bot]["mean_points"] > rows["random"]["mean_points"]
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("game", sorted(GAMES))
-def test_what_the_referee_sends_is_what_the_docs_say(tournaments, game):
-    _, log = tournaments[game]
-    assert [line for line in log.splitlines() if line.startswith("MISMATCH")] == []
-    checked = [line for line in log.splitlines() if line.startswith("checked ")]
-    assert len(checked) == 2 * DEAL_SETS * SEATS[game]  # every seat of every match ended and was checked
+@pytest.mark.parametrize("game,bot", CASES)
+def test_what_the_referee_sends_is_what_the_docs_say(tournaments, game, bot):
+    lines = tournaments[game][1][bot].splitlines()
+    assert [line for line in lines if line.startswith("MISMATCH")] == []
+    checked = [line for line in lines if line.startswith("checked ")]
+    seats = [line for line in lines if line.startswith("--- match ") and ": ends (" in line]
+    assert len(checked) == len(seats) > 0  # every seat of every match ended and was checked
     for line in checked:
         assert "; 0 mismatch(es);" in line and not line.split(": ", 1)[1].startswith("0 observation"), line
