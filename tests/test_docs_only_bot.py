@@ -25,10 +25,10 @@ from harness import ROOT, require_sandbox
 
 BOT_DIR = ROOT / "tests" / "bots" / "docs_only"
 sys.path.insert(0, str(BOT_DIR))
-from check_observation import camel, check_observation  # noqa: E402
+from check_observation import camel, check_envelope, check_event, check_observation, check_results  # noqa: E402
 
 REFEREE = Path(sys.executable).with_name("referee")
-GAMES = {"aegis": "", "confirmation": "\n[tournament.options]\nrounds = 2\n"}
+GAMES = {"aegis": "", "confirmation": "\n[tournament.options]\nrounds = 2\ndouble = true\nblind = true\n"}
 DEAL_SETS = {"aegis": 3, "confirmation": 2}
 DOCS_BOTS = ("docs_only", "docs_grpc")
 FAULTS = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
@@ -109,6 +109,62 @@ def test_the_json_form_must_hold_every_key():
         broken = copy.deepcopy(as_json)
         del broken[key]
         assert check_observation("confirmation", broken, seat, legal, options, typed=False)[0] != []
+
+
+def stdio_exchange() -> list[dict]:
+    """The messages the bot reads in §16's exchange (`<` lines; each may run over several lines)."""
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    block = text[text.index("<!-- stdio-exchange -->"):].split("```\n", 1)[1].split("```", 1)[0]
+    messages, current = [], None
+    for line in block.splitlines():
+        if line.startswith(("< ", "> ", "...")):
+            if current and current[0] == "<":
+                messages.append(json.loads(current[1]))
+            current = (line[0], line[2:]) if not line.startswith("...") else None
+        elif current:
+            current = (current[0], current[1] + line)
+    if current and current[0] == "<":
+        messages.append(json.loads(current[1]))
+    return messages
+
+
+def check_exchange(messages) -> list[str]:
+    """Everything the checker finds in a stdio exchange of one Aegis seat."""
+    problems, last = [], -1
+    for message in messages:
+        (kind, body), = message.items()
+        for event in body.get("events", []):
+            found, last = check_envelope("aegis", event, body["gameId"], body.get("seat", 0), {}, last)
+            problems += found + check_event("aegis", event, typed=True)
+        if kind == "request":
+            problems += check_observation("aegis", body["aegis"], body.get("seat", 0), body["legalActions"],
+                                          {"promise": "table"}, typed=True)[0]
+        if kind == "gameEnd":
+            problems += check_results("aegis", body, typed=True, seats=2)
+    return problems
+
+
+def test_the_checker_takes_the_docs_stdio_exchange():
+    messages = stdio_exchange()
+    assert [next(iter(m)) for m in messages] == ["welcome", "gameStart", "request", "request", "gameEnd"]
+    assert check_exchange(messages) == []
+
+
+EXCHANGE_MUTATIONS = {
+    "another seat's hand": lambda m: m[2]["request"]["events"][2].__setitem__("actor", 0),
+    "events out of order": lambda m: m[2]["request"]["events"][1].__setitem__("index", 5),
+    "an event for another game": lambda m: m[3]["request"]["events"][0].__setitem__("gameId", "g2"),
+    "a public event with no actor": lambda m: m[2]["request"]["events"][1].__setitem__("actor", 1),
+    "an undocumented event kind": lambda m: m[3]["request"]["events"][0].__setitem__("kind", "peek"),
+    "scores as numbers": lambda m: m[4]["gameEnd"].__setitem__("scores", [1, 14]),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(EXCHANGE_MUTATIONS))
+def test_the_checker_finds_a_wrong_event(mutation):
+    messages = stdio_exchange()
+    EXCHANGE_MUTATIONS[mutation](messages)
+    assert check_exchange(messages) != []
 
 
 # ---------------------------------------------------------------- the bot in a sandboxed tournament

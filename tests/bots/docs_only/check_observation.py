@@ -607,6 +607,40 @@ def check_event(game, event, typed):
     return problems
 
 
+# the actor column of §9's and §10's event tables: -1, or the seat the event is about (None: any seat);
+# and the events only their actor sees ("seen by": that seat only)
+NO_ACTOR = {"confirmation": {"round", "trump", "score", "end"},
+            "aegis": {"master_draw", "deal", "exchange_end", "game_end"}}
+PRIVATE = {"confirmation": {"deal"}, "aegis": {"hand", "exchange_cards"}}
+
+
+def check_envelope(game, event, game_id, seat, options, last_index):
+    """All that is wrong with a GameEvent's own fields (§3) for this seat, and what it may see (§8).
+
+    `event` is the typed GameEvent as proto3 JSON prints it; `last_index` the index of the seat's last
+    event in this game (-1 before the first). Returns (problems, this event's index).
+    """
+    problems = []
+    index, actor, kind = event.get("index", 0), event.get("actor", 0), event.get("kind")
+    where = f"event {index} ({kind})"
+    if event.get("gameId") != game_id or event.get("seat", 0) != seat:
+        problems.append(f"{where}: for game {event.get('gameId')!r} seat {event.get('seat', 0)}, "
+                        f"sent to {game_id!r} seat {seat}")
+    if not _is_int(index) or index <= last_index:
+        problems.append(f"{where}: index {index!r} does not follow {last_index}")
+        index = last_index
+    seats = 4 if game == "confirmation" else 2
+    if kind in NO_ACTOR[game]:
+        if actor != -1:
+            problems.append(f"{where}: actor {actor}, documented -1")
+    elif not _is_int(actor) or not 0 <= actor < seats:
+        problems.append(f"{where}: actor {actor!r} is not a seat")
+    private = PRIVATE[game] | ({"choice"} if options.get("blind") == "true" else set())
+    if kind in private and actor != seat:
+        problems.append(f"{where}: seat {seat} is shown seat {actor}'s private {kind} (§8)")
+    return problems, index
+
+
 def check_results(game, results, typed, seats):
     """All that is wrong with a GameEnd's results: typed (the game's object and `faults`) or results_json."""
     problems = []

@@ -21,7 +21,7 @@ import sys
 import grpc
 from google.protobuf import json_format
 
-from check_observation import check_event, check_observation, check_results
+from check_observation import check_envelope, check_event, check_observation, check_results
 from stdio_bot import DECIDE, Seat, log, report
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -58,7 +58,8 @@ def on_request(request, state):
 def check_both_events(state, game_id, seat, event):
     state.events += 1
     typed = typed_dict(event)
-    problems = check_event(state.game, typed, typed=True)
+    problems, state.last_index = check_envelope(state.game, typed, game_id, seat, state.options, state.last_index)
+    problems += check_event(state.game, typed, typed=True)
     problems += check_event(state.game, {"kind": event.kind, "data": json.loads(event.data_json)}, typed=False)
     report(state, game_id, seat, problems)
 

@@ -22,7 +22,7 @@ Play: simple rules from docs/rules.md.
 import json
 import sys
 
-from check_observation import (RANKS, aegis_trick_winner, check_event, check_observation,
+from check_observation import (RANKS, aegis_trick_winner, check_envelope, check_event, check_observation,
                                check_results, confirmation_trick_winner)
 
 
@@ -160,6 +160,7 @@ class Seat:
         self.observations = 0
         self.events = 0
         self.mismatches = 0
+        self.last_index = -1
 
 
 def report(seat_state, game_id, seat, problems):
@@ -171,7 +172,9 @@ def report(seat_state, game_id, seat, problems):
 def check_events(state, game_id, seat, events):
     for event in events:
         state.events += 1
-        report(state, game_id, seat, check_event(state.game, event, typed=True))
+        problems, state.last_index = check_envelope(state.game, event, game_id, seat, state.options,
+                                                    state.last_index)
+        report(state, game_id, seat, problems + check_event(state.game, event, typed=True))
 
 
 def on_request(request, seats):
