@@ -167,6 +167,35 @@ def test_the_checker_finds_a_wrong_event(mutation):
     assert check_exchange(messages) != []
 
 
+# The example columns of §9's round-summary table and §10's deal-result table (JSON form). §9's example
+# gives phase_bids [[4],[2],[6],[1]] beside final_bids [2,3,1,5]: each seat's bid in force after the
+# phase is its final bid in a plain game, so phase_bids is taken here as [[2],[3],[1],[5]].
+ROUND_SUMMARY = {"round": 1, "dealer": 0, "trump": "H", "bids": [2, 4, 1, 5], "final_bids": [2, 3, 1, 5],
+                 "choices": [["CONFIRM"], ["REVISE"], ["CONFIRM"], ["CONFIRM"]],
+                 "phase_bids": [[2], [3], [1], [5]], "tricks": [2, 3, 0, 8], "points": [24, 13, -3, -9],
+                 "totals": [24, 13, -3, -9]}
+DEAL_RESULT = {"game": 1, "master": 0, "slave": 1, "key_card": "4D", "trump": "D", "e": 2,
+               "exchanges": [[3, 1], [2, 0]], "d_master": 3, "d_slave": 4, "slave_passed": False, "attacker": 1,
+               "defender": 0, "d": 4, "tricks": [1, 4], "attacker_tricks": 4, "attacker_won": True, "winner": 1,
+               "promise": True, "conquest": False, "save": False, "points": [0, 5]}
+SCORED = {"confirmation": ("score", ROUND_SUMMARY), "aegis": ("game_end", DEAL_RESULT)}
+WRONG_SCORES = {
+    "confirmation": {"a revised hit paid as confirmed": ("points", [24, 26, -3, -9]),
+                     "a miss not counted": ("points", [24, 13, 0, -9]),
+                     "a bid in force that is not the last phase's": ("final_bids", [2, 4, 1, 5])},
+    "aegis": {"no promise bonus": ("points", [0, 4]), "a save where d_master is 3": ("save", True),
+              "the deal given to the defender": ("winner", 0)},
+}
+
+
+@pytest.mark.parametrize("game", sorted(SCORED))
+def test_the_checker_scores_by_the_rule_book(game):
+    kind, data = SCORED[game]
+    assert check_event(game, {"kind": kind, "data": data}, typed=False) == []
+    for key, value in WRONG_SCORES[game].values():
+        assert check_event(game, {"kind": kind, "data": {**data, key: value}}, typed=False) != [], (key, value)
+
+
 # ---------------------------------------------------------------- the bot in a sandboxed tournament
 
 TOURNAMENT = """\

@@ -584,8 +584,71 @@ def check_observation(game, observation, seat, legal, options, typed):
     return problems, obs
 
 
-def check_event(game, event, typed):
-    """All that is wrong with one GameEvent's data (§9's and §10's event tables)."""
+def confirmation_points(bid, tricks, words):
+    """rules.md §1.7 and §1.8 (double): a seat's (or a team's) points for a round."""
+    miss = abs(tricks - bid)
+    if words[-1] == "REVISE":
+        return 10 + bid if miss == 0 else -miss
+    if miss:
+        return -3 * miss
+    return 30 + 3 * bid if words == ["CONFIRM", "CONFIRM"] else 20 + 2 * bid
+
+
+def check_round_score(summary, options, problems):
+    """The `score` event's summary against rules 1.7 and 1.8."""
+    pairs = options.get("pairs") == "true"
+    phases = 2 if options.get("double") == "true" else 1
+    words, tricks, bids = summary["choices"], summary["tricks"], summary["final_bids"]
+    if sum(tricks) != 13 or any(len(w) != phases for w in words) or any(len(n) != phases
+                                                                        for n in summary["phase_bids"]):
+        problems.append(f"round {summary['round']}: tricks {tricks}, choices {words}, phase_bids "
+                        f"{summary['phase_bids']} for {phases} phase(s)")
+        return
+    if [numbers[-1] for numbers in summary["phase_bids"]] != bids:
+        problems.append(f"round {summary['round']}: final_bids {bids}, phase_bids {summary['phase_bids']}")
+    for seat in range(4):
+        if pairs:
+            team = (seat, (seat + 2) % 4)
+            team_words = ["CONFIRM" if all(words[s][i] == "CONFIRM" for s in team) else "REVISE"
+                          for i in range(phases)]
+            points = confirmation_points(sum(bids[s] for s in team), sum(tricks[s] for s in team), team_words)
+        else:
+            points = confirmation_points(bids[seat], tricks[seat], words[seat])
+        if summary["points"][seat] != points:
+            problems.append(f"round {summary['round']}: seat {seat} scored {summary['points'][seat]}, rules "
+                            f"1.7/1.8 give {points} (bid {bids[seat]}, tricks {tricks[seat]}, {words[seat]})")
+
+
+def check_deal_result(result, options, problems):
+    """A deal's result against rule 2.7."""
+    d, t, d_master = result["d"], result["attacker_tricks"], result["d_master"]
+    attacker, defender = result["attacker"], result["defender"]
+    if {attacker, defender} != {0, 1} or result["tricks"][attacker] != t or sum(result["tricks"]) != 5:
+        problems.append(f"deal {result['game']}: attacker {attacker}, tricks {result['tricks']}, t = {t}")
+        return
+    won = t >= d
+    points = [0, 0]
+    promise = won and t == d and (options.get("promise", "table") == "table" or d >= 4)
+    conquest = t == 5 if won else t == 0
+    save = won and d_master <= 2 and 5 - t >= d_master
+    if won:
+        points[attacker] = d + promise + conquest
+        points[defender] = d_master if save else 0
+    else:
+        points[defender] = d + conquest
+    expected = {"attacker_won": won, "winner": attacker if won else defender, "promise": promise,
+                "conquest": conquest, "save": save, "points": points}
+    for key, value in expected.items():
+        if result[key] != value:
+            problems.append(f"deal {result['game']}: {key} {result[key]}, rule 2.7 gives {value} "
+                            f"(d {d}, t {t}, d_master {d_master})")
+
+
+SCORING = {("confirmation", "score"): check_round_score, ("aegis", "game_end"): check_deal_result}
+
+
+def check_event(game, event, typed, options=None):
+    """All that is wrong with one GameEvent's data (§9's and §10's event tables; the scores by the rules)."""
     problems = []
     kind = event.get("kind")
     specs = EVENTS[game]
@@ -599,11 +662,14 @@ def check_event(game, event, typed):
         if not isinstance(data, dict) or list(data) != [key]:
             return [f"{where}: data {data!r} is not one key {key!r} under {game!r}"]
         if isinstance(spec, Bare):
-            from_typed({spec.field: spec.kind}, data[key], where, problems)
+            value = from_typed({spec.field: spec.kind}, data[key], where, problems)[spec.field]
         else:
-            from_typed(spec, data[key], where, problems)
+            value = from_typed(spec, data[key], where, problems)
     else:
-        _json_value(spec, event["data"], where, problems)
+        value = event["data"]
+        _json_value(spec, value, where, problems)
+    if not problems and (game, kind) in SCORING:
+        SCORING[game, kind](value, options or {}, problems)
     return problems
 
 

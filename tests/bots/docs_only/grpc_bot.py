@@ -59,8 +59,9 @@ def check_both_events(state, game_id, seat, event):
     state.events += 1
     typed = typed_dict(event)
     problems, state.last_index = check_envelope(state.game, typed, game_id, seat, state.options, state.last_index)
-    problems += check_event(state.game, typed, typed=True)
-    problems += check_event(state.game, {"kind": event.kind, "data": json.loads(event.data_json)}, typed=False)
+    problems += check_event(state.game, typed, typed=True, options=state.options)
+    problems += check_event(state.game, {"kind": event.kind, "data": json.loads(event.data_json)}, typed=False,
+                            options=state.options)
     report(state, game_id, seat, problems)
 
 

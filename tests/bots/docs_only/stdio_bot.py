@@ -174,7 +174,7 @@ def check_events(state, game_id, seat, events):
         state.events += 1
         problems, state.last_index = check_envelope(state.game, event, game_id, seat, state.options,
                                                     state.last_index)
-        report(state, game_id, seat, problems + check_event(state.game, event, typed=True))
+        report(state, game_id, seat, problems + check_event(state.game, event, typed=True, options=state.options))
 
 
 def on_request(request, seats):
