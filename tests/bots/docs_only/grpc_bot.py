@@ -22,7 +22,7 @@ import grpc
 from google.protobuf import json_format
 
 from check_observation import check_envelope, check_event, check_observation, check_results
-from stdio_bot import DECIDE, Seat, log, report
+from stdio_bot import DECIDE, Seat, finished, log, report
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -75,8 +75,7 @@ def on_game_end(end, state):
         problems.append(f"results_json's scores and placing {results.get('scores')} {results.get('placing')} "
                         f"are not GameEnd's {list(end.scores)} {list(end.placing)}")
     report(state, end.game_id, end.seat, problems)
-    log(f"checked {end.game_id} seat {end.seat}: {state.observations} observation(s), {state.events} event(s), "
-        f"results; {state.mismatches} mismatch(es); scores {list(end.scores)}")
+    finished(state, end.game_id, end.seat, list(end.scores))
 
 
 def main():

@@ -169,6 +169,12 @@ def report(seat_state, game_id, seat, problems):
         log(f"MISMATCH {game_id} seat {seat}: {problem}")
 
 
+def finished(state, game_id, seat, scores):
+    """The line that says what was checked of one seat's game (the test counts them)."""
+    log(f"checked {game_id} seat {seat}: {state.observations} observation(s), {state.events} event(s), "
+        f"results; {state.mismatches} mismatch(es); scores {scores}")
+
+
 def check_events(state, game_id, seat, events):
     for event in events:
         state.events += 1
@@ -182,8 +188,8 @@ def on_request(request, seats):
     legal = request["legalActions"]
     state = seats.get((game_id, seat))
     if state is None:  # no gameStart seen: read the game from the oneof (§3)
-        log(f"MISMATCH {game_id} seat {seat}: a request before its gameStart")
         state = seats[(game_id, seat)] = Seat({"game": "aegis" if "aegis" in request else "confirmation"})
+        report(state, game_id, seat, ["a request before its gameStart"])
     check_events(state, game_id, seat, request.get("events", []))
     choice = legal[0]
     try:
@@ -217,8 +223,7 @@ def main():
             state = seats.pop(key, None) or Seat({"game": "aegis" if "aegis" in body else "confirmation"})
             check_events(state, *key, body.get("events", []))
             report(state, *key, check_results(state.game, body, typed=True, seats=state.seats))
-            log(f"checked {key[0]} seat {key[1]}: {state.observations} observation(s), {state.events} "
-                f"event(s), results; {state.mismatches} mismatch(es); scores {body.get('scores')}")
+            finished(state, *key, body.get("scores"))
         elif kind == "result":
             log(f"substituted: {json.dumps(body)}")
         elif kind == "refusal":
