@@ -67,8 +67,9 @@ def store_view(out: Path) -> tuple[dict, dict]:
 
 # --- twins: what one process leaves for the next -----------------------------------------------
 
-TWINS = 5  # deal sets: a match and its twin each
-LEVELS = 4  # values the clock carries a twin (2 bits)
+TWINS = 6  # deal sets: a match and its twin each
+LEVELS = 2  # values the clock carries a twin here: 1 bit, read right however loaded the machine
+# (tests/bots/hostile/figures.py measures 2 to 4 bits: the runner's own delay varies by some 0.1 s)
 TWINS_TABLES = """
 [clock]
 decision_ms = 3000
@@ -173,8 +174,8 @@ def test_when_a_process_ends_tells_its_twin_nothing(twins_attack):
     assert len(learned) == TWINS and len(twins_attack["sent"]) == TWINS  # both sides did their part
     truth = {g: CARDS.index(twins_attack["hands"][g][1][0]) % LEVELS for g in learned}  # the victim's first card
     right = sum(learned[g] == truth[g] for g in learned)
-    # by chance 1 in LEVELS: at most 2 of 5 right (a chance of 1.6% at 4 levels) when the start carries nothing
-    assert right <= 2, f"{right} of {len(learned)} twins read their opponent's card modulo {LEVELS}"
+    # when a start carries nothing, each twin reads the right value by chance (1 in LEVELS): all six, 1 in 64
+    assert right < TWINS, f"{right} of {len(learned)} twins read their opponent's first card modulo {LEVELS}"
 
 
 def replay_state(browser, path: Path) -> dict:

@@ -20,7 +20,7 @@ swapped: what it held is its opponent's hand there), reads them:
   runner's own delay from one to the other is measured on the way: every receiver exits at phase
   0 (a pilot), and the next sender takes the phase of its own start as that delay and exits that
   much early. It sends the index of its first card of deal 1 modulo ``--levels`` (``LEARNED`` with
-  ``via`` "clock": the value read, and ``SENT`` lines).
+  ``via`` "clock": the value read; ``SENT`` lines; ``EXIT``: when each process started and ended).
 - ``flood``: it writes ESC bytes to stdout as fast as the pipe takes them: the runner escapes
   every byte (``\\x1b``, four for one) in its own process, past the log's cap too, outside the
   bot's CPU share (measured, not tested: the victim's decisions slow down, none times out).
@@ -48,7 +48,7 @@ from referee.bot import run_bot  # noqa: E402
 
 parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
 parser.add_argument("--honest", action="store_true")
-parser.add_argument("--attack", action="append", default=[], choices=["keyring", "clock", "comment", "flood"])
+parser.add_argument("--attack", action="append", default=[], choices=["keyring", "clock", "comment", "flood", "calls"])
 parser.add_argument("--levels", type=int, default=4)  # values a start's phase carries (clock)
 mine, kit_args = parser.parse_known_args()
 HONEST, ATTACKS = mine.honest, set(mine.attack)
@@ -178,7 +178,43 @@ def flood() -> None:
         os.write(1, chunk)
 
 
+CALLERS, CHANNELS = 4, 3  # processes, and channels each: within its door's 16 connections
+
+
+def calls() -> None:
+    """Calls the referee refuses (ListGames without a token), as many at once as its door lets
+    through, again and again: each costs the runner's one event loop a little work."""
+    import asyncio
+
+    import grpc
+
+    from referee.v1 import referee_pb2 as pb
+    from referee.v1 import referee_pb2_grpc as pb_grpc
+
+    address = kit_args[kit_args.index("--address") + 1]
+    counts = {"calls": 0}
+
+    async def caller(stub) -> None:
+        while True:
+            try:
+                await stub.ListGames(pb.ListGamesRequest())
+            except grpc.RpcError:
+                pass
+            counts["calls"] += 1
+
+    async def main() -> None:
+        channels = [grpc.aio.insecure_channel(address) for _ in range(CHANNELS)]
+        await asyncio.gather(*(caller(pb_grpc.RefereeStub(c)) for c in channels for _ in range(256)))
+
+    for _ in range(CALLERS - 1):  # processes of its own, each with its channels
+        if os.fork() == 0:
+            break
+    asyncio.run(main())
+
+
 if __name__ == "__main__":
+    if "calls" in ATTACKS and os.fork() == 0:
+        calls()
     if "flood" in ATTACKS:
         import threading
 
@@ -186,4 +222,5 @@ if __name__ == "__main__":
     run_bot(decide, kit_args, default_name="entrant")
     if exit_phase is not None:  # its session is over: it ends when the phase says (within the grace)
         time.sleep((exit_phase - phase(time.time())) % PERIOD)
+        report("EXIT", start=T0, at=time.time())  # (the runner's delay to the next start: figures.py)
     os._exit(0)
