@@ -36,8 +36,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import CHROMIUM, ROOT, require_browser, require_sandbox, run_cli, write_tournament
+from harness import ROOT, require_sandbox, run_cli, write_tournament
 from test_twin_collusion import victim_hands
+from test_view_browser import browser  # noqa: F401  (the module's browser, a fixture)
 
 from referee import records
 from referee.tournament import config, versions
@@ -46,6 +47,18 @@ from referee.tournament.store import Store
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
 RANKS, SUITS = "23456789TJQKA", "SHDC"
 CARDS = [r + s for s in SUITS for r in RANKS]
+
+
+def tables(*bots: tuple[str, list[str], str]) -> str:
+    """A [clock] of 3 s a decision, [limits] in bubblewrap, and a [[bots]] table per (name, command, cwd)."""
+    text = '\n[clock]\ndecision_ms = 3000\nbank_ms = 10000\n\n[limits]\nsandbox = "bwrap"\n'
+    for name, command, cwd in bots:
+        text += f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{cwd}"\n'
+    return text
+
+
+def random_bot(name: str, seed: int) -> tuple[str, list[str], str]:
+    return name, ["python", "-m", "sample_bots.random", "--seed", str(seed)], name
 
 
 def reports(log: Path, kind: str) -> list[dict]:
@@ -70,57 +83,48 @@ def store_view(out: Path) -> tuple[dict, dict]:
 TWINS = 6  # deal sets: a match and its twin each
 LEVELS = 2  # values the clock carries a twin here: 1 bit, read right however loaded the machine
 # (tests/bots/hostile/figures.py measures 2 to 4 bits: the runner's own delay varies by some 0.1 s)
-TWINS_TABLES = """
-[clock]
-decision_ms = 3000
-bank_ms = 10000
-
-[limits]
-sandbox = "bwrap"
-
-[[bots]]
-name = "entrant"
-command = {command}
-cwd = "attacker"
-
-[[bots]]
-name = "victim"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "victim"
-"""
 
 
-def keyring_usable() -> None:
-    """Skip where this process cannot have a session keyring (a seccomp profile refusing keyctl,
-    as Docker's default does): there the runner has none to pass on, and the attack has nothing."""
+def keyring_usable() -> str | None:
+    """Why this process cannot have a session keyring (a seccomp profile refusing keyctl, as
+    Docker's default does: there the runner has none to pass on), or None."""
     libc = ctypes.CDLL(None, use_errno=True)
     keyctl = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
-    if keyctl is None or libc.syscall(keyctl, 0, ctypes.c_int(-3), 0) < 0:  # KEYCTL_GET_KEYRING_ID @s
-        pytest.skip(f"no session keyring can be had here ({os.strerror(ctypes.get_errno())})")
+    if keyctl is None:
+        return f"no keyctl system call known for {os.uname().machine}"
+    if libc.syscall(keyctl, 0, ctypes.c_int(-3), 0) < 0:  # KEYCTL_GET_KEYRING_ID of the session keyring
+        return f"no session keyring can be had here ({os.strerror(ctypes.get_errno())})"
+    return None
+
+
+def require_keyring() -> None:
+    if (why := keyring_usable()) is not None:
+        pytest.skip(why)
 
 
 def twins(tmp: Path, honest: bool) -> dict:
     require_sandbox()
-    keyring_usable()
     for name in ("attacker", "victim"):
         (tmp / name).mkdir(parents=True)
     shutil.copy(HOSTILE / "entrant.py", tmp / "attacker")
     attacks = ["--attack", "keyring", "--attack", "clock", "--attack", "comment", "--levels", str(LEVELS)]
     command = ["python", "entrant.py", *(["--honest"] if honest else attacks)]
-    path = write_tournament(tmp / "t.toml", TWINS_TABLES.format(command=json.dumps(command)), game="aegis",
-                            deal_sets=TWINS, seed=8, concurrency=1, extra='isolation = "match"')
+    bots = tables(("entrant", command, "attacker"), random_bot("victim", 1))
+    path = write_tournament(tmp / "t.toml", bots, game="aegis", deal_sets=TWINS, seed=8, concurrency=1,
+                            extra='isolation = "match"')
     keyring = tmp / "keyring.json"
-    run = subprocess.run([sys.executable, str(HOSTILE / "session_keyring.py"), str(keyring), sys.executable, "-m",
-                          "referee", "tournament", str(path), "--quiet", "--bootstrap", "20"],
-                         capture_output=True, text=True, timeout=400, cwd=ROOT, check=False)
+    command = [sys.executable, "-m", "referee", "tournament", str(path), "--quiet", "--bootstrap", "20"]
+    if keyring_usable() is None:  # the runner in a session keyring of its own, as under a login or a service
+        command = [sys.executable, str(HOSTILE / "session_keyring.py"), str(keyring), *command]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=400, cwd=ROOT, check=False)
     assert run.returncode == 0, run.stderr
     view = run_cli("view", tmp / "out")
     assert view.returncode == 0, view.stderr
     log = tmp / "out" / "logs" / "entrant.log"
     results, hands = store_view(tmp / "out")
     return {"learned": reports(log, "LEARNED"), "sent": reports(log, "SENT"), "found": reports(log, "FOUND"),
-            "held": reports(log, "HELD"), "keyring": json.loads(keyring.read_text()), "victim": results,
-            "hands": hands, "replays": tmp / "out" / "report" / "replays"}
+            "held": reports(log, "HELD"), "keyring": json.loads(keyring.read_text()) if keyring.exists() else None,
+            "victim": results, "hands": hands, "replays": tmp / "out" / "report" / "replays"}
 
 
 @pytest.fixture(scope="module")
@@ -133,15 +137,11 @@ def twins_control(tmp_path_factory) -> dict:
     return twins(tmp_path_factory.mktemp("twins-control"), honest=True)
 
 
-def twin_of(game_id: str) -> str:
-    deal_set = game_id.split(":")[0]
-    return f"{deal_set}:victim|entrant"
-
-
 @pytest.mark.e2e
 @pytest.mark.xfail(strict=True, reason="red team: every launched process inherits the runner's session keyring "
                                        "(add_key/keyctl not refused): keys carry every hand to the twin")
 def test_a_key_left_in_the_session_keyring_carries_no_hand_to_the_twin(twins_attack):
+    require_keyring()
     learned = [r for r in twins_attack["learned"] if r["via"] == "keyring"]
     assert len({r["game_id"] for r in learned}) == TWINS  # the receiver looked, in every twin
     right = [r for r in learned if r["opponent_hand"] is not None
@@ -154,6 +154,7 @@ def test_a_key_left_in_the_session_keyring_carries_no_hand_to_the_twin(twins_att
 @pytest.mark.xfail(strict=True, reason="red team: a bot lists and reads the runner's session keyring: the "
                                        "organiser's own keys")
 def test_a_bot_cannot_read_the_keys_of_the_runners_session(twins_attack):
+    require_keyring()
     assert twins_attack["found"] == [], twins_attack["found"][:1]
 
 
@@ -161,6 +162,7 @@ def test_a_bot_cannot_read_the_keys_of_the_runners_session(twins_attack):
 @pytest.mark.xfail(strict=True, reason="red team: a bot leaves keys of 25 MB (root's quota) in the runner's "
                                        "session keyring, outside any limit, after it and after the run")
 def test_a_bot_leaves_nothing_in_the_runners_session_keyring(twins_attack):
+    require_keyring()
     assert twins_attack["held"]  # the attack ran
     assert twins_attack["keyring"]["secret_intact"]
     assert twins_attack["keyring"]["keys"] == 0 and twins_attack["keyring"]["bytes"] == 0, twins_attack["keyring"]
@@ -189,17 +191,6 @@ def replay_state(browser, path: Path) -> dict:
         page.close()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM)
-        yield chromium
-        chromium.close()
-
-
 @pytest.mark.e2e
 @pytest.mark.xfail(strict=True, reason="red team: '<!--<script>' in a bot's answer (a fault's detail) puts a "
                                        "replay page's scripts inside its JSON element: the page shows nothing")
@@ -224,24 +215,6 @@ def test_the_victims_results_equal_the_control_runs(twins_attack, twins_control)
 
 # --- versions: what runs without being in the version --------------------------------------------
 
-VERSION_TABLES = """
-[clock]
-decision_ms = 3000
-bank_ms = 10000
-
-[limits]
-sandbox = "bwrap"
-
-[[bots]]
-name = "changer"
-command = ["python", "bot.py"]
-cwd = "changer"
-
-[[bots]]
-name = "victim"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "victim"
-"""
 
 
 def plant_pyc(folder: Path) -> Path:
@@ -261,13 +234,13 @@ def test_a_planted_pyc_makes_a_new_version(tmp_path):
     (tmp_path / "victim").mkdir()
     shutil.copytree(HOSTILE / "changer", tmp_path / "changer", ignore=shutil.ignore_patterns("planted.py",
                                                                                             "__pycache__"))
-    tables = VERSION_TABLES
-    first = write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=1, seed=8, concurrency=1,
+    bots = tables(("changer", ["python", "bot.py"], "changer"), random_bot("victim", 1))
+    first = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=1, seed=8, concurrency=1,
                              extra='isolation = "match"')
     run = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
     assert run.returncode == 0, run.stderr
     plant_pyc(tmp_path / "changer")
-    write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=2, seed=8, concurrency=1,
+    write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=2, seed=8, concurrency=1,
                      extra='isolation = "match"')  # the competition grows by a deal set
     again = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
     ran = {line.split()[1] for line in (tmp_path / "out" / "logs" / "changer.log").read_text().splitlines()
@@ -308,29 +281,6 @@ def test_a_change_where_the_version_does_not_look_makes_a_new_version(tmp_path, 
 
 # --- late: an entry that did not start comes back knowing the deals ------------------------------
 
-LATE_TABLES = """
-[clock]
-decision_ms = 3000
-bank_ms = 10000
-
-[limits]
-sandbox = "bwrap"
-
-[[bots]]
-name = "victim"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "victim"
-
-[[bots]]
-name = "third"
-command = ["python", "-m", "sample_bots.random", "--seed", "2"]
-cwd = "third"
-
-[[bots]]
-name = "late"
-command = ["python", "late.py"]
-cwd = "late"
-"""
 
 
 def published_hands(replays: Path) -> dict[str, list[list[str]]]:
@@ -356,7 +306,8 @@ def test_an_entry_that_did_not_start_learns_nothing_from_the_report(tmp_path):
     for name in ("victim", "third", "late"):
         (tmp_path / name).mkdir()
     shutil.copy(HOSTILE / "late.py", tmp_path / "late")
-    path = write_tournament(tmp_path / "t.toml", LATE_TABLES, game="aegis", deal_sets=1, seed=8, concurrency=1,
+    bots = tables(random_bot("victim", 1), random_bot("third", 2), ("late", ["python", "late.py"], "late"))
+    path = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=1, seed=8, concurrency=1,
                             extra='isolation = "match"\nabsent = "withdraw"')
     first = run_cli("tournament", path, "--quiet", "--bootstrap", "20")
     assert first.returncode == 5, first.stderr  # late did not start: withdrawn, the others played
