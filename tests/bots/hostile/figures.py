@@ -131,8 +131,10 @@ def keyring(deal_sets: int) -> None:
                 and sorted(r["opponent_hand"]) == sorted(victim_hand(by_match[r["game_id"]], r["deal"]))
                 for r in learned)
     left = json.loads((out.parent / "keyring.json").read_text())
-    print(f"keyring ({load()}): {right} of {len(learned)} deals of the twins: the victim's whole hand read; "
-          f"the organiser's key read {len(reports(out, 'FOUND'))} time(s); left in the keyring after the run: "
+    found = sum(r["opponent_hand"] is not None for r in learned)
+    print(f"keyring ({load()}): the victim's whole hand read in {right} of {len(learned)} deals of the twins "
+          f"({found} found, {found - right} wrong; the others were not dealt in the first match); the "
+          f"organiser's key read {len(reports(out, 'FOUND'))} time(s); left in the keyring after the run: "
           f"{left['keys']} keys, {left['bytes']} bytes")
     shutil.rmtree(out.parent)
 
