@@ -24,6 +24,9 @@ swapped: what it held is its opponent's hand there), reads them:
 - ``flood``: it writes ESC bytes to stdout as fast as the pipe takes them: the runner escapes
   every byte (``\\x1b``, four for one) in its own process, past the log's cap too, outside the
   bot's CPU share (measured, not tested: the victim's decisions slow down, none times out).
+- ``calls``: child processes call ListGames without a token, 3,072 calls at once through its
+  door, again and again: the referee refuses each, in the runner's one event loop (measured, not
+  tested: the victim's slowest decision some 100-250 ms against 5 ms, none over the clock).
 - ``comment``: its first answer of every match is the text ``<!--<script>`` (a malformed answer,
   for which the referee plays the first legal action: its opponent's game is the same). The
   fault's detail quotes it, and a replay page embeds the details in a ``<script>`` element's JSON:
@@ -192,7 +195,6 @@ def calls() -> None:
     from referee.v1 import referee_pb2_grpc as pb_grpc
 
     address = kit_args[kit_args.index("--address") + 1]
-    counts = {"calls": 0}
 
     async def caller(stub) -> None:
         while True:
@@ -200,7 +202,6 @@ def calls() -> None:
                 await stub.ListGames(pb.ListGamesRequest())
             except grpc.RpcError:
                 pass
-            counts["calls"] += 1
 
     async def main() -> None:
         channels = [grpc.aio.insecure_channel(address) for _ in range(CHANNELS)]
