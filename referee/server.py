@@ -51,6 +51,11 @@ MAX_WAITING_FOR_HELLO = 256
 MAX_MESSAGE_BYTES = 256 * 1024
 
 
+#: calls one connection through a bot's door may have open at once: a session is one Play stream,
+#: and a flood of other calls (refused, each still work for the referee) waits behind these
+DOOR_STREAMS = 4
+
+
 def server_options(hello_timeout: float) -> list[tuple[str, int]]:
     """The options of every listening grpc server: a message at most MAX_MESSAGE_BYTES, and a
     connection that opens no stream (nor even speaks HTTP/2) closed after ``hello_timeout``, as a
@@ -280,10 +285,12 @@ class RefereeServer:
 
     async def add_door(self, path: str, max_connections: int) -> None:
         """Listen on the Unix socket ``path`` too (mode 0666), taking at most ``max_connections``
-        connections through it at once (grpc closes the others as they come): one bot's own way
-        in, so that however many connections it opens, it uses up only its own door."""
+        connections through it at once (grpc closes the others as they come), each with at most
+        :data:`DOOR_STREAMS` calls open: one bot's own way in, so that however many connections
+        and calls it opens, it uses up only its own door."""
         door = grpc.aio.server(options=[*server_options(self.hello_timeout),
-                                        ("grpc.max_allowed_incoming_connections", max_connections)])
+                                        ("grpc.max_allowed_incoming_connections", max_connections),
+                                        ("grpc.max_concurrent_streams", DOOR_STREAMS)])
         pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), door)
         _listen(door, f"unix:{path}", lambda: why_not_listening("", unix=path))
         await door.start()

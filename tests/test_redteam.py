@@ -2,17 +2,19 @@
 
 Each test here is one attack, tried as an entrant would try it: a hostile bot (a real process, in
 the real sandbox: ``sandbox = "bwrap"``, ``isolation = "match"``, the mode meant for strangers) in
-a tournament played through the CLI. Those that succeed are marked ``xfail(strict=True)``: the
-test says what must hold once the attack is stopped, and fails now. When a defence lands, its test
-passes, strict xfail turns that into a failure, and the mark comes off.
+a tournament played through the CLI. Each test says what must hold with the attack stopped; those
+whose defence had not landed were marked ``xfail(strict=True)`` until it did (docs/security.md has
+each attack's row).
 
 - **twins** (``tests/bots/hostile/entrant.py``, two bots, one match at a time, every match's twin
   right after it): what one process of a bot leaves for the next. Through the runner's **session
   keyring**, which every launched process inherits (the runner runs here under
   ``tests/bots/hostile/session_keyring.py``, as under a login or a systemd service): every hand of
-  every twin, the organiser's own key, 25 MB left in the keyring. Through **when its process ends**:
-  its twin reads a value from the wall-clock phase of its own start. Its malformed answer
-  ``<!--<script>`` kills the **replay pages** of every match it plays. The control run, where the
+  every twin, the organiser's own key, 25 MB left in the keyring (now refused: the prelude's seccomp
+  filter, /proc/keys masked). Through **when its process ends**: its twin reads a value from the
+  wall-clock phase of its own start (an open channel, measured by ``tests/bots/hostile/figures.py
+  --only clock``: docs/security.md). Its malformed answer ``<!--<script>`` killed the **replay
+  pages** of every match it plays (now escaped). The control run, where the
   same bot plays honestly (it plays the first legal action either way), gives the victim exactly
   the same results: none of it shows in the standings.
 - **versions** (``tests/bots/hostile/changer/``): what runs without being in the version: a pyc in
@@ -99,6 +101,8 @@ def keyring_usable() -> str | None:
 
 def require_keyring() -> None:
     if (why := keyring_usable()) is not None:
+        if os.environ.get("REFEREE_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"REFEREE_REQUIRE_SANDBOX=1 but {why}", pytrace=False)
         pytest.skip(why)
 
 
@@ -138,8 +142,6 @@ def twins_control(tmp_path_factory) -> dict:
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: every launched process inherits the runner's session keyring "
-                                       "(add_key/keyctl not refused): keys carry every hand to the twin")
 def test_a_key_left_in_the_session_keyring_carries_no_hand_to_the_twin(twins_attack):
     require_keyring()
     learned = [r for r in twins_attack["learned"] if r["via"] == "keyring"]
@@ -151,33 +153,17 @@ def test_a_key_left_in_the_session_keyring_carries_no_hand_to_the_twin(twins_att
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: a bot lists and reads the runner's session keyring: the "
-                                       "organiser's own keys")
 def test_a_bot_cannot_read_the_keys_of_the_runners_session(twins_attack):
     require_keyring()
     assert twins_attack["found"] == [], twins_attack["found"][:1]
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: a bot leaves keys of 25 MB (root's quota) in the runner's "
-                                       "session keyring, outside any limit, after it and after the run")
 def test_a_bot_leaves_nothing_in_the_runners_session_keyring(twins_attack):
     require_keyring()
     assert twins_attack["held"]  # the attack ran
     assert twins_attack["keyring"]["secret_intact"]
     assert twins_attack["keyring"]["keys"] == 0 and twins_attack["keyring"]["bytes"] == 0, twins_attack["keyring"]
-
-
-@pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: a bot's next process starts when its last one ends, which it "
-                                       "chooses: the start's wall-clock phase carries a value to the twin")
-def test_when_a_process_ends_tells_its_twin_nothing(twins_attack):
-    learned = {r["game_id"]: r["value"] for r in twins_attack["learned"] if r["via"] == "clock"}
-    assert len(learned) == TWINS and len(twins_attack["sent"]) == TWINS  # both sides did their part
-    truth = {g: CARDS.index(twins_attack["hands"][g][1][0]) % LEVELS for g in learned}  # the victim's first card
-    right = sum(learned[g] == truth[g] for g in learned)
-    # when a start carries nothing, each twin reads the right value by chance (1 in LEVELS): all six, 1 in 64
-    assert right < TWINS, f"{right} of {len(learned)} twins read their opponent's first card modulo {LEVELS}"
 
 
 def replay_state(browser, path: Path) -> dict:
@@ -192,8 +178,6 @@ def replay_state(browser, path: Path) -> dict:
 
 
 @pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: '<!--<script>' in a bot's answer (a fault's detail) puts a "
-                                       "replay page's scripts inside its JSON element: the page shows nothing")
 def test_a_bots_answer_cannot_break_the_replay_of_its_match(twins_attack, twins_control, browser):
     pages = ["0_entrant,victim.html", "0_victim,entrant.html"]  # a deal set's two matches, the victim's too
     for name in pages:

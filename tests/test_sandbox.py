@@ -628,6 +628,35 @@ def test_where_no_memory_group_holds_a_bot_memfd_and_sysv_ipc_are_refused():
         tree.remove()
 
 
+KEYRINGS = """
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+key = libc.syscall(add_key, b"user", b"referee-test", b"x", ctypes.c_size_t(1), ctypes.c_int(-3))
+print("yes" if key > 0 else errno.errorcode[ctypes.get_errno()], end=" ")
+ring = libc.syscall(keyctl, 0, ctypes.c_int(-3), 0)  # KEYCTL_GET_KEYRING_ID of the session keyring
+print("yes" if ring > 0 else errno.errorcode[ctypes.get_errno()])
+"""
+
+
+@pytest.mark.e2e
+def test_the_kernels_keyrings_are_refused_to_every_bot_with_a_memory_group_or_without():
+    """A session keyring is shared by every process of a login or a service, the runner's
+    included: add_key and keyctl are refused (ENOSYS) to every launched bot (red team, round 4)."""
+    bare = sandbox.limited([sys.executable, "-c", KEYRINGS], Limits(), None, None)
+    assert subprocess.run(bare, capture_output=True, text=True, timeout=30).stdout.split() == ["ENOSYS", "ENOSYS"]
+    outside = subprocess.run([sys.executable, "-c", KEYRINGS], capture_output=True, text=True, timeout=30)
+    assert outside.stdout.split()[1] == "yes"  # the runner itself may: the filter is what refuses them
+    require_cgroups()
+    tree = sandbox.ProcessTree.make(f"referee-{os.getpid()}-test-keys", Limits())
+    try:
+        grouped = sandbox.limited([sys.executable, "-c", KEYRINGS], Limits(), tree, None)
+        assert subprocess.run(grouped, capture_output=True, text=True, timeout=30).stdout.split() == ["ENOSYS",
+                                                                                                     "ENOSYS"]
+    finally:
+        tree.remove()
+
+
 def test_each_bot_tree_has_a_cpu_share_per_seat_it_plays():
     require_cgroups(cpu=True)
     tree = sandbox.ProcessTree.make(f"referee-{os.getpid()}-test-cpu", Limits(), seats=3)

@@ -233,12 +233,17 @@ class Launcher:
         cap = bot.spec.limits.log_kb * 1024
         escaper = BytesEscaper()  # no raw control character reaches the log (docs/security.md)
         try:
+            full = False  # past the cap: what comes is counted, not escaped (no work for a flood)
             while raw := process.stdout.read1(65536):
+                if full:
+                    bot.dropped_bytes += len(raw)
+                    continue
                 chunk = escaper.feed(raw)
                 with self._lock:
                     room = max(0, cap - log.tell()) if log.seekable() else cap
                     self._write(log, chunk[:room])
                     bot.dropped_bytes += max(0, len(chunk) - room)
+                    full = log.seekable() and len(chunk) >= room
             process.wait()
             if bot.retired:
                 note = f"--- {bot.retired}"

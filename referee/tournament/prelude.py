@@ -11,9 +11,12 @@ is done, in this order:
   ``gid``: its ids outside, mapped to 0; bubblewrap maps them back with ``--uid``/``--gid``).
   bubblewrap binds them into the sandbox: this is how a bot's tmpfs get an inode count,
   which bubblewrap 0.8 cannot give;
-- ``refuse``: refuse memfd_create and the SysV IPC calls (shmget, semget, msgget) with
-  ENOSYS, by a seccomp filter: memory they hold lies outside any address space, so where no
-  memory cgroup holds a bot, nothing else would bound it;
+- ``refuse``: groups of system calls that fail with ENOSYS, by a seccomp filter: ``"keys"``
+  (add_key, request_key, keyctl: the kernel's keyrings, which every process of a session
+  shares, the runner's among them; a bot would read the runner's keys and pass its own to its
+  twin through them, whatever the sandbox) and ``"memory"`` (memfd_create and the SysV IPC
+  calls shmget, semget, msgget: memory they hold lies outside any address space, so where no
+  memory cgroup holds a bot, nothing else would bound it);
 - ``rlimits``: ``[[resource, [soft, hard]], ...]``;
 - ``token_fd``, ``to``: the token's pipe moved onto its descriptor.
 
@@ -33,12 +36,15 @@ CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
-#: per architecture (its AUDIT_ARCH value): the system calls refused, and the lowest number refused
-#: as a whole (x86_64's x32 calls)
+#: per architecture (its AUDIT_ARCH value): the system calls of each group, and the lowest number
+#: refused as a whole (x86_64's x32 calls)
 REFUSED = {
-    0xC000003E: ((29, 64, 68, 319), 0x40000000),  # x86_64: shmget, semget, msgget, memfd_create
-    0x40000003: ((117, 393, 395, 399, 356), None),  # i386: ipc, semget, shmget, msgget, memfd_create
-    0xC00000B7: ((186, 190, 194, 279), None),  # aarch64: msgget, semget, shmget, memfd_create
+    0xC000003E: ({"memory": (29, 64, 68, 319),  # x86_64: shmget, semget, msgget, memfd_create
+                  "keys": (248, 249, 250)}, 0x40000000),  # add_key, request_key, keyctl
+    0x40000003: ({"memory": (117, 393, 395, 399, 356),  # i386: ipc, semget, shmget, msgget, memfd_create
+                  "keys": (286, 287, 288)}, None),
+    0xC00000B7: ({"memory": (186, 190, 194, 279),  # aarch64: msgget, semget, shmget, memfd_create
+                  "keys": (217, 218, 219)}, None),
 }
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -69,12 +75,14 @@ def mount_private(mounts: list, uid: int, gid: int) -> None:
             fail(f"cannot mount a tmpfs ({options}) on {path}")
 
 
-def refuse() -> None:
-    """A seccomp filter: the calls of REFUSED fail with ENOSYS, on the architectures it knows."""
+def refuse(groups: list) -> None:
+    """A seccomp filter: the calls of these groups of REFUSED fail with ENOSYS, on the architectures
+    it knows."""
     ld_arch, ld_nr = (0x20, 0, 0, 4), (0x20, 0, 0, 0)  # BPF_LD | BPF_W | BPF_ABS: seccomp_data.arch, .nr
     allow, deny = (0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050000 | errno.ENOSYS)  # BPF_RET
     program = [ld_arch]
-    for arch, (numbers, from_nr) in REFUSED.items():
+    for arch, (calls, from_nr) in REFUSED.items():
+        numbers = [nr for group in groups for nr in calls[group]]
         body = [ld_nr]
         if from_nr is not None:
             body.append(("jge", from_nr))
@@ -109,7 +117,7 @@ def prepare(setup: dict) -> None:
     if setup.get("mounts"):
         mount_private(setup["mounts"], setup["uid"], setup["gid"])
     if setup.get("refuse"):
-        refuse()
+        refuse(setup["refuse"])
     for which, value in setup.get("rlimits", ()):
         resource.setrlimit(which, tuple(value))
     token_fd, to = setup.get("token_fd"), setup.get("to")

@@ -67,6 +67,8 @@ from referee.tournament.config import ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"
+#: files of the sandbox's own /proc that show the machine's, not the sandbox's: masked
+KERNEL_SHARED = ("/proc/keys", "/proc/key-users")
 TOKEN_FD = 3  # the descriptor a launched bot reads its token from
 SCRATCH = "/tmp"  # the bot's writable scratch inside the sandbox: HOME and TMPDIR
 SHM = "/dev/shm"  # its other writable place
@@ -281,6 +283,9 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     if socket_dir is not None:
         args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    for shared in KERNEL_SHARED:  # the machine's keys, not namespaced (and the prelude refuses keyctl)
+        if os.path.exists(shared):
+            args += ["--ro-bind", "/dev/null", shared]
     # /dev is a tmpfs of its own: read-only, but for a /dev/shm like the scratch; then the root
     args += [*_tmpfs(SHM, "shm", scratch_mb, staged), "--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", str(cwd), "--clearenv"]
@@ -368,7 +373,7 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token
         wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
     setup = {"join": [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else [],
              "mounts": _staged(scratch_mb) if staged else [], "uid": os.getuid(), "gid": os.getgid(),
-             "refuse": not (tree and tree.has("memory")),
+             "refuse": ["keys", *([] if tree and tree.has("memory") else ["memory"])],
              "rlimits": [(which, _within_hard(which, value)) for which, value in wanted],
              "token_fd": token_fd, "to": TOKEN_FD}
     return [sys.executable, "-I", "-S", str(PRELUDE), json.dumps(setup), *argv]

@@ -16,8 +16,11 @@ def asset(name: str) -> str:
 
 
 def embed_json(data: Any) -> str:
-    """JSON safe inside a <script> element (no "</" to end it early)."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    """JSON safe inside a <script> element: no ``<``, ``>`` or ``&`` at all (each a \\u escape, which
+    JSON reads back as the same character), so that nothing a bot wrote (``</script>``, ``<!--``)
+    can end the element early or change how the browser parses the rest of the page."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def scroll(table: str) -> str:
