@@ -36,12 +36,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, write_tournament
+from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournament
 from test_twin_collusion import victim_hands
 from test_view_browser import browser  # noqa: F401  (the module's browser, a fixture)
 
 from referee import records
-from referee.tournament import config, versions
+from referee.tournament import config, sandbox, versions
 from referee.tournament.store import Store
 
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
@@ -226,13 +226,12 @@ def plant_pyc(folder: Path) -> Path:
     return target
 
 
-@pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: a pyc in __pycache__ (unchecked hash) changes what a bot runs "
-                                       "while its version, which leaves __pycache__ out, stays the same")
-def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
-    """Either defence will do: the grown run refuses the changed bot, or what it runs is what was hashed."""
+def planted_run(tmp_path: Path, plant: bool) -> tuple[set[str], dict]:
+    """The changer and a victim on one deal set, then the competition grown by a deal set, with
+    (``plant``) or without a pyc planted between: the strategies the changer ran, and the victim's
+    results in the store. None for the strategies when the grown run refused the changed bot."""
     require_sandbox()
-    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim").mkdir(parents=True)
     shutil.copytree(HOSTILE / "changer", tmp_path / "changer", ignore=shutil.ignore_patterns("planted.py",
                                                                                             "__pycache__"))
     bots = tables(("changer", ["python", "bot.py"], "changer"), random_bot("victim", 1))
@@ -240,47 +239,70 @@ def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
                              extra='isolation = "match"')
     run = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
     assert run.returncode == 0, run.stderr
-    plant_pyc(tmp_path / "changer")
+    if plant:
+        plant_pyc(tmp_path / "changer")
     write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=2, seed=8, concurrency=1,
                      extra='isolation = "match"')  # the competition grows by a deal set
     again = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
     if again.returncode == 2:
         assert "bot changer changed" in again.stderr, again.stderr
-        return
+        return None, store_view(tmp_path / "out")[0]
     assert again.returncode == 0, again.stderr
     ran = {line.split()[1] for line in (tmp_path / "out" / "logs" / "changer.log").read_text().splitlines()
            if line.startswith("STRATEGY ")}
-    assert ran == {"reviewed"}, f"the second run played the planted strategy under the old version: {sorted(ran)}"
+    return ran, store_view(tmp_path / "out")[0]
+
+
+@pytest.mark.e2e
+def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
+    """Either defence will do: the grown run refuses the changed bot, or what it runs is what was
+    hashed (here: the sandbox masks ``__pycache__``, and Python compiles the source it is shown).
+    The control, the same competition grown without a pyc, gives the victim the same results."""
+    ran, victim = planted_run(tmp_path / "attack", plant=True)
+    assert ran in (None, {"reviewed"}), f"the second run played the planted strategy under the old version: {ran}"
+    control_ran, control = planted_run(tmp_path / "control", plant=False)
+    assert control_ran == {"reviewed"} and len(control) == 4
+    assert victim == control if ran is not None else len(victim) == 2  # refused: the first deal set only
 
 
 HIDING_PLACES = {
     # where the entrant puts the code it changes (its entry point adds the directory to sys.path;
-    # the sandbox shows the bot all of them)
+    # before the defence, the sandbox showed the bot all of them)
     "pycache": None,  # __pycache__/strategy.<tag>.pyc: Python itself prefers it
     "dot-directory": ".config/strategy.py",
     "store-directory": "brain/strategy.py",  # beside a file named results.sqlite: "another run's output"
+    "vcs-directory": ".hg/strategy.py",
+    "undeclared": "strategy.py",  # outside the bot's declared files = ["bot.py"]
 }
 
 
-@pytest.mark.xfail(strict=True, reason="red team: the version leaves out __pycache__, dot-directories and any "
-                                       "directory holding a results.sqlite, which the sandbox shows the bot")
 @pytest.mark.parametrize("place", HIDING_PLACES)
 def test_a_change_where_the_version_does_not_look_makes_a_new_version(tmp_path, place):
+    """The rule (docs/tournaments.md, "Bot versions"): the version covers exactly what the sandbox
+    shows of the bot's own files. So a change is a new version, or lies where the sandbox shows
+    the bot nothing; and file by file, the bubblewrap command shows what the version holds."""
     folder = tmp_path / "changer"
     shutil.copytree(HOSTILE / "changer", folder, ignore=shutil.ignore_patterns("planted.py", "__pycache__"))
-    if HIDING_PLACES[place] is not None:
+    if HIDING_PLACES[place] is not None and place != "undeclared":
         hidden = folder / HIDING_PLACES[place]
         hidden.parent.mkdir()
         shutil.copy(folder / "strategy.py", hidden)
         if place == "store-directory":
             (hidden.parent / "results.sqlite").touch()
-    spec = config.BotSpec("changer", ("python", "bot.py"), cwd=str(folder))
+    files = ("bot.py",) if place == "undeclared" else ()
+    spec = config.BotSpec("changer", ("python", "bot.py"), cwd=str(folder), files=files)
     before = versions.of(spec)
     if HIDING_PLACES[place] is None:
-        plant_pyc(folder)
+        changed = plant_pyc(folder)
     else:
-        shutil.copy(HOSTILE / "changer" / "planted.py", folder / HIDING_PLACES[place])
-    assert versions.of(spec) != before, f"the version is the same after a change in the {place}"
+        changed = folder / HIDING_PLACES[place]
+        shutil.copy(HOSTILE / "changer" / "planted.py", changed)
+    after = versions.of(spec)
+    argv = sandbox.bwrap_command(["python", "bot.py"], cwd=folder, socket_dir=None, files=files,
+                                 command=spec.command)
+    assert after != before or not sandbox_shows(argv, changed), f"the {place} changed under the same version"
+    shown = {str(f) for f in folder.rglob("*") if f.is_file() and sandbox_shows(argv, f)}
+    assert shown == set(after["files"]), f"shown, not in the version: {shown - set(after['files'])}"
 
 
 # --- late: an entry that did not start comes back knowing the deals ------------------------------
