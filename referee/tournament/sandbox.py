@@ -14,8 +14,11 @@ data, all read-only and resolved first (:mod:`referee.tournament.paths`: a
 command naming anything outside them is refused); its own ``/proc`` and
 ``/dev``; the referee's Unix socket at ``/run/referee``, its only way out.
 Masked even inside those directories: the output directory, the tournament
-file, other bots' directories and data, and home directories. Its environment
-is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
+file, other bots' directories and data, and home directories. Of its own
+directory it sees exactly what its version covers (:func:`versions.view`):
+``__pycache__``, version control, tools' caches and other runs' output masked,
+and with ``files`` declared only those. Its environment is only PATH, HOME,
+TMPDIR, the locale and its ``env`` table.
 
 Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
 and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
