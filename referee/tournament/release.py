@@ -10,14 +10,29 @@ match they could give away is still to be played (docs/security.md):
 - ``"end"``: every record once every match of the schedule is stored.
 
 A deal set that a run leaves unfinished (interrupted, or a bot that died)
-keeps its records held: a later run may still play the rest of it.
+keeps its records held: a later run may still play the rest of it. And while an
+entry "did not start" (``absent = "withdraw"``), nothing is released: the next
+run tries it again, and it would play every deal set.
+
+What gives records out of a results directory holds back the same (:func:`held`,
+:class:`Held`): the report shows a held match's results but no replay (and the
+bots' logs only without those matches' lines), and ``export``, the organiser's,
+says how many records it wrote that are held. A deal set is held while an entry
+still to play may play it: while the current schedule has matches of it to play,
+and every deal set while an entry did not start, until that entry has played, or
+is withdrawn (``withdrawn = true``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from referee.tournament.schedule import Seating
+from referee.tournament.schedule import Seating, deal_set_of
+
+if TYPE_CHECKING:
+    from referee.tournament.store import Store
 
 RELEASES = ("deal-set", "end")
 
@@ -29,10 +44,13 @@ class Releases:
     run: this run's referee never had their records); :meth:`stored` is told of each
     match this run stores, and says which records it frees."""
 
-    def __init__(self, seatings: Iterable[Seating], stored: Iterable[str] = (), mode: str = "deal-set"):
+    def __init__(self, seatings: Iterable[Seating], stored: Iterable[str] = (), mode: str = "deal-set",
+                 waiting: Collection[str] = ()):
+        """``waiting``: the entries that did not start in this run (it releases nothing)."""
         if mode not in RELEASES:
             raise ValueError(f"release must be one of {', '.join(RELEASES)}, got {mode!r}")
         self.mode = mode
+        self.waiting = tuple(waiting)
         done = set(stored)
         self._missing: dict[int, set[str]] = {}  # deal set -> keys not stored yet
         for s in seatings:
@@ -45,10 +63,72 @@ class Releases:
         """``seating``'s match is stored: the keys whose records may be released now (maybe none)."""
         self._missing.setdefault(seating.deal_set, set()).discard(seating.key)
         self._played.setdefault(seating.deal_set, []).append(seating.key)
-        if self.mode == "deal-set":  # only this deal set can have just become complete
+        if self.waiting:  # it may come back and play any deal set
+            ready = []
+        elif self.mode == "deal-set":  # only this deal set can have just become complete
             ready = [] if self._missing[seating.deal_set] else [seating.deal_set]
         elif not any(self._missing.values()):
             ready = list(self._played)
         else:
             ready = []
         return [key for k in ready for key in self._played.pop(k)]
+
+
+@dataclass(frozen=True)
+class Held:
+    """The deal sets whose records are held back from what a results directory gives out:
+    ``unfinished``, those of the schedule with matches still to play; every one while entries
+    are ``waiting`` (they did not start, and the next run tries them again)."""
+
+    unfinished: frozenset[int]
+    waiting: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.unfinished or self.waiting)
+
+    def holds(self, deal_set: int) -> bool:
+        return bool(self.waiting) or deal_set in self.unfinished
+
+    def why(self, deal_set: int) -> str | None:
+        """Why a deal set's records are held and what releases them, in words (None: not held)."""
+        if self.waiting:
+            return self._while_waiting()
+        if deal_set in self.unfinished:
+            return (f"held until every match of deal set {deal_set} is played (an entry still to play it "
+                    f"would know its cards)")
+        return None
+
+    def _while_waiting(self) -> str:
+        return (f"held while {', '.join(self.waiting)} did not start (the next run tries it again, on every deal "
+                f"set): released once it has played its matches, or is withdrawn (withdrawn = true)")
+
+    def line(self, deal_sets: Sequence[int]) -> str:
+        """What is held, why and what releases it, in a line: ``deal_sets``, that of each record held."""
+        if self.waiting:
+            return f"{len(deal_sets)} match record(s) {self._while_waiting()}"
+        sets = sorted(set(deal_sets))
+        named = ", ".join(map(str, sets[:5])) + (f" and {len(sets) - 5} more" if len(sets) > 5 else "")
+        return (f"{len(deal_sets)} match record(s) of deal set{'s' if len(sets) > 1 else ''} {named} held until "
+                f"every match of their deal set is played (an entry still to play one would know its cards)")
+
+
+def held(scheduled: Iterable[str], stored: Collection[str], waiting: Iterable[str] = ()) -> Held:
+    """What is held, from the keys of the schedule played now, the keys stored and the entries
+    that did not start. Without a schedule (an SPRT's directory, one older than schedules), a deal
+    set with fewer matches stored than the fullest one is taken as unfinished."""
+    scheduled = list(scheduled)
+    if scheduled:
+        unfinished = {deal_set_of(key) for key in scheduled if key not in stored}
+    else:
+        counts: dict[int, int] = {}
+        for key in stored:
+            counts[deal_set_of(key)] = counts.get(deal_set_of(key), 0) + 1
+        unfinished = {k for k, n in counts.items() if n < max(counts.values())}
+    return Held(frozenset(unfinished), tuple(waiting))
+
+
+def held_in(store: Store) -> Held:
+    """What a results directory holds back now (:func:`held` of its store)."""
+    from referee.tournament.store import DID_NOT_START
+
+    return held(store.schedule_keys(), store.done(), [e.name for e in store.entries() if e.status == DID_NOT_START])

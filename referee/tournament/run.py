@@ -24,7 +24,7 @@ from referee.files import WriteFailed
 from referee.tournament import growth
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
-from referee.tournament.release import Releases
+from referee.tournament.release import Releases, held_in
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
 from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
 
@@ -128,6 +128,8 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     kept_out = out_for_good(store)
     full = plan(kept_out)
     bots = [b for b in config.bots if b.name not in kept_out]
+    if announce is not None and (line := late_entries(store, full)) is not None:
+        announce(line)
     if not missing(full, store.done()):  # nothing to play, no bot to start
         if full.seatings:
             store.set_schedule(s.key for s in full.seatings)
@@ -188,7 +190,7 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
         total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
         if progress:
             progress(finished, total, None)
-        releases = Releases(schedule.seatings, store.done(), config.release)
+        releases = Releases(schedule.seatings, store.done(), config.release, waiting=list(executor.absent))
 
         def save(p: Played) -> None:
             nonlocal finished, played
@@ -211,6 +213,26 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
             announce(f"withdrawn: {'; '.join(f'bot {n} {dead[n]}' for n in sorted(dead.keys() - out))}; "
                      f"the other entries play on")
         out |= dead.keys()
+
+
+def late_entries(store: Store, schedule: Schedule) -> str | None:
+    """A line when entries join deal sets that were played before them (new entries, entries back
+    from withdrawal or brought back by --rerun) and that nothing held when the last run ended, so
+    a report of this directory (or a referee's spectators) may already have shown their records:
+    the organiser's choice (docs/security.md); None when none does."""
+    before = store.schedule_keys()
+    if not before:
+        return None
+    in_play = {name for s in schedule.seatings for name in s.lineup}
+    known = {name for key in before for name in key.split(":", 1)[1].split("|")}
+    joining = sorted(in_play - known)
+    held = held_in(store)
+    shown = sorted({row.deal_set for row in store.matches(every=True) if not held.holds(row.deal_set)})
+    if not joining or not shown:
+        return None
+    sets = f"deal set {shown[0]}" if len(shown) == 1 else f"{len(shown)} deal sets ({shown[0]} to {shown[-1]})"
+    return (f"late entries: {', '.join(joining)} join {sets} already played and released, whose records a report "
+            f"of this directory may already have shown (an entrant who read it knows those deals)")
 
 
 def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], None] | None) -> list[Seating]:

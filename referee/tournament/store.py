@@ -392,6 +392,10 @@ class Store:
             self.db.execute("DELETE FROM schedule")
             self.db.executemany("INSERT OR IGNORE INTO schedule VALUES (?)", [(k,) for k in keys])
 
+    def schedule_keys(self) -> list[str]:
+        """The keys of the schedule the directory plays now (none before a run recorded one)."""
+        return [row[0] for row in self.db.execute("SELECT key FROM schedule ORDER BY key")]
+
     def _scheduled(self) -> bool:
         return self.db.execute("SELECT 1 FROM schedule LIMIT 1").fetchone() is not None
 
