@@ -129,6 +129,29 @@ def test_the_grown_directory_plays_only_the_new_matches(runs):
     assert re.search(r"16 of 18 match\(es\) to play, 2 stored; \d+ stored match\(es\) are not in this schedule",
                      second.stderr), second.stderr
     assert "played 16 match(es) now, 18 in all" in second.stderr
+    assert "late entries" not in second.stderr  # broken did not start: every record was held, none shown
+
+
+def test_a_late_entry_on_deal_sets_a_report_may_have_shown_is_said_in_one_line(tmp_path):
+    from referee.tournament.run import late_entries
+    from referee.tournament.schedule import Schedule, Seating
+
+    store = Store(tmp_path / "out")
+    for lineup in (("a", "b"), ("b", "a")):
+        store.save(f"0:{'|'.join(lineup)}", 0, 1, lineup, {"scores": [1, 0], "placing": [1, 2]}, {}, 0.1)
+    pairs = (("a", "b"), ("b", "a"), ("a", "late"), ("late", "a"), ("b", "late"), ("late", "b"))
+    grown = Schedule(tuple(Seating(k, 1, lineup) for k in (0, 1) for lineup in pairs), (), "")
+    assert late_entries(store, grown) is None  # no run recorded a schedule: nothing played before
+    store.set_schedule(["0:a|b", "0:b|a"])
+    assert late_entries(store, grown) == (
+        "late entries: late join deal set 0 played before they came and not held since: a report of this "
+        "directory may already have shown their records (an entrant who read it knows those deals)")
+    store.set_schedule(["0:a|b", "0:b|a", "0:a|c"])  # deal set 0 was not over: held, never shown
+    assert late_entries(store, grown) is None
+    store.set_schedule(["0:a|b", "0:b|a"])
+    store.db.execute("INSERT INTO entries VALUES ('c', 2, 'did not start', 'exit code 3')")  # every record held
+    assert late_entries(store, grown) is None
+    store.close()
 
 
 @pytest.mark.e2e

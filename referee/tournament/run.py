@@ -231,8 +231,8 @@ def late_entries(store: Store, schedule: Schedule) -> str | None:
     if not joining or not shown:
         return None
     sets = f"deal set {shown[0]}" if len(shown) == 1 else f"{len(shown)} deal sets ({shown[0]} to {shown[-1]})"
-    return (f"late entries: {', '.join(joining)} join {sets} already played and released, whose records a report "
-            f"of this directory may already have shown (an entrant who read it knows those deals)")
+    return (f"late entries: {', '.join(joining)} join {sets} played before they came and not held since: a report "
+            f"of this directory may already have shown their records (an entrant who read it knows those deals)")
 
 
 def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], None] | None) -> list[Seating]:

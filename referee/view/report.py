@@ -45,11 +45,13 @@ def _f(value: float | None, digits: int = 0) -> str:
 
 
 def write_report(directory: str | Path, out: str | Path | None = None, anchor: tuple[str, float] | None = None,
-                 bootstrap: int = 1000, publish_logs: bool = False) -> Path:
+                 bootstrap: int = 1000, publish_logs: bool = False,
+                 notice: Callable[[str], None] | None = None) -> Path:
     """Write the report of the results in ``directory`` (to ``out``, by default ``directory/report``);
     returns the path of its ``index.html``. With ``publish_logs``, the bots' logs too (``logs/``, each
     replay linking its seats' lines); without, the log pages an earlier report wrote are removed.
-    Raises StoreError for a directory without results."""
+    ``notice`` is told, in a line each, what the report holds back. Raises StoreError for a
+    directory without results."""
     store = Store(directory, create=False)
     try:
         rows = list(store.matches())
@@ -85,6 +87,8 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
             if publish_logs and logs_held:
                 notes.append("the bots' logs are held while records are (under isolation = \"tournament\" a "
                              "process's lines may tell what it saw in any of its matches)")
+            for line in notes if notice is not None else ():
+                notice(f"report: {line}")
             files.write_text(index, report_page(st, rows, about,
                                                 {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()},
                                                 held=held, held_notes=notes))
