@@ -375,3 +375,24 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
     assert dealt == {0: deal_seed(master, 0), 1: deal_seed(later, 1)}
     again = run_cli("tournament", file(2), "--quiet", "--bootstrap", "20", cwd=tmp_path)  # nothing new: same seeds
     assert again.returncode == 0 and seeds(again) == seeds(grown), again.stderr
+
+
+@pytest.mark.e2e
+def test_a_drawn_seed_is_not_printed_while_an_entry_did_not_start(tmp_path):
+    """It deals every deal set the entry will play when it comes back (red team finding 3)."""
+    tables = ('\n[limits]\nsandbox = "none"\n' + "".join(
+        f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{ROOT}"\n' for name, command in (
+            ("a", ["python", "-m", "sample_bots.random", "--seed", "1"]),
+            ("b", ["python", "-m", "sample_bots.random", "--seed", "2"]),
+            ("late", ["python", "-c", "import sys; sys.exit(3)"]))))
+    path = write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=1, seed=1, concurrency=1,
+                            extra='absent = "withdraw"')
+    path.write_text(path.read_text().replace("seed = 1\n", ""))
+    first = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert first.returncode == ExitCode.WITHDRAWN, first.stderr
+    assert ("master seed: not printed: it deals every deal set, and records are held while late did not start"
+            in first.stderr) and not re.search(r"master seed: \d", first.stderr)
+    path.write_text(path.read_text().replace('"-c", "import sys; sys.exit(3)"', '"-m", "sample_bots.random"'))
+    second = run_cli("tournament", path, "--quiet", "--bootstrap", "0")  # late comes back and plays
+    assert second.returncode == 0, second.stderr
+    assert re.search(r"master seed: \d+ ", second.stderr), second.stderr

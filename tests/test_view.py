@@ -357,6 +357,17 @@ def test_a_drawn_seed_is_shown_only_once_released(tmp_path, drawn, released, sho
         assert ("secret until the run ends" in page) is (not shown)
 
 
+def test_a_released_seed_is_not_shown_while_records_are_held(tmp_path):
+    """The master seed deals every deal set: while an entry did not start, it would give away
+    every card it will play, as the records would (red team finding 3)."""
+    directory = published_results(tmp_path / "res", seed_drawn=True, released=True)
+    store = Store(directory)
+    store.set_entries("did not start", {"r4": "exit code 3"})
+    store.close()
+    text = report.write_report(directory, bootstrap=0).read_text()
+    assert "123456789" not in text and "not shown while records are held while r4 did not start" in text
+
+
 def test_every_entry_is_listed_with_its_status_and_reason():
     from referee.tournament.store import Entry
     from referee.view.about import About, about_html

@@ -92,24 +92,33 @@ class Held:
     def why(self, deal_set: int) -> str | None:
         """Why a deal set's records are held and what releases them, in words (None: not held)."""
         if self.waiting:
-            return self._while_waiting()
+            return self.reason()
         if deal_set in self.unfinished:
             return (f"held until every match of deal set {deal_set} is played (an entry still to play it "
                     f"would know its cards)")
         return None
 
-    def _while_waiting(self) -> str:
-        return (f"held while {', '.join(self.waiting)} did not start (the next run tries it again, on every deal "
-                f"set): released once it has played its matches, or is withdrawn (withdrawn = true)")
+    def reason(self) -> str:
+        """Why records are held and what releases them, in words (for all of them)."""
+        if self.waiting:
+            return (f"held while {', '.join(self.waiting)} did not start (the next run tries it again, on every "
+                    f"deal set): released once it has played its matches, or is withdrawn (withdrawn = true)")
+        return (f"held until every match of their deal set is played (deal set{'s' if len(self.unfinished) > 1 else ''}"
+                f" {_named(self.unfinished)} still to play; an entry still to play one would know its cards)")
 
     def line(self, deal_sets: Sequence[int]) -> str:
         """What is held, why and what releases it, in a line: ``deal_sets``, that of each record held."""
         if self.waiting:
-            return f"{len(deal_sets)} match record(s) {self._while_waiting()}"
-        sets = sorted(set(deal_sets))
-        named = ", ".join(map(str, sets[:5])) + (f" and {len(sets) - 5} more" if len(sets) > 5 else "")
-        return (f"{len(deal_sets)} match record(s) of deal set{'s' if len(sets) > 1 else ''} {named} held until "
-                f"every match of their deal set is played (an entry still to play one would know its cards)")
+            return f"{len(deal_sets)} match record(s) {self.reason()}"
+        sets = set(deal_sets)
+        return (f"{len(deal_sets)} match record(s) of deal set{'s' if len(sets) > 1 else ''} {_named(sets)} held "
+                f"until every match of their deal set is played (an entry still to play one would know its cards)")
+
+
+def _named(deal_sets: Iterable[int]) -> str:
+    """Deal sets in words: "1, 3, 4, 5, 6 and 40 more"."""
+    ordered = sorted(deal_sets)
+    return ", ".join(map(str, ordered[:5])) + (f" and {len(ordered) - 5} more" if len(ordered) > 5 else "")
 
 
 def held(scheduled: Iterable[str], stored: Collection[str], waiting: Iterable[str] = ()) -> Held:

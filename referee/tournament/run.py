@@ -122,7 +122,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     schedule of the others is played. A write the disk refuses (the store, a bot's log) stops
     the run: :class:`WriteFailed`, what was stored before intact. A deal set's records go to
     spectators once it is over (``config.release``). A run that ends (not one interrupted or
-    stopped by an error) releases the master seed: the store says so
+    stopped by an error) and leaves no record held releases the master seed: the store says so
     (:meth:`Store.seed_released`), and the pages show it from then on. ``watch(arena)`` is told
     the executor's arena once it is open (the live page)."""
     kept_out = out_for_good(store)
@@ -135,7 +135,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
             store.set_schedule(s.key for s in full.seatings)
         store.set_entries(PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
-        store.release_seed()
+        release_seed(store)
         if progress:
             progress(len(full.seatings), len(full.seatings), None)
         return 0
@@ -172,8 +172,16 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
                 store.set_meta("launcher", json.dumps(executor.launcher.status()))
     except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
         raise store.stopped(err) from None
-    store.release_seed()  # the run has ended: its master seed is printed
+    release_seed(store)  # the run has ended: its master seed is printed, unless records are held
     return played
+
+
+def release_seed(store: Store) -> None:
+    """A run has ended: its master seed may be printed and shown, unless records are still held
+    (:func:`~referee.tournament.release.held_in`): the seed deals every deal set, so it would give
+    away the cards of those an entry still to play may play."""
+    if not held_in(store):
+        store.release_seed()
 
 
 async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], store: Store, executor: Any,
