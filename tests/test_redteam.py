@@ -17,10 +17,12 @@ passes, strict xfail turns that into a failure, and the mark comes off.
   the same results: none of it shows in the standings.
 - **versions** (``tests/bots/hostile/changer/``): what runs without being in the version: a pyc in
   ``__pycache__`` (unchecked hash: Python never compares it with the source), a module under a
-  dot-directory or under a directory holding a file named ``results.sqlite``.
+  dot-directory or under a directory holding a file named ``results.sqlite``. Defended: the
+  version covers exactly what the sandbox shows of the bot's own files (the rest is masked).
 - **late** (``tests/bots/hostile/late.py``): an entry that does not start on purpose under
   ``absent = "withdraw"``, then comes back, on the same deal sets, knowing every hand from the
-  report published in between.
+  report published in between. Defended: while an entry did not start, the report holds back
+  every record (results without replays).
 """
 
 from __future__ import annotations
