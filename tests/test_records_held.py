@@ -267,19 +267,19 @@ def test_while_an_entry_did_not_start_a_run_releases_nothing():
 
 def test_a_deal_set_is_held_while_an_entry_still_to_play_may_play_it():
     keys = [x.key for x in seatings(3)]
-    everything = held(keys, set(keys))
+    everything = held(keys, stored := {x.key: x.deal_set for x in seatings(3)})
     assert not everything and not any(everything.holds(k) for k in range(3)) and everything.why(0) is None
-    unfinished = held(keys, set(keys[:3]))  # deal set 1 half played, deal set 2 not begun
+    unfinished = held(keys, dict(list(stored.items())[:3]))  # deal set 1 half played, deal set 2 not begun
     assert unfinished.unfinished == {1, 2} and not unfinished.holds(0) and unfinished.holds(1)
     assert unfinished.why(1).startswith("held until every match of deal set 1 is played")
     assert unfinished.line([1]) == ("1 match record(s) of deal set 1 held until every match of their deal set is "
                                     "played (an entry still to play one would know its cards)")
-    waiting = held(keys, set(keys), waiting=["late"])  # complete, but late did not start: every deal set
+    waiting = held(keys, stored, waiting=["late"])  # complete, but late did not start: every deal set
     assert all(waiting.holds(k) for k in range(3))
     assert waiting.why(0) == ("held while late did not start (the next run tries it again, on every deal set): "
                               "released once it has played its matches, or is withdrawn (withdrawn = true)")
     # no schedule recorded (an SPRT's directory): a deal set with fewer matches than the fullest is unfinished
-    assert held([], set(keys[:3])).unfinished == {1}
+    assert held([], dict(list(stored.items())[:3])).unfinished == {1}
 
 
 def test_the_release_key_of_a_tournament_file_is_checked(tmp_path):

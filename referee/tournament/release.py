@@ -25,7 +25,8 @@ is withdrawn (``withdrawn = true``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -121,17 +122,16 @@ def _named(deal_sets: Iterable[int]) -> str:
     return ", ".join(map(str, ordered[:5])) + (f" and {len(ordered) - 5} more" if len(ordered) > 5 else "")
 
 
-def held(scheduled: Iterable[str], stored: Collection[str], waiting: Iterable[str] = ()) -> Held:
-    """What is held, from the keys of the schedule played now, the keys stored and the entries
-    that did not start. Without a schedule (an SPRT's directory, one older than schedules), a deal
-    set with fewer matches stored than the fullest one is taken as unfinished."""
+def held(scheduled: Iterable[str], stored: Mapping[str, int], waiting: Iterable[str] = ()) -> Held:
+    """What is held, from the keys of the schedule played now, the matches stored (key -> deal
+    set) and the entries that did not start. Without a schedule (an SPRT's directory, one older
+    than schedules), a deal set with fewer matches stored than the fullest one is taken as
+    unfinished."""
     scheduled = list(scheduled)
     if scheduled:
         unfinished = {deal_set_of(key) for key in scheduled if key not in stored}
     else:
-        counts: dict[int, int] = {}
-        for key in stored:
-            counts[deal_set_of(key)] = counts.get(deal_set_of(key), 0) + 1
+        counts = Counter(stored.values())
         unfinished = {k for k, n in counts.items() if n < max(counts.values())}
     return Held(frozenset(unfinished), tuple(waiting))
 
@@ -140,4 +140,5 @@ def held_in(store: Store) -> Held:
     """What a results directory holds back now (:func:`held` of its store)."""
     from referee.tournament.store import DID_NOT_START
 
-    return held(store.schedule_keys(), store.done(), [e.name for e in store.entries() if e.status == DID_NOT_START])
+    stored = {row.key: row.deal_set for row in store.matches(every=True)}
+    return held(store.schedule_keys(), stored, [e.name for e in store.entries() if e.status == DID_NOT_START])

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from referee import files, games
 from referee.tournament import release
-from referee.tournament.schedule import deal_set_of
 from referee.tournament import standings as tstandings
 from referee.tournament.store import MatchRow, Store, StoreError
 from referee.view import logs
@@ -60,7 +59,7 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
         st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
         about = about_of(store, Path(directory).name)
         held = release.held_in(store)
-        held_keys = {r.key for r in store.matches(every=True) if held.holds(r.deal_set)}
+        held_keys = {r.key: r.deal_set for r in store.matches(every=True) if held.holds(r.deal_set)}
         logs_held = bool(held_keys) and store.meta("isolation") != "match"
         out = Path(out) if out is not None else Path(directory) / "report"
         try:  # each page is written whole or not at all (a full disk: exit 6, the store untouched)
@@ -70,7 +69,7 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
             log_pages, spans = {}, {}
             if publish_logs and not logs_held:
                 log_pages = logs.publish(Path(directory) / logs.LOGS, out / logs.LOGS,
-                                         held=lambda key: held.why(deal_set_of(key)) if key in held_keys else None)
+                                         held=lambda key: held.why(held_keys[key]) if key in held_keys else None)
                 spans = logs.spans(Path(directory) / logs.LOGS)
             else:
                 logs.withdraw(out / logs.LOGS)
