@@ -460,15 +460,16 @@ WALK = ("import json, os\nseen = []\nfor top, dirs, names in os.walk('.'):\n"
 def test_a_bot_sees_of_its_directory_exactly_what_its_version_covers(tmp_path, bwrap):
     """Red team finding 2, the mechanism: masked in the sandbox and left out of the version,
     ``__pycache__``, version control and another run's output; a dot-directory is in both; with
-    ``files`` declared, only those (and what the command names) are shown, a link as a link."""
+    ``files`` declared, only those (and what the command names) are shown, a link as a link; the
+    same when its data holds its directory."""
     own = tmp_path / "own"
     for name in ("bot.py", "lib/m.py", "lib/__pycache__/m.cpython-311.pyc", ".git/HEAD", ".svn/entries",
                  ".config/strategy.py", "old-run/results.sqlite", "old-run/seeds.txt", "notes.txt", "out/x"):
         (own / name).parent.mkdir(parents=True, exist_ok=True)
         (own / name).write_text(name)
     (own / "lib" / "up").symlink_to("..")
-    for files in ((), ("lib", ".config/*.py")):
-        spec = BotSpec("walker", ("python", "-c", WALK, "bot.py"), str(own), files=files)
+    for files, data in (((), ()), (("lib", ".config/*.py"), ()), ((), (str(tmp_path),))):  # data holding it too
+        spec = BotSpec("walker", ("python", "-c", WALK, "bot.py"), str(own), files=files, data=data)
         launcher = Launcher([spec], "unix:/nowhere", {"walker": "w"}, {"walker": 1}, None, box=bwrap,
                             hide=[own / "out"])
         seen = subprocess.run(_prelude(launcher, "walker"), capture_output=True, text=True, timeout=30)

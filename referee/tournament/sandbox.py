@@ -264,13 +264,13 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
         if paths.inside(own, hider):
             raise PathRefused(f"{own} lies inside {hider}, which the bot must not see")
     masks = hidden | {Path(p).resolve() for p in apart} | paths.homes()
-    visible = {*paths.runtime(), cwd, *data}
+    shared = {*paths.runtime()}  # every bot's, never masked
     for program in (argv[0], *programs):
         if (home := paths.program_home(program)) is not None:
-            visible.add(home)
-    visible = {p for p in visible if not paths.inside(p, Path("/usr")) and p != Path("/")}
+            shared.add(home)
+    visible = {p for p in {*shared, cwd, *data} if not paths.inside(p, Path("/usr")) and p != Path("/")}
     # the bot's own directory, unless the runtime shows it anyway (or it is not shown: "/")
-    mine = cwd in visible and not any(paths.inside(cwd, r) for r in visible if r != cwd)
+    mine = cwd in visible and not any(paths.inside(cwd, r) for r in shared)
     mounts = {path: ["--ro-bind", str(path), str(path)] for path in visible}
     if mine:
         own = versions.view(cwd, files, command, hidden=masks | visible - {cwd})
