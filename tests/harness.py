@@ -135,7 +135,9 @@ def sandbox_shows(argv: list[str], path: Path) -> bool:
     if not over:
         return False
     dest, kind, source = mounts[max(over)[1]]
-    return kind in ("--ro-bind", "--bind") and source != "/dev/null" and (Path(source) / path.relative_to(dest)).exists()
+    if kind not in ("--ro-bind", "--bind") or source == "/dev/null":
+        return False
+    return (Path(source) / path.relative_to(dest)).exists()
 
 
 def require_sandbox() -> None:

@@ -329,8 +329,9 @@ def report(results: dict) -> str:
             [s["sandbox"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in box["startup"]],
               ["sandbox", "starts", "median ms", "range ms"])
         if (pyc := box.get("pycache")) is not None:
-            table(f"6b. A bot's own {pyc['source_kb']} KB of Python (the search sample bot's modules, in its directory) "
-                  f"imported in bubblewrap, its {pyc['masks']} __pycache__ masked (compiled from source) or shown; "
+            table(f"6b. A bot's own {pyc['source_kb']} KB of Python (the search sample bot's modules, in its "
+                  f"directory) imported in bubblewrap, its {pyc['masks']} __pycache__ masked (compiled from source) or "
+                  f"shown; "
                   f"finding the masks: {pyc['walk_ms']} ms a start", [
                       [s["way"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in pyc["starts"]],
                   ["__pycache__", "starts", "median ms", "range ms"])

@@ -1,6 +1,7 @@
 """What a published page says about its tournament: the title and description the file gives,
-the game and its options, the seed once released (and no record held), the clock, the sandbox and isolation, the
-dates of the first and last match, and every entry with its version and status.
+the game and its options, the seed once released (and while no record is held), the clock, the
+sandbox and isolation, the dates of the first and last match, and every entry with its version
+and status.
 
 Read from a results directory's store (:func:`about_of`): its ``config`` (the file's settings),
 its ``meta`` (what the run used: sandbox, isolation; whether the seed is released) and its
