@@ -54,13 +54,13 @@ def about_of(store: Store, name: str) -> About:
     elif "sprt" in config:
         kind, form = "SPRT", f"{config['sprt']['candidate']} (candidate) against {config['sprt']['baseline']}"
     isolation = store.meta("isolation")
-    held = release.held_in(store)
+    held, released = release.held_in(store), store.seed_released()
     return About(
         title=config.get("title") or f"{spec.title} {kind}: {name}",
         description=config.get("description"),
         game=spec.title,
         options=config.get("options", {}),
-        seed=seed_text(config, store.seed_released(), held.reason() if held else None),
+        seed=seed_text(config, released, held.reason() if held and (released or held.waiting) else None),
         clock=_clock(config.get("clock")),
         sandbox=(store.meta("sandbox") or "").removeprefix("sandbox: ") or None,
         isolation=f"{isolation}: {ISOLATION_WORDS[isolation]}" if isolation in ISOLATION_WORDS else isolation,
