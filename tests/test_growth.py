@@ -379,20 +379,32 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
 
 @pytest.mark.e2e
 def test_a_drawn_seed_is_not_printed_while_an_entry_did_not_start(tmp_path):
-    """It deals every deal set the entry will play when it comes back (red team finding 3)."""
-    tables = ('\n[limits]\nsandbox = "none"\n' + "".join(
-        f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{ROOT}"\n' for name, command in (
-            ("a", ["python", "-m", "sample_bots.random", "--seed", "1"]),
-            ("b", ["python", "-m", "sample_bots.random", "--seed", "2"]),
-            ("late", ["python", "-c", "import sys; sys.exit(3)"]))))
-    path = write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=1, seed=1, concurrency=1,
-                            extra='absent = "withdraw"')
-    path.write_text(path.read_text().replace("seed = 1\n", ""))
-    first = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
-    assert first.returncode == ExitCode.WITHDRAWN, first.stderr
+    """It deals every deal set the entry will play when it comes back (red team finding 3); and
+    the report holds the deal sets it would come back to play, not those it played before."""
+    late = ["python", "-c", "import os, runpy, sys\nif os.environ.get('FAIL'): sys.exit(3)\n"
+            "runpy.run_module('sample_bots.random', run_name='__main__')"]  # its env is not in its version
+
+    def competition(deal_sets: int, late_starts: bool) -> Path:
+        tables = '\n[limits]\nsandbox = "none"\n' + "".join(
+            f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{ROOT}"\n' for name, command in (
+                ("a", ["python", "-m", "sample_bots.random", "--seed", "1"]),
+                ("b", ["python", "-m", "sample_bots.random", "--seed", "2"]), ("late", late)))
+        tables += "" if late_starts else 'env = { FAIL = "1" }\n'
+        path = write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=deal_sets, seed=1,
+                                concurrency=1, extra='absent = "withdraw"')
+        path.write_text(path.read_text().replace("seed = 1\n", ""))
+        return path
+
+    first = run_cli("tournament", competition(1, late_starts=True), "--quiet", "--bootstrap", "0")
+    assert first.returncode == 0 and re.search(r"master seed: \d+ ", first.stderr), first.stderr
+    grown = run_cli("tournament", competition(2, late_starts=False), "--quiet", "--bootstrap", "0")
+    assert grown.returncode == ExitCode.WITHDRAWN, grown.stderr  # late did not start: a and b play deal set 1
     assert ("master seed: not printed: it deals every deal set, and records are held while late did not start"
-            in first.stderr) and not re.search(r"master seed: \d", first.stderr)
-    path.write_text(path.read_text().replace('"-c", "import sys; sys.exit(3)"', '"-m", "sample_bots.random"'))
-    second = run_cli("tournament", path, "--quiet", "--bootstrap", "0")  # late comes back and plays
-    assert second.returncode == 0, second.stderr
-    assert re.search(r"master seed: \d+ ", second.stderr), second.stderr
+            in grown.stderr) and "seed 1" not in grown.stderr and "deal sets from 1 on: seed" not in grown.stderr
+    viewed = run_cli("view", tmp_path / "out", "--bootstrap", "0")
+    assert viewed.returncode == 0 and "report: 2 match record(s) held while late did not start" in viewed.stderr
+    replays = sorted(p.name for p in (tmp_path / "out" / "report" / "replays").iterdir())
+    assert replays == ["0_a,b.html", "0_b,a.html"]  # deal set 0, which late played: its replays are shown
+    again = run_cli("tournament", competition(2, late_starts=True), "--quiet", "--bootstrap", "0")  # it comes back
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"master seed: \d+ .*deal sets from 1 on: seed \d+", again.stderr), again.stderr

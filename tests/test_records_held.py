@@ -278,6 +278,11 @@ def test_a_deal_set_is_held_while_an_entry_still_to_play_may_play_it():
     assert all(waiting.holds(k) for k in range(3))
     assert waiting.why(0) == ("held while late did not start (the next run tries it again, on every deal set): "
                               "released once it has played its matches, or is withdrawn (withdrawn = true)")
+    # what it would come back to play, when the run recorded it: deal set 2 (it played 0 and 1 before)
+    awaited = held(keys, stored, waiting=["late"], awaited=[2])
+    assert [awaited.holds(k) for k in range(3)] == [False, False, True] and awaited.why(0) is None
+    assert "on the deal sets it has matches of still to play" in awaited.why(2)
+    assert not held(keys, stored, waiting=["late"], awaited=[])  # nothing left for it: nothing held
     # no schedule recorded (an SPRT's directory): a deal set with fewer matches than the fullest is unfinished
     assert held([], dict(list(stored.items())[:3])).unfinished == {1}
 

@@ -24,7 +24,7 @@ from referee.files import WriteFailed
 from referee.tournament import growth
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
-from referee.tournament.release import Releases, held_in
+from referee.tournament.release import TO_PLAY, Releases, held_in
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
 from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
 
@@ -135,10 +135,11 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
             store.set_schedule(s.key for s in full.seatings)
         store.set_entries(PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
-        release_seed(store)
+        ended(store, plan)
         if progress:
             progress(len(full.seatings), len(full.seatings), None)
         return 0
+    record_to_play(store, full)  # what an entry that does not start now would come back to play
     capacity = seat_capacity(full.seatings, config.concurrency)
     if config.absent == "withdraw":  # fewer entries may fill more seats (two bots in four): all but one
         capacity = dict.fromkeys(capacity, (games.get(config.game).num_seats - 1) * config.concurrency)
@@ -172,14 +173,22 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
                 store.set_meta("launcher", json.dumps(executor.launcher.status()))
     except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
         raise store.stopped(err) from None
-    release_seed(store)  # the run has ended: its master seed is printed, unless records are held
+    ended(store, plan)
     return played
 
 
-def release_seed(store: Store) -> None:
-    """A run has ended: its master seed may be printed and shown, unless records are still held
-    (:func:`~referee.tournament.release.held_in`): the seed deals every deal set, so it would give
-    away the cards of those an entry still to play may play."""
+def record_to_play(store: Store, schedule: Schedule) -> None:
+    """The deal sets with matches still to play of ``schedule`` (every entry not out for good in
+    play, those that did not start included): what an entry that did not start would play when
+    it comes back, held meanwhile (:func:`~referee.tournament.release.held_in`)."""
+    store.set_meta(TO_PLAY, json.dumps(sorted({s.deal_set for s in missing(schedule, store.done())})))
+
+
+def ended(store: Store, plan: Plan) -> None:
+    """A run has ended: what is left to play is recorded, and its master seed may be printed and
+    shown, unless records are still held (the seed deals every deal set, so it would give away
+    the cards of those an entry still to play may play)."""
+    record_to_play(store, plan(out_for_good(store)))
     if not held_in(store):
         store.release_seed()
 

@@ -27,7 +27,8 @@ none: the first run that claims it records the bots as they are then (its
 stored matches are taken as theirs). The ``meta`` key ``incomplete`` names the
 bots that died for good in the last run that played, with how many of their
 matches are missing; ``seed_released`` is set once a run has ended and printed
-its master seed (a drawn seed is secret until then). The pages read the
+its master seed (a drawn seed is secret until then); ``to_play``, the deal sets an
+entry that did not start would come back to play (:mod:`referee.tournament.release`). The pages read the
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
 last match (:meth:`Store.dates`) here.
 
