@@ -257,12 +257,14 @@ def test_a_resumed_run_releases_what_it_played_of_a_deal_set_an_earlier_run_bega
         Releases(s, mode="never")
 
 
-def test_while_an_entry_did_not_start_a_run_releases_nothing():
-    """Red team finding 3: it may come back and play any deal set (on the next run)."""
+def test_while_an_entry_did_not_start_a_run_releases_nothing_it_would_come_back_to_play():
+    """Red team finding 3: it comes back on the next run and plays those deal sets."""
     s = seatings(2)
     for mode in ("deal-set", "end"):
-        releases = Releases(s, mode=mode, waiting=["late"])
+        releases = Releases(s, mode=mode, awaited=[0, 1])
         assert [releases.stored(x) for x in s] == [[], [], [], []]
+    releases = Releases(s, awaited=[1])  # it played deal set 0 before
+    assert [releases.stored(x) for x in s] == [[], [s[0].key, s[1].key], [], []]
 
 
 def test_a_deal_set_is_held_while_an_entry_still_to_play_may_play_it():

@@ -51,12 +51,13 @@ class Releases:
     match this run stores, and says which records it frees."""
 
     def __init__(self, seatings: Iterable[Seating], stored: Iterable[str] = (), mode: str = "deal-set",
-                 waiting: Collection[str] = ()):
-        """``waiting``: the entries that did not start in this run (it releases nothing)."""
+                 awaited: Collection[int] = ()):
+        """``awaited``: the deal sets the entries that did not start in this run would come back to
+        play (this run releases none of them; with ``"end"``, nothing at all)."""
         if mode not in RELEASES:
             raise ValueError(f"release must be one of {', '.join(RELEASES)}, got {mode!r}")
         self.mode = mode
-        self.waiting = tuple(waiting)
+        self.awaited = frozenset(awaited)
         done = set(stored)
         self._missing: dict[int, set[str]] = {}  # deal set -> keys not stored yet
         for s in seatings:
@@ -69,11 +70,10 @@ class Releases:
         """``seating``'s match is stored: the keys whose records may be released now (maybe none)."""
         self._missing.setdefault(seating.deal_set, set()).discard(seating.key)
         self._played.setdefault(seating.deal_set, []).append(seating.key)
-        if self.waiting:  # it may come back and play any deal set
-            ready = []
-        elif self.mode == "deal-set":  # only this deal set can have just become complete
-            ready = [] if self._missing[seating.deal_set] else [seating.deal_set]
-        elif not any(self._missing.values()):
+        if self.mode == "deal-set":  # only this deal set can have just become complete
+            over = not self._missing[seating.deal_set] and seating.deal_set not in self.awaited
+            ready = [seating.deal_set] if over else []
+        elif not any(self._missing.values()) and not self.awaited:
             ready = list(self._played)
         else:
             ready = []

@@ -207,7 +207,10 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
         total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
         if progress:
             progress(finished, total, None)
-        releases = Releases(schedule.seatings, store.done(), config.release, waiting=list(executor.absent))
+        # what an entry that did not start would come back to play: held
+        awaited = {s.deal_set for s in missing(plan(out - executor.absent.keys()), store.done())} \
+            if executor.absent else set()
+        releases = Releases(schedule.seatings, store.done(), config.release, awaited)
 
         def save(p: Played) -> None:
             nonlocal finished, played
