@@ -112,6 +112,34 @@ def serve(test, *, output=subprocess.PIPE, **server_args):
     return asyncio.run(main())
 
 
+#: bubblewrap's options that take one value and mount nothing
+_BWRAP_VALUE_OPTIONS = ("--size", "--remount-ro", "--chdir", "--hostname", "--cap-drop", "--uid", "--gid")
+
+
+def sandbox_shows(argv: list[str], path: Path) -> bool:
+    """Whether a bubblewrap command (``sandbox.bwrap_command``'s) shows the file ``path`` of this
+    machine at its own place: the mount that covers it last and deepest is a bind of a real
+    directory or file where it exists (not a tmpfs, a ``/dev/null`` bind or nothing at all)."""
+    mounts, i = [], 1
+    while i < len(argv) and argv[i] != "--":
+        option = argv[i]
+        if option in ("--ro-bind", "--bind", "--symlink"):
+            mounts.append((Path(argv[i + 2]), option, argv[i + 1]))
+            i += 3
+        elif option in ("--tmpfs", "--proc", "--dev", "--dir"):
+            mounts.append((Path(argv[i + 1]), option, None))
+            i += 2
+        else:
+            i += 3 if option == "--setenv" else 2 if option in _BWRAP_VALUE_OPTIONS else 1
+    over = [(len(dest.parts), n) for n, (dest, _, _) in enumerate(mounts) if dest == path or dest in path.parents]
+    if not over:
+        return False
+    dest, kind, source = mounts[max(over)[1]]
+    if kind not in ("--ro-bind", "--bind") or source == "/dev/null":
+        return False
+    return (Path(source) / path.relative_to(dest)).exists()
+
+
 def require_sandbox() -> None:
     """Skip the test, with the one-line reason, where bubblewrap cannot make a sandbox; with
     REFEREE_REQUIRE_SANDBOX=1 (set by .ci/run) fail instead: in CI these tests may not skip."""

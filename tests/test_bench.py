@@ -100,6 +100,22 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
                                                      for p in tmp_path.rglob("*.log"))
 
 
+@pytest.mark.e2e
+def test_the_sandbox_section_times_a_start_with_the_bots_pycache_masked_and_shown():
+    from harness import require_sandbox
+
+    from referee.bench import sandbox as bench_sandbox
+
+    require_sandbox()
+    cost = bench_sandbox.pycache_cost(starts=1)
+    assert cost["masks"] == 1 and cost["source_kb"] > 50 and cost["walk_ms"] >= 0
+    assert [s["way"] for s in cost["starts"]] == ["masked (now)", "shown (before)"]
+    assert all(s["starts"] == 1 and s["median_ms"] > 0 for s in cost["starts"])
+    results = {"machine": {"python": "CPython", "cpus": 2, "load_average": [1.0, 1.0, 1.0]}, "targets": [],
+               "sandbox": {"startup": [], "bwrap_unavailable": None, "pycache": cost}}
+    assert "6b. A bot's own" in bench.report(results) and "| masked (now) " in bench.report(results)
+
+
 def test_the_resources_section_prints_the_victims_decisions_the_budget_and_the_starts():
     fair = [{"spinners": n, "decisions": 805, "slowest_ms": ms, "mean_ms": 0.9, "over_decision_time": 0,
              "timeouts": 0, "seconds": 2.0, "cpu_share": share} for n, ms, share in ((0, 9.0, True), (240, 42.0, True))]

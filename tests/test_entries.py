@@ -219,10 +219,16 @@ def test_a_version_is_the_command_the_directory_and_every_file_of_it(tmp_path):
     spec = BotSpec("b", ("python", "bot.py", "--depth", "3"), str(tmp_path))
     one = versions.of(spec, hide=[tmp_path / "out"])
     assert set(one["files"]) == {str(tmp_path / f) for f in ("bot.py", "pkg/mod.py", "weights.bin")}
-    # a changed imported module is a new version; a changed cache, VCS, other run or hidden path is not
+    # a changed imported module is a new version; a changed pyc, VCS, other run or hidden path is not
+    # (the sandbox masks them: tests/test_sandbox.py)
     for skipped in (".git/HEAD", "pkg/__pycache__/mod.cpython-311.pyc", "old-run/logs/b.log", "out/x"):
         (tmp_path / skipped).write_text("changed")
     assert versions.of(spec, hide=[tmp_path / "out"]) == one
+    (tmp_path / ".config").mkdir()  # another dot-directory: the sandbox shows it, so it is part of the version
+    (tmp_path / ".config" / "strategy.py").write_text("")
+    assert versions.changes(one, versions.of(spec, hide=[tmp_path / "out"])) == [
+        f"the file {tmp_path / '.config' / 'strategy.py'}"]
+    (tmp_path / ".config" / "strategy.py").unlink()
     (tmp_path / "pkg" / "mod.py").write_text("x = 2\n")
     assert versions.changes(one, versions.of(spec, hide=[tmp_path / "out"])) == [
         f"the file {tmp_path / 'pkg' / 'mod.py'}"]

@@ -129,6 +129,29 @@ def test_the_grown_directory_plays_only_the_new_matches(runs):
     assert re.search(r"16 of 18 match\(es\) to play, 2 stored; \d+ stored match\(es\) are not in this schedule",
                      second.stderr), second.stderr
     assert "played 16 match(es) now, 18 in all" in second.stderr
+    assert "late entries" not in second.stderr  # broken did not start: every record was held, none shown
+
+
+def test_a_late_entry_on_deal_sets_a_report_may_have_shown_is_said_in_one_line(tmp_path):
+    from referee.tournament.run import late_entries
+    from referee.tournament.schedule import Schedule, Seating
+
+    store = Store(tmp_path / "out")
+    for lineup in (("a", "b"), ("b", "a")):
+        store.save(f"0:{'|'.join(lineup)}", 0, 1, lineup, {"scores": [1, 0], "placing": [1, 2]}, {}, 0.1)
+    pairs = (("a", "b"), ("b", "a"), ("a", "late"), ("late", "a"), ("b", "late"), ("late", "b"))
+    grown = Schedule(tuple(Seating(k, 1, lineup) for k in (0, 1) for lineup in pairs), (), "")
+    assert late_entries(store, grown) is None  # no run recorded a schedule: nothing played before
+    store.set_schedule(["0:a|b", "0:b|a"])
+    assert late_entries(store, grown) == (
+        "late entries: late join deal set 0 played before they came and not held since: a report of this "
+        "directory may already have shown their records (an entrant who read it knows those deals)")
+    store.set_schedule(["0:a|b", "0:b|a", "0:a|c"])  # deal set 0 was not over: held, never shown
+    assert late_entries(store, grown) is None
+    store.set_schedule(["0:a|b", "0:b|a"])
+    store.db.execute("INSERT INTO entries VALUES ('c', 2, 'did not start', 'exit code 3')")  # every record held
+    assert late_entries(store, grown) is None
+    store.close()
 
 
 @pytest.mark.e2e
@@ -352,3 +375,36 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
     assert dealt == {0: deal_seed(master, 0), 1: deal_seed(later, 1)}
     again = run_cli("tournament", file(2), "--quiet", "--bootstrap", "20", cwd=tmp_path)  # nothing new: same seeds
     assert again.returncode == 0 and seeds(again) == seeds(grown), again.stderr
+
+
+@pytest.mark.e2e
+def test_a_drawn_seed_is_not_printed_while_an_entry_did_not_start(tmp_path):
+    """It deals every deal set the entry will play when it comes back (red team finding 3); and
+    the report holds the deal sets it would come back to play, not those it played before."""
+    late = ["python", "-c", "import os, runpy, sys\nif os.environ.get('FAIL'): sys.exit(3)\n"
+            "runpy.run_module('sample_bots.random', run_name='__main__')"]  # its env is not in its version
+
+    def competition(deal_sets: int, late_starts: bool) -> Path:
+        tables = '\n[limits]\nsandbox = "none"\n' + "".join(
+            f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{ROOT}"\n' for name, command in (
+                ("a", ["python", "-m", "sample_bots.random", "--seed", "1"]),
+                ("b", ["python", "-m", "sample_bots.random", "--seed", "2"]), ("late", late)))
+        tables += "" if late_starts else 'env = { FAIL = "1" }\n'
+        path = write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=deal_sets, seed=1,
+                                concurrency=1, extra='absent = "withdraw"')
+        path.write_text(path.read_text().replace("seed = 1\n", ""))
+        return path
+
+    first = run_cli("tournament", competition(1, late_starts=True), "--quiet", "--bootstrap", "0")
+    assert first.returncode == 0 and re.search(r"master seed: \d+ ", first.stderr), first.stderr
+    grown = run_cli("tournament", competition(2, late_starts=False), "--quiet", "--bootstrap", "0")
+    assert grown.returncode == ExitCode.WITHDRAWN, grown.stderr  # late did not start: a and b play deal set 1
+    assert ("master seed: not printed: it deals every deal set, and records are held while late did not start"
+            in grown.stderr) and "seed 1" not in grown.stderr and "deal sets from 1 on: seed" not in grown.stderr
+    viewed = run_cli("view", tmp_path / "out", "--bootstrap", "0")
+    assert viewed.returncode == 0 and "report: 2 match record(s) held while late did not start" in viewed.stderr
+    replays = sorted(p.name for p in (tmp_path / "out" / "report" / "replays").iterdir())
+    assert replays == ["0_a,b.html", "0_b,a.html"]  # deal set 0, which late played: its replays are shown
+    again = run_cli("tournament", competition(2, late_starts=True), "--quiet", "--bootstrap", "0")  # it comes back
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"master seed: \d+ .*deal sets from 1 on: seed \d+", again.stderr), again.stderr

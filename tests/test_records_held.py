@@ -17,7 +17,7 @@ import pytest
 
 from referee import records
 from referee.server import RefereeServer
-from referee.tournament.release import Releases
+from referee.tournament.release import Releases, held
 from referee.tournament.schedule import Seating
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -255,6 +255,38 @@ def test_a_resumed_run_releases_what_it_played_of_a_deal_set_an_earlier_run_bega
     assert releases.stored(s[2]) == []
     with pytest.raises(ValueError, match="release must be one of deal-set, end"):
         Releases(s, mode="never")
+
+
+def test_while_an_entry_did_not_start_a_run_releases_nothing_it_would_come_back_to_play():
+    """Red team finding 3: it comes back on the next run and plays those deal sets."""
+    s = seatings(2)
+    for mode in ("deal-set", "end"):
+        releases = Releases(s, mode=mode, awaited=[0, 1])
+        assert [releases.stored(x) for x in s] == [[], [], [], []]
+    releases = Releases(s, awaited=[1])  # it played deal set 0 before
+    assert [releases.stored(x) for x in s] == [[], [s[0].key, s[1].key], [], []]
+
+
+def test_a_deal_set_is_held_while_an_entry_still_to_play_may_play_it():
+    keys = [x.key for x in seatings(3)]
+    everything = held(keys, stored := {x.key: x.deal_set for x in seatings(3)})
+    assert not everything and not any(everything.holds(k) for k in range(3)) and everything.why(0) is None
+    unfinished = held(keys, dict(list(stored.items())[:3]))  # deal set 1 half played, deal set 2 not begun
+    assert unfinished.unfinished == {1, 2} and not unfinished.holds(0) and unfinished.holds(1)
+    assert unfinished.why(1).startswith("held until every match of deal set 1 is played")
+    assert unfinished.line([1]) == ("1 match record(s) of deal set 1 held until every match of their deal set is "
+                                    "played (an entry still to play one would know its cards)")
+    waiting = held(keys, stored, waiting=["late"])  # complete, but late did not start: every deal set
+    assert all(waiting.holds(k) for k in range(3))
+    assert waiting.why(0) == ("held while late did not start (the next run tries it again, on every deal set): "
+                              "released once it has played its matches, or is withdrawn (withdrawn = true)")
+    # what it would come back to play, when the run recorded it: deal set 2 (it played 0 and 1 before)
+    awaited = held(keys, stored, waiting=["late"], awaited=[2])
+    assert [awaited.holds(k) for k in range(3)] == [False, False, True] and awaited.why(0) is None
+    assert "on the deal sets it has matches of still to play" in awaited.why(2)
+    assert not held(keys, stored, waiting=["late"], awaited=[])  # nothing left for it: nothing held
+    # no schedule recorded (an SPRT's directory): a deal set with fewer matches than the fullest is unfinished
+    assert held([], dict(list(stored.items())[:3])).unfinished == {1}
 
 
 def test_the_release_key_of_a_tournament_file_is_checked(tmp_path):

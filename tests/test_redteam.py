@@ -19,10 +19,12 @@ each attack's row).
   the same results: none of it shows in the standings.
 - **versions** (``tests/bots/hostile/changer/``): what runs without being in the version: a pyc in
   ``__pycache__`` (unchecked hash: Python never compares it with the source), a module under a
-  dot-directory or under a directory holding a file named ``results.sqlite``.
+  dot-directory or under a directory holding a file named ``results.sqlite``. Defended: the
+  version covers exactly what the sandbox shows of the bot's own files (the rest is masked).
 - **late** (``tests/bots/hostile/late.py``): an entry that does not start on purpose under
   ``absent = "withdraw"``, then comes back, on the same deal sets, knowing every hand from the
-  report published in between.
+  report published in between. Defended: while an entry did not start, the report holds back
+  every record (results without replays).
 """
 
 from __future__ import annotations
@@ -38,12 +40,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, write_tournament
+from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournament
 from test_twin_collusion import victim_hands
 from test_view_browser import browser  # noqa: F401  (the module's browser, a fixture)
 
 from referee import records
-from referee.tournament import config, versions
+from referee.tournament import config, sandbox, versions
 from referee.tournament.store import Store
 
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
@@ -210,13 +212,12 @@ def plant_pyc(folder: Path) -> Path:
     return target
 
 
-@pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: a pyc in __pycache__ (unchecked hash) changes what a bot runs "
-                                       "while its version, which leaves __pycache__ out, stays the same")
-def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
-    """Either defence will do: the grown run refuses the changed bot, or what it runs is what was hashed."""
+def planted_run(tmp_path: Path, plant: bool) -> tuple[set[str], dict]:
+    """The changer and a victim on one deal set, then the competition grown by a deal set, with
+    (``plant``) or without a pyc planted between: the strategies the changer ran, and the victim's
+    results in the store. None for the strategies when the grown run refused the changed bot."""
     require_sandbox()
-    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim").mkdir(parents=True)
     shutil.copytree(HOSTILE / "changer", tmp_path / "changer", ignore=shutil.ignore_patterns("planted.py",
                                                                                             "__pycache__"))
     bots = tables(("changer", ["python", "bot.py"], "changer"), random_bot("victim", 1))
@@ -224,47 +225,70 @@ def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
                              extra='isolation = "match"')
     run = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
     assert run.returncode == 0, run.stderr
-    plant_pyc(tmp_path / "changer")
+    if plant:
+        plant_pyc(tmp_path / "changer")
     write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=2, seed=8, concurrency=1,
                      extra='isolation = "match"')  # the competition grows by a deal set
     again = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
     if again.returncode == 2:
         assert "bot changer changed" in again.stderr, again.stderr
-        return
+        return None, store_view(tmp_path / "out")[0]
     assert again.returncode == 0, again.stderr
     ran = {line.split()[1] for line in (tmp_path / "out" / "logs" / "changer.log").read_text().splitlines()
            if line.startswith("STRATEGY ")}
-    assert ran == {"reviewed"}, f"the second run played the planted strategy under the old version: {sorted(ran)}"
+    return ran, store_view(tmp_path / "out")[0]
+
+
+@pytest.mark.e2e
+def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
+    """Either defence will do: the grown run refuses the changed bot, or what it runs is what was
+    hashed (here: the sandbox masks ``__pycache__``, and Python compiles the source it is shown).
+    The control, the same competition grown without a pyc, gives the victim the same results."""
+    ran, victim = planted_run(tmp_path / "attack", plant=True)
+    assert ran in (None, {"reviewed"}), f"the second run played the planted strategy under the old version: {ran}"
+    control_ran, control = planted_run(tmp_path / "control", plant=False)
+    assert control_ran == {"reviewed"} and len(control) == 4
+    assert victim == control if ran is not None else len(victim) == 2  # refused: the first deal set only
 
 
 HIDING_PLACES = {
     # where the entrant puts the code it changes (its entry point adds the directory to sys.path;
-    # the sandbox shows the bot all of them)
+    # before the defence, the sandbox showed the bot all of them)
     "pycache": None,  # __pycache__/strategy.<tag>.pyc: Python itself prefers it
     "dot-directory": ".config/strategy.py",
     "store-directory": "brain/strategy.py",  # beside a file named results.sqlite: "another run's output"
+    "vcs-directory": ".hg/strategy.py",
+    "undeclared": "strategy.py",  # outside the bot's declared files = ["bot.py"]
 }
 
 
-@pytest.mark.xfail(strict=True, reason="red team: the version leaves out __pycache__, dot-directories and any "
-                                       "directory holding a results.sqlite, which the sandbox shows the bot")
 @pytest.mark.parametrize("place", HIDING_PLACES)
 def test_a_change_where_the_version_does_not_look_makes_a_new_version(tmp_path, place):
+    """The rule (docs/tournaments.md, "Bot versions"): the version covers exactly what the sandbox
+    shows of the bot's own files. So a change is a new version, or lies where the sandbox shows
+    the bot nothing; and file by file, the bubblewrap command shows what the version holds."""
     folder = tmp_path / "changer"
     shutil.copytree(HOSTILE / "changer", folder, ignore=shutil.ignore_patterns("planted.py", "__pycache__"))
-    if HIDING_PLACES[place] is not None:
+    if HIDING_PLACES[place] is not None and place != "undeclared":
         hidden = folder / HIDING_PLACES[place]
         hidden.parent.mkdir()
         shutil.copy(folder / "strategy.py", hidden)
         if place == "store-directory":
             (hidden.parent / "results.sqlite").touch()
-    spec = config.BotSpec("changer", ("python", "bot.py"), cwd=str(folder))
+    files = ("bot.py",) if place == "undeclared" else ()
+    spec = config.BotSpec("changer", ("python", "bot.py"), cwd=str(folder), files=files)
     before = versions.of(spec)
     if HIDING_PLACES[place] is None:
-        plant_pyc(folder)
+        changed = plant_pyc(folder)
     else:
-        shutil.copy(HOSTILE / "changer" / "planted.py", folder / HIDING_PLACES[place])
-    assert versions.of(spec) != before, f"the version is the same after a change in the {place}"
+        changed = folder / HIDING_PLACES[place]
+        shutil.copy(HOSTILE / "changer" / "planted.py", changed)
+    after = versions.of(spec)
+    argv = sandbox.bwrap_command(["python", "bot.py"], cwd=folder, socket_dir=None, files=files,
+                                 command=spec.command)
+    assert after != before or not sandbox_shows(argv, changed), f"the {place} changed under the same version"
+    shown = {str(f) for f in folder.rglob("*") if f.is_file() and sandbox_shows(argv, f)}
+    assert shown == set(after["files"]), f"shown, not in the version: {shown - set(after['files'])}"
 
 
 # --- late: an entry that did not start comes back knowing the deals ------------------------------
@@ -286,27 +310,49 @@ def published_hands(replays: Path) -> dict[str, list[list[str]]]:
     return known
 
 
-@pytest.mark.e2e
-@pytest.mark.xfail(strict=True, reason="red team: an entry that did not start is played later on the deal sets "
-                                       "whose every hand the report published meanwhile")
-def test_an_entry_that_did_not_start_learns_nothing_from_the_report(tmp_path):
+def late_competition(tmp_path: Path, starts: bool) -> tuple[Path, subprocess.CompletedProcess]:
+    """The victim, a third bot and late on one deal set of Aegis under absent = "withdraw": its
+    first run, in which late does not start (or, ``starts``, does: it has its data from the first)."""
     require_sandbox()
     for name in ("victim", "third", "late"):
-        (tmp_path / name).mkdir()
+        (tmp_path / name).mkdir(parents=True)
     shutil.copy(HOSTILE / "late.py", tmp_path / "late")
+    if starts:
+        (tmp_path / "late" / "deals.json").write_text("{}")
     bots = tables(random_bot("victim", 1), random_bot("third", 2), ("late", ["python", "late.py"], "late"))
     path = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=1, seed=8, concurrency=1,
                             extra='isolation = "match"\nabsent = "withdraw"')
-    first = run_cli("tournament", path, "--quiet", "--bootstrap", "20")
+    return path, run_cli("tournament", path, "--quiet", "--bootstrap", "20")
+
+
+def match_results(out: Path) -> dict[str, tuple]:
+    """Every stored match's scores, placing and faults, by key."""
+    store = Store(out, create=False)
+    try:
+        return {r.key: (r.scores, r.placing, r.faults) for r in store.matches()}
+    finally:
+        store.close()
+
+
+@pytest.mark.e2e
+def test_an_entry_that_did_not_start_learns_nothing_from_the_report(tmp_path):
+    """The report holds back every record while an entry did not start (it may come back and play
+    any deal set): listed with their results, no replay. Once it has played, they are released.
+    The control, where late starts in the first run, gives every match the same results."""
+    path, first = late_competition(tmp_path / "attack", starts=False)
     assert first.returncode == 5, first.stderr  # late did not start: withdrawn, the others played
-    published = run_cli("view", tmp_path / "out")  # the organiser publishes the report
+    published = run_cli("view", tmp_path / "attack" / "out")  # the organiser publishes the report
     assert published.returncode == 0, published.stderr
-    known = published_hands(tmp_path / "out" / "report" / "replays")
-    (tmp_path / "late" / "deals.json").write_text(json.dumps(known))  # the entrant "fixes" its bot
+    report = tmp_path / "attack" / "out" / "report"
+    index = (report / "index.html").read_text()
+    assert "(replay held)" in index and "held while late did not start" in index  # listed, saying why
+    assert index.count("(replay held)") == 2 and "0:third|victim" in index  # with their results
+    known = published_hands(report / "replays")
+    (tmp_path / "attack" / "late" / "deals.json").write_text(json.dumps(known))  # the entrant "fixes" its bot
     second = run_cli("tournament", path, "--quiet", "--bootstrap", "20")  # the next run tries it again
     assert second.returncode == 0, second.stderr
-    learned = reports(tmp_path / "out" / "logs" / "late.log", "LEARNED")
-    store = Store(tmp_path / "out", create=False)
+    learned = reports(tmp_path / "attack" / "out" / "logs" / "late.log", "LEARNED")
+    store = Store(tmp_path / "attack" / "out", create=False)
     try:
         truth = {}
         for row in store.matches():
@@ -320,3 +366,8 @@ def test_an_entry_that_did_not_start_learns_nothing_from_the_report(tmp_path):
     assert len(learned) == len(truth) == 4  # it played all its matches
     right = [r for r in learned if r["opponent_hand"] and sorted(r["opponent_hand"]) == sorted(truth[r["game_id"]])]
     assert right == [], f"{len(right)} of {len(learned)} opponents' hands known before the match"
+    assert run_cli("view", tmp_path / "attack" / "out").returncode == 0  # late has played: nothing is held
+    assert len(published_hands(report / "replays")) == 1 and len(list((report / "replays").glob("*.html"))) == 6
+    _, control = late_competition(tmp_path / "control", starts=True)
+    assert control.returncode == 0, control.stderr
+    assert match_results(tmp_path / "attack" / "out") == match_results(tmp_path / "control" / "out")

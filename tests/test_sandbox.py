@@ -22,7 +22,7 @@ import pytest
 from harness import PROTO_BOT, ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
 
 from referee.tournament import config as tconfig
-from referee.tournament import sandbox
+from referee.tournament import sandbox, versions
 from referee.tournament.config import BotSpec, ConfigError, Limits
 from referee.tournament.launcher import Launcher
 from referee.tournament.store import Store
@@ -448,6 +448,36 @@ def test_another_bots_code_named_by_absolute_path_is_masked(tmp_path, bwrap):
     launcher = Launcher([dataclasses.replace(old, data=())], "unix:/nowhere", {"old": "o"}, {"old": 1}, None, box=bwrap)
     with pytest.raises(sandbox.PathRefused, match=f"its command names {code} outside its directory"):
         launcher.command(launcher.bots["old"])
+
+
+#: a bot that prints every file it sees under its directory (a link as itself), one JSON list
+WALK = ("import json, os\nseen = []\nfor top, dirs, names in os.walk('.'):\n"
+        "    seen += [os.path.normpath(os.path.join(top, n)) for n in names + [d for d in dirs "
+        "if os.path.islink(os.path.join(top, d))]]\nprint(json.dumps(sorted(seen)))")
+
+
+@pytest.mark.e2e
+def test_a_bot_sees_of_its_directory_exactly_what_its_version_covers(tmp_path, bwrap):
+    """Red team finding 2, the mechanism: masked in the sandbox and left out of the version,
+    ``__pycache__``, version control and another run's output; a dot-directory is in both; with
+    ``files`` declared, only those (and what the command names) are shown, a link as a link; the
+    same when its data holds its directory."""
+    own = tmp_path / "own"
+    for name in ("bot.py", "lib/m.py", "lib/__pycache__/m.cpython-311.pyc", ".git/HEAD", ".svn/entries",
+                 ".config/strategy.py", "old-run/results.sqlite", "old-run/seeds.txt", "notes.txt", "out/x"):
+        (own / name).parent.mkdir(parents=True, exist_ok=True)
+        (own / name).write_text(name)
+    (own / "lib" / "up").symlink_to("..")
+    for files, data in (((), ()), (("lib", ".config/*.py"), ()), ((), (str(tmp_path),))):  # data holding it too
+        spec = BotSpec("walker", ("python", "-c", WALK, "bot.py"), str(own), files=files, data=data)
+        launcher = Launcher([spec], "unix:/nowhere", {"walker": "w"}, {"walker": 1}, None, box=bwrap,
+                            hide=[own / "out"])
+        seen = subprocess.run(_prelude(launcher, "walker"), capture_output=True, text=True, timeout=30)
+        assert seen.returncode == 0, seen.stderr
+        version = versions.of(spec, hide=[own / "out"])
+        assert {str(own / p) for p in json.loads(seen.stdout)} == set(version["files"])
+        expected = {"lib/m.py", "lib/up", ".config/strategy.py", "bot.py"} | ({"notes.txt"} if not files else set())
+        assert set(json.loads(seen.stdout)) == expected
 
 
 @pytest.mark.e2e

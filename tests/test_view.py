@@ -357,6 +357,17 @@ def test_a_drawn_seed_is_shown_only_once_released(tmp_path, drawn, released, sho
         assert ("secret until the run ends" in page) is (not shown)
 
 
+def test_a_released_seed_is_not_shown_while_records_are_held(tmp_path):
+    """The master seed deals every deal set: while an entry did not start, it would give away
+    every card it will play, as the records would (red team finding 3)."""
+    directory = published_results(tmp_path / "res", seed_drawn=True, released=True)
+    store = Store(directory)
+    store.set_entries("did not start", {"r4": "exit code 3"})
+    store.close()
+    text = report.write_report(directory, bootstrap=0).read_text()
+    assert "123456789" not in text and "not shown while records are held while r4 did not start" in text
+
+
 def test_every_entry_is_listed_with_its_status_and_reason():
     from referee.tournament.store import Entry
     from referee.view.about import About, about_html
@@ -414,6 +425,49 @@ def test_a_published_log_is_escaped_and_the_index_is_read_with_care(tmp_path):
         '{"match": "4:a|b", "bot": "a", "se',  # a line a kill cut short
     ]))
     assert logs.spans(directory) == {("0:a|b", 0): logs.Span("a.log", 2, 4)}
+
+
+def test_the_report_holds_back_the_records_of_a_deal_set_still_to_play(tmp_path, invoke):
+    """Red team finding 3: a deal set with a match still to play is listed with its results, no
+    replay (an earlier report's removed), its matches' lines cut from the published logs, said on
+    stderr; export writes every record, warning of the held ones."""
+    directory = small_results(tmp_path / "res")  # deal sets 0 and 1, two matches each
+    logs_dir = directory / "logs"
+    logs_dir.mkdir()
+    text = ("--- match 0:r2|r3 seat 1: begins\nmy hand 2S 3S\n--- match 0:r2|r3 seat 1: ends\n"
+            "--- match 1:r3|r4 seat 0: begins\nmy hand AS KS\n--- match 1:r3|r4 seat 0: ends\n")
+    (logs_dir / "r3.log").write_text(text)
+    middle = text.index("--- match 1:")
+    (logs_dir / "matches.jsonl").write_text("".join(
+        json.dumps({"match": key, "bot": "r3", "seat": seat, "log": "r3.log", "begins": begins, "ends": ends,
+                    "played": True}) + "\n"
+        for key, seat, begins, ends in (("0:r2|r3", 1, 0, middle), ("1:r3|r4", 0, middle, len(text)))))
+    replays = directory / "report" / report.REPLAYS
+    assert invoke("view", directory, "--bootstrap", "0").exit_code == 0 and len(list(replays.iterdir())) == 4
+    store = Store(directory)
+    store.set_schedule([*(r.key for r in store.matches()), "1:r1|r3"])  # deal set 1: a match still to play
+    store.set_meta("isolation", "match")
+    store.close()
+    result = invoke("view", directory, "--bootstrap", "0", "--logs")
+    assert result.exit_code == 0, result.output
+    line = ("2 match record(s) of deal set 1 held until every match of their deal set is played (an entry still "
+            "to play one would know its cards)")
+    assert result.stderr == f"report: {line}\n"
+    assert sorted(p.name for p in replays.iterdir()) == ["0_r1,r2.html", "0_r2,r3.html"]
+    index = (directory / "report" / "index.html").read_text()
+    assert line in index and index.count("(replay held)") == 2 and "1_r3,r4.html" not in index
+    assert "<td class=\"l\">r3 " in index  # its results are public
+    log = (directory / "report" / "logs" / "r3.html").read_text()
+    assert "2S 3S" in log and "AS KS" not in log and "3 line(s) left out: match 1:r3|r4: held until" in log
+    store = Store(directory)
+    store.set_meta("isolation", "tournament")  # a process's lines may tell any of its matches: held whole
+    store.close()
+    result = invoke("view", directory, "--bootstrap", "0", "--logs")
+    assert result.exit_code == 0 and "the bots' logs are held" in result.stderr
+    assert not (directory / "report" / "logs").exists()
+    result = invoke("export", directory)
+    assert result.exit_code == 0 and "4 match record(s)" in result.stdout
+    assert result.stderr.startswith(f"warning: {line}; written here all the same")
 
 
 def test_the_pages_show_the_later_seeds_of_deal_sets_added_once_released():

@@ -16,8 +16,8 @@ JSON with ``--json FILE``):
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``;
-6. **sandbox**: a bot's start-up with and without bubblewrap
-   (:mod:`referee.bench.sandbox`);
+6. **sandbox**: a bot's start-up with and without bubblewrap, and (6b) what masking
+   the ``__pycache__`` of a bot's own directory costs its start (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight
    clock (:mod:`referee.bench.flood`);
@@ -328,6 +328,13 @@ def report(results: dict) -> str:
             f"; bubblewrap not measured: {box['bwrap_unavailable']}" if box["bwrap_unavailable"] else ""), [
             [s["sandbox"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in box["startup"]],
               ["sandbox", "starts", "median ms", "range ms"])
+        if (pyc := box.get("pycache")) is not None:
+            table(f"6b. A bot's own {pyc['source_kb']} KB of Python (the search sample bot's modules, in its "
+                  f"directory) imported in bubblewrap, its {pyc['masks']} __pycache__ masked (compiled from source) or "
+                  f"shown; "
+                  f"finding the masks: {pyc['walk_ms']} ms a start", [
+                      [s["way"], s["starts"], s["median_ms"], f"{s['min_ms']}-{s['max_ms']}"] for s in pyc["starts"]],
+                  ["__pycache__", "starts", "median ms", "range ms"])
     if "flood" in results:
         f = results["flood"]
         latency = f["list_games_ms"]

@@ -272,7 +272,12 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
     finally:
         display.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
-    if cfg.seed_drawn:
+    if cfg.seed_drawn and not store.seed_released():
+        from referee.tournament.release import held_in
+
+        click.echo(f"master seed: not printed: it deals every deal set, and records are {held_in(store).reason()}; "
+                   f"the run that leaves none held prints it", err=True)
+    elif cfg.seed_drawn:
         later = "".join(f"; deal sets from {first} on: seed {seed}, drawn when they were added after the one "
                         f"before was printed" for first, seed in cfg.later_seeds)
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again){later}",

@@ -41,7 +41,8 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
             raise StoreError(f"{source}: neither a game record nor a results directory (no {DB_NAME} in it)")
         if seat is not None:
             raise click.BadParameter("--seat applies to a record, not to a results directory", param_hint="--seat")
-        target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap, publish_logs=publish_logs)
+        target = report.write_report(source, out, anchor=anchor, bootstrap=bootstrap, publish_logs=publish_logs,
+                                     notice=lambda line: click.echo(line, err=True))
     else:
         if publish_logs:
             raise click.BadParameter("--logs applies to a results directory, not to a record", param_hint="--logs")

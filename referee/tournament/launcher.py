@@ -157,7 +157,7 @@ class Launcher:
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
         return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=self.hide, apart=others,
                                      env=spec.env, scratch_mb=spec.limits.file_mb, staged=self.box.staged,
-                                     data=data, programs=own[:1])
+                                     data=data, programs=own[:1], files=spec.files, command=spec.command)
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment

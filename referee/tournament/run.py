@@ -24,7 +24,7 @@ from referee.files import WriteFailed
 from referee.tournament import growth
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
-from referee.tournament.release import Releases
+from referee.tournament.release import TO_PLAY, Releases, held_in
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
 from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
 
@@ -122,21 +122,24 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     schedule of the others is played. A write the disk refuses (the store, a bot's log) stops
     the run: :class:`WriteFailed`, what was stored before intact. A deal set's records go to
     spectators once it is over (``config.release``). A run that ends (not one interrupted or
-    stopped by an error) releases the master seed: the store says so
+    stopped by an error) and leaves no record held releases the master seed: the store says so
     (:meth:`Store.seed_released`), and the pages show it from then on. ``watch(arena)`` is told
     the executor's arena once it is open (the live page)."""
     kept_out = out_for_good(store)
     full = plan(kept_out)
     bots = [b for b in config.bots if b.name not in kept_out]
+    if announce is not None and (line := late_entries(store, full)) is not None:
+        announce(line)
     if not missing(full, store.done()):  # nothing to play, no bot to start
         if full.seatings:
             store.set_schedule(s.key for s in full.seatings)
         store.set_entries(PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
-        store.release_seed()
+        ended(store, plan)
         if progress:
             progress(len(full.seatings), len(full.seatings), None)
         return 0
+    record_to_play(store, full)  # what an entry that does not start now would come back to play
     capacity = seat_capacity(full.seatings, config.concurrency)
     if config.absent == "withdraw":  # fewer entries may fill more seats (two bots in four): all but one
         capacity = dict.fromkeys(capacity, (games.get(config.game).num_seats - 1) * config.concurrency)
@@ -170,8 +173,24 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
                 store.set_meta("launcher", json.dumps(executor.launcher.status()))
     except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
         raise store.stopped(err) from None
-    store.release_seed()  # the run has ended: its master seed is printed
+    ended(store, plan)
     return played
+
+
+def record_to_play(store: Store, schedule: Schedule) -> None:
+    """The deal sets with matches still to play of ``schedule`` (every entry not out for good in
+    play, those that did not start included): what an entry that did not start would play when
+    it comes back, held meanwhile (:func:`~referee.tournament.release.held_in`)."""
+    store.set_meta(TO_PLAY, json.dumps(sorted({s.deal_set for s in missing(schedule, store.done())})))
+
+
+def ended(store: Store, plan: Plan) -> None:
+    """A run has ended: what is left to play is recorded, and its master seed may be printed and
+    shown, unless records are still held (the seed deals every deal set, so it would give away
+    the cards of those an entry still to play may play)."""
+    record_to_play(store, plan(out_for_good(store)))
+    if not held_in(store):
+        store.release_seed()
 
 
 async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], store: Store, executor: Any,
@@ -188,7 +207,10 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
         total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
         if progress:
             progress(finished, total, None)
-        releases = Releases(schedule.seatings, store.done(), config.release)
+        # what an entry that did not start would come back to play: held
+        awaited = {s.deal_set for s in missing(plan(out - executor.absent.keys()), store.done())} \
+            if executor.absent else set()
+        releases = Releases(schedule.seatings, store.done(), config.release, awaited)
 
         def save(p: Played) -> None:
             nonlocal finished, played
@@ -211,6 +233,26 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
             announce(f"withdrawn: {'; '.join(f'bot {n} {dead[n]}' for n in sorted(dead.keys() - out))}; "
                      f"the other entries play on")
         out |= dead.keys()
+
+
+def late_entries(store: Store, schedule: Schedule) -> str | None:
+    """A line when entries join deal sets that were played before them (new entries, entries back
+    from withdrawal or brought back by --rerun) and that nothing held when the last run ended, so
+    a report of this directory (or a referee's spectators) may already have shown their records:
+    the organiser's choice (docs/security.md); None when none does."""
+    before = store.schedule_keys()
+    if not before:
+        return None
+    in_play = {name for s in schedule.seatings for name in s.lineup}
+    known = {name for key in before for name in key.split(":", 1)[1].split("|")}
+    joining = sorted(in_play - known)
+    held = held_in(store)
+    shown = sorted({row.deal_set for row in store.matches(every=True) if not held.holds(row.deal_set)})
+    if not joining or not shown:
+        return None
+    sets = f"deal set {shown[0]}" if len(shown) == 1 else f"{len(shown)} deal sets ({shown[0]} to {shown[-1]})"
+    return (f"late entries: {', '.join(joining)} join {sets} played before they came and not held since: a report "
+            f"of this directory may already have shown their records (an entrant who read it knows those deals)")
 
 
 def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], None] | None) -> list[Seating]:

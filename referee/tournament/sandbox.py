@@ -14,8 +14,11 @@ data, all read-only and resolved first (:mod:`referee.tournament.paths`: a
 command naming anything outside them is refused); its own ``/proc`` and
 ``/dev``; the referee's Unix socket at ``/run/referee``, its only way out.
 Masked even inside those directories: the output directory, the tournament
-file, other bots' directories and data, and home directories. Its environment
-is only PATH, HOME, TMPDIR, the locale and its ``env`` table.
+file, other bots' directories and data, and home directories. Of its own
+directory it sees exactly what its version covers (:func:`versions.view`):
+``__pycache__``, version control, tools' caches and other runs' output masked,
+and with ``files`` declared only those. Its environment is only PATH, HOME,
+TMPDIR, the locale and its ``env`` table.
 
 Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
 and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
@@ -62,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.tournament import paths
+from referee.tournament import paths, versions
 from referee.tournament.config import ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
@@ -238,7 +241,8 @@ def _system() -> list[str]:
 
 def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hide: Iterable[Path] = (),
                   env: Mapping[str, str] | None = None, scratch_mb: int = 0, staged: bool = False,
-                  data: Iterable[Path] = (), apart: Iterable[Path] = (), programs: Iterable[str] = ()) -> list[str]:
+                  data: Iterable[Path] = (), apart: Iterable[Path] = (), programs: Iterable[str] = (),
+                  files: Sequence[str] = (), command: Sequence[str] = ()) -> list[str]:
     """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path, resolved), with
     its ``data`` (the same), reaching the referee through ``socket_dir`` (bound at /run/referee;
     None: the bot keeps the network). Masked even where they lie inside a visible directory:
@@ -249,7 +253,10 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     its scratch and /dev/shm, tmpfs of ``scratch_mb`` (0: no size); ``staged``: the prelude
     mounts them (``limited(..., staged=True)``, with inode counts), bubblewrap binds them.
     ``programs``: more programs whose installations must be visible (the bot's own, under the
-    stdio relay)."""
+    stdio relay). Of ``cwd`` it shows what the bot's version covers (:func:`versions.view`):
+    all of it, or with ``files`` (its ``[[bots]] files``) only those and what its ``command``
+    (its own, as its table gives it) names, on an empty read-only ``cwd``; masked inside,
+    ``__pycache__``, version control, tools' caches and other runs' output directories."""
     cwd, data = cwd.resolve(), {Path(d).resolve() for d in data}
     why = paths.outside(argv, cwd, data)
     if why is not None:
@@ -259,18 +266,29 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
         if paths.inside(own, hider):
             raise PathRefused(f"{own} lies inside {hider}, which the bot must not see")
     masks = hidden | {Path(p).resolve() for p in apart} | paths.homes()
-    visible = {*paths.runtime(), cwd, *data}
+    shared = {*paths.runtime()}  # every bot's, never masked
     for program in (argv[0], *programs):
         if (home := paths.program_home(program)) is not None:
-            visible.add(home)
-    visible = {p for p in visible if not paths.inside(p, Path("/usr")) and p != Path("/")}
+            shared.add(home)
+    visible = {p for p in {*shared, cwd, *data} if not paths.inside(p, Path("/usr")) and p != Path("/")}
+    # the bot's own directory, unless the runtime shows it anyway (or it is not shown: "/")
+    mine = cwd in visible and not any(paths.inside(cwd, r) for r in shared)
+    mounts = {path: ["--ro-bind", str(path), str(path)] for path in visible}
+    if mine:
+        own = versions.view(cwd, files, command, hidden=masks | visible - {cwd})
+        masks |= set(own.masked)
+        if own.shown is not None:  # only these of it, on an empty directory
+            mounts[cwd] = ["--size", str(1 << 20), "--tmpfs", str(cwd)]
+            for path in own.shown:
+                link = ["--symlink", os.readlink(path), str(path)] if path.is_symlink() else None
+                mounts.setdefault(path, link or ["--ro-bind", str(path), str(path)])
     args = ["bwrap", *_walls(socket_dir), *_system()]
     if staged and os.getuid() != 0:  # the prelude's user namespace maps this user to 0: map it back
         args += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
     # bubblewrap mounts in order: /tmp first (binds may lie under it), then parents before children
     args += _tmpfs(SCRATCH, "tmp", scratch_mb, staged)
-    for path in sorted(visible, key=lambda p: len(p.parts)):
-        args += ["--ro-bind", str(path), str(path)]
+    for path in sorted(mounts, key=lambda p: len(p.parts)):
+        args += mounts[path]
     for path in sorted(masks, key=lambda p: len(p.parts)):
         # only what a visible directory would show, and never what the bot needs
         if not path.exists() or not any(v in path.parents for v in visible) \
@@ -283,6 +301,8 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     if socket_dir is not None:
         args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    if mine and own.shown is not None:
+        args += ["--remount-ro", str(cwd)]
     for shared in KERNEL_SHARED:  # the machine's keys, not namespaced (and the prelude refuses keyctl)
         if os.path.exists(shared):
             args += ["--ro-bind", "/dev/null", shared]

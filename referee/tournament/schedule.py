@@ -37,6 +37,11 @@ class Seating:
         return f"{self.deal_set}:{'|'.join(self.lineup)}"
 
 
+def deal_set_of(key: str) -> int:
+    """The deal set of a match's key (:attr:`Seating.key`, ``DEAL_SET:BOT|BOT...``)."""
+    return int(key.split(":", 1)[0])
+
+
 @dataclass(frozen=True)
 class Schedule:
     seatings: tuple[Seating, ...]

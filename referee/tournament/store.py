@@ -27,7 +27,8 @@ none: the first run that claims it records the bots as they are then (its
 stored matches are taken as theirs). The ``meta`` key ``incomplete`` names the
 bots that died for good in the last run that played, with how many of their
 matches are missing; ``seed_released`` is set once a run has ended and printed
-its master seed (a drawn seed is secret until then). The pages read the
+its master seed (a drawn seed is secret until then); ``to_play``, the deal sets an
+entry that did not start would come back to play (:mod:`referee.tournament.release`). The pages read the
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
 last match (:meth:`Store.dates`) here.
 
@@ -391,6 +392,10 @@ class Store:
         with self._writing("its schedule"):
             self.db.execute("DELETE FROM schedule")
             self.db.executemany("INSERT OR IGNORE INTO schedule VALUES (?)", [(k,) for k in keys])
+
+    def schedule_keys(self) -> list[str]:
+        """The keys of the schedule the directory plays now (none before a run recorded one)."""
+        return [row[0] for row in self.db.execute("SELECT key FROM schedule ORDER BY key")]
 
     def _scheduled(self) -> bool:
         return self.db.execute("SELECT 1 FROM schedule LIMIT 1").fetchone() is not None

@@ -1,18 +1,26 @@
 """A launched bot's version, as far as the runner can see it: its command, its working
-directory and every file of its own.
+directory and every file of its own; and what its sandbox shows of those (:func:`view`).
 
-Its files are every file under its working directory (``cwd``), or, when its ``[[bots]]``
-table declares ``files`` (paths, directories and glob patterns relative to ``cwd``), those;
-and the files its command names (a word that is a file relative to ``cwd`` or absolute: a
-script, a binary, a jar; the module of ``-m MODULE``). Each is hashed (SHA-256, whole), so a
-changed module that the entry point imports is a new version, as a changed entry point is.
+**The version covers exactly what the sandbox shows of the bot's own files.** Its files are
+every file under its working directory (``cwd``), or, when its ``[[bots]]`` table declares
+``files`` (paths, directories and glob patterns relative to ``cwd``), those; and the files its
+command names (a word that is a file relative to ``cwd`` or absolute: a script, a binary, a
+jar; the module of ``-m MODULE``). Each is hashed (SHA-256, whole), so a changed module that
+the entry point imports is a new version, as a changed entry point is. With ``files``
+declared, the sandbox shows of ``cwd`` only those paths and the files the command names.
 
-Left out of a directory: directories whose name starts with a dot (``.git``, ``.venv``,
-caches), ``__pycache__``, the interpreter's own installation (a virtual environment inside
-``cwd``), a directory holding a results store (another run's output) and what the run hides
-from its bots (``hide``: the output directory, the tournament file, other bots' directories).
-What the runner cannot see is not compared either: an interpreter upgrade, files outside its
-directory that it reads at run time, its ``env``. An external bot has no version here.
+Left out of both, masked in the sandbox (:data:`MASKED`, :func:`masked`): ``__pycache__``
+(a compiled file of the *unchecked-hash* kind runs whatever its source says, PEP 552; the
+bot's files are read-only, so Python compiles from the source it is given), version control's
+directories (``.git``, ``.hg``, ``.svn``: history is code outside the working tree), tools'
+caches, and any directory holding a results store (another run's output: its results and
+seeds). Every other dot-directory is part of the version. Left out of the version and not the
+bot's to see as its own: the interpreter's installation (a virtual environment inside ``cwd``,
+part of the runtime every bot shares) and what the run hides from its bots (``hide``: the
+output directory, the tournament file, other bots' directories: masked). What the runner
+cannot see is not compared either: an interpreter upgrade, its data (``data = [...]``, the
+organiser's), files outside its directory that it reads at run time, its ``env``. An external
+bot has no version here.
 
 Reading every file each run would cost a 200 MB bot a few seconds (``python -m
 referee.tools.versions_cost`` measures it): a ``cache`` (kept in the results directory) maps
@@ -30,7 +38,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +49,9 @@ from referee.tournament.config import BotSpec
 RACY_S = 2.0
 #: a results store: a directory holding one is another run's output, never part of a bot
 _STORE = "results.sqlite"
+#: directories that are never part of a bot's files, wherever they lie in them: masked in its
+#: sandbox, left out of its version (Python's compiled files, version control, tools' caches)
+MASKED = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 #: what a version's cache holds per file: its path -> [size, mtime_ns, ctime_ns, inode, sha256]
 Cache = MutableMapping[str, list]
 
@@ -52,13 +64,7 @@ def of(bot: BotSpec, hide: Iterable[Path] = (), cache: Cache | None = None) -> d
     cwd = Path(bot.cwd or ".").resolve()
     hidden = {Path(p).resolve() for p in hide}
     paths = dict.fromkeys(own_files(cwd, bot.files, hidden))
-    for i, word in enumerate(bot.command):
-        if word.startswith("-"):
-            continue
-        module = i > 0 and bot.command[i - 1] == "-m"
-        path = _module_file(cwd, word) if module else _file(cwd, word)
-        if path is not None:
-            paths[path] = None
+    paths.update(dict.fromkeys(command_files(cwd, bot.command)))
     files = {str(p): _digest(p, cache) for p in sorted(paths)}
     return {"command": list(bot.command), "cwd": bot.cwd, "files": files}
 
@@ -96,28 +102,99 @@ def own_files(cwd: Path, declared: Iterable[str] = (), hidden: Iterable[Path] = 
     """The files of a bot's own: under ``cwd``, or those ``declared``, without what is left out
     (see the module's docstring)."""
     hidden = set(hidden)
-    roots = [p for pattern in declared for p in _declared(cwd, pattern)] if declared else [cwd]
     interpreter = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
 
     def left_out(path: Path) -> bool:
         return path in hidden or path in interpreter
 
+    for root in _roots(cwd, declared, hidden | interpreter):
+        if root.is_dir() and not root.is_symlink():
+            yield from _walk(root, left_out)
+        else:
+            yield root
+
+
+def masked(path: Path) -> bool:
+    """Whether a directory of a bot's is never part of its files (masked in its sandbox, left out
+    of its version): one named in :data:`MASKED`, or one holding a results store."""
+    return path.name in MASKED or (path / _STORE).exists()
+
+
+def command_files(cwd: Path, command: Sequence[str]) -> list[Path]:
+    """The files a bot's command names (``cwd`` resolved): a word that is a file relative to
+    ``cwd`` or absolute, the module of ``-m MODULE``."""
+    found = []
+    for i, word in enumerate(command):
+        if word.startswith("-"):
+            continue
+        module = i > 0 and command[i - 1] == "-m"
+        path = _module_file(cwd, word) if module else _file(cwd, word)
+        if path is not None:
+            found.append(path)
+    return found
+
+
+@dataclass(frozen=True)
+class View:
+    """What a bot's sandbox shows of its own directory: ``shown``, the paths under it that are
+    bound (None: all of it), and ``masked``, the directories masked inside what is shown."""
+
+    shown: tuple[Path, ...] | None
+    masked: tuple[Path, ...]
+
+
+def view(cwd: Path, declared: Sequence[str] = (), command: Sequence[str] = (), hidden: Iterable[Path] = ()) -> View:
+    """What the sandbox of a bot in ``cwd`` shows of it: with ``declared`` files, those and the
+    files its ``command`` names, else all of ``cwd``; masked inside, every directory
+    :func:`masked` finds. ``hidden``: what the sandbox masks or shows anyway (the run's hidden
+    paths, other bots', the runtime): not looked into. Found anew at each start, in the bot's
+    directory as it is then."""
+    from referee.tournament import paths
+
+    cwd = cwd.resolve()
+    hidden = {Path(p).resolve() for p in hidden} | set(paths.runtime())
+    if declared:
+        roots = [*_roots(cwd, declared, hidden), *(p for p in command_files(cwd, command) if paths.inside(p, cwd))]
+        # shown at their own place: not through a link of the bot's directory (it would lead out)
+        shown = tuple(dict.fromkeys(p for p in roots if p.parent.resolve() == p.parent))
+    else:
+        shown, roots = None, [cwd]
+    found: list[Path] = []
     for root in roots:
         if root.is_dir() and not root.is_symlink():
-            yield from _walk(root, left_out, interpreter)
-        elif not left_out(root):
-            yield root
+            for _ in _walk(root, lambda p: p in hidden, found):
+                pass
+    return View(shown, tuple(found))
+
+
+def _roots(cwd: Path, declared: Iterable[str], hidden: set[Path]) -> list[Path]:
+    """The paths a bot's own files are found under: ``cwd``, or each ``declared`` match that is
+    not, and does not lie in, what is left out (hidden, or a masked directory)."""
+    if not declared:
+        return [cwd]
+    roots = []
+    for root in (p for pattern in declared for p in _declared(cwd, pattern)):
+        if any(root == h or h in root.parents for h in hidden):
+            continue
+        parts = root.relative_to(cwd).parts if cwd in root.parents else ()
+        between = [cwd.joinpath(*parts[:n]) for n in range(1, len(parts))]  # the directories down to it
+        if root.is_dir() and not root.is_symlink() and masked(root) or any(masked(d) for d in between):
+            continue
+        roots.append(root)
+    return roots
 
 
 def _declared(cwd: Path, pattern: str) -> Iterator[Path]:
     if glob.has_magic(pattern):
         for found in sorted(glob.glob(pattern, root_dir=cwd, recursive=True)):
-            yield (cwd / found).absolute()
+            yield Path(os.path.normpath(cwd / found))
     elif (cwd / pattern).exists():
-        yield (cwd / pattern).absolute()
+        yield Path(os.path.normpath(cwd / pattern))
 
 
-def _walk(root: Path, left_out, interpreter: set[Path]) -> Iterator[Path]:
+def _walk(root: Path, left_out: Callable[[Path], bool], found: list[Path] | None = None) -> Iterator[Path]:
+    """The files under ``root`` (a link to a directory as a file: not followed), without what is
+    ``left_out`` and the masked directories (each added to ``found``)."""
     for folder, dirs, names in os.walk(root):
         here = Path(folder)
         kept = []
@@ -125,8 +202,12 @@ def _walk(root: Path, left_out, interpreter: set[Path]) -> Iterator[Path]:
             path = here / name
             if path.is_symlink():
                 yield path  # recorded as a link, not followed
-            elif not (name.startswith(".") or name == "__pycache__" or left_out(path)
-                      or (path / _STORE).exists()):
+            elif left_out(path):
+                continue
+            elif masked(path):
+                if found is not None:
+                    found.append(path)
+            else:
                 kept.append(name)
         dirs[:] = kept
         for name in sorted(names):

@@ -1,6 +1,7 @@
 """What a published page says about its tournament: the title and description the file gives,
-the game and its options, the seed once released, the clock, the sandbox and isolation, the
-dates of the first and last match, and every entry with its version and status.
+the game and its options, the seed once released (and while no record is held), the clock, the
+sandbox and isolation, the dates of the first and last match, and every entry with its version
+and status.
 
 Read from a results directory's store (:func:`about_of`): its ``config`` (the file's settings),
 its ``meta`` (what the run used: sandbox, isolation; whether the seed is released) and its
@@ -16,6 +17,7 @@ from typing import Any
 
 from referee import games
 from referee.report import format_options
+from referee.tournament import release
 from referee.tournament.store import Entry, Store
 from referee.view.page import scroll
 
@@ -52,12 +54,13 @@ def about_of(store: Store, name: str) -> About:
     elif "sprt" in config:
         kind, form = "SPRT", f"{config['sprt']['candidate']} (candidate) against {config['sprt']['baseline']}"
     isolation = store.meta("isolation")
+    held, released = release.held_in(store), store.seed_released()
     return About(
         title=config.get("title") or f"{spec.title} {kind}: {name}",
         description=config.get("description"),
         game=spec.title,
         options=config.get("options", {}),
-        seed=seed_text(config, store.seed_released()),
+        seed=seed_text(config, released, held.reason() if held and (released or held.waiting) else None),
         clock=_clock(config.get("clock")),
         sandbox=(store.meta("sandbox") or "").removeprefix("sandbox: ") or None,
         isolation=f"{isolation}: {ISOLATION_WORDS[isolation]}" if isolation in ISOLATION_WORDS else isolation,
@@ -67,9 +70,10 @@ def about_of(store: Store, name: str) -> About:
     )
 
 
-def seed_text(config: dict[str, Any], released: bool) -> str | None:
+def seed_text(config: dict[str, Any], released: bool, held: str | None = None) -> str | None:
     """The master seed as a page may show it: a given one always; a drawn one only once released
-    (until then it would tell every deal still to be played)."""
+    (until then it would tell every deal still to be played), and not while records are ``held``
+    (why they are: it deals their deal sets too)."""
     if "seed" not in config:
         return None
     drawn = config.get("seed_drawn")
@@ -77,6 +81,8 @@ def seed_text(config: dict[str, Any], released: bool) -> str | None:
         return f"{config['seed']} (given in the tournament file: anyone who knows it can compute every deal)"
     if drawn is None:
         return "not shown (this results directory does not say whether it was given or drawn)"
+    if held:
+        return f"drawn from the system's entropy; not shown while records are {held}"
     if released:
         later = "".join(f"; deal sets from {first} on: {seed} (drawn when they were added, after the first was "
                         f"released)" for first, seed in config.get("later_seeds", []))

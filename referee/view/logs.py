@@ -10,7 +10,9 @@ marker lines: the rest of a log is the bot's own text, which could imitate them.
 
 A log is the bot's text: it is escaped (HTML, and any control character that reached the
 file shown as ``\\xNN``). Publishing is off by default, since a log may hold what a bot's
-author wants kept private.
+author wants kept private. The lines of a match whose record is held
+(:mod:`referee.tournament.release`) are left out, one line saying which and why in their place
+(the other lines keep their numbers): a bot may print the cards it held.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import bisect
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,15 +78,27 @@ def spans(logs: Path) -> dict[tuple[str, int], Span]:
     return found
 
 
-def log_page(text: str, title: str, back_link: str, marks: set[int] = frozenset()) -> str:
+def log_page(text: str, title: str, back_link: str, marks: set[int] = frozenset(),
+             held: dict[int, tuple[int, str]] | None = None) -> str:
     """One log as a page: every line numbered and escaped, ``#Ln-Lm`` highlighted, the lines
-    ``marks`` (the match markers the index locates) marked."""
+    ``marks`` (the match markers the index locates) marked; ``held``: ranges of lines left out
+    (first line -> the last and why), each shown as one line saying so."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    body = "".join(f'<div id="L{n}" class="line{" mark" if n in marks else ""}">'
-                   f'<a class="n" href="#L{n}">{n}</a>{html.escape(_visible(line))}</div>'
-                   for n, line in enumerate(lines, 1))
+    held = held or {}
+    parts, n = [], 1
+    while n <= len(lines):
+        if n in held:
+            last, why = held[n]
+            parts.append(f'<div id="L{n}" class="line held"><a class="n" href="#L{n}">{n}-{last}</a>'
+                         f'{html.escape(f"--- {last - n + 1} line(s) left out: {why}")}</div>')
+            n = last + 1
+            continue
+        parts.append(f'<div id="L{n}" class="line{" mark" if n in marks else ""}">'
+                     f'<a class="n" href="#L{n}">{n}</a>{html.escape(_visible(lines[n - 1]))}</div>')
+        n += 1
+    body = "".join(parts)
     subtitle = (f'as the bot wrote it, with the runner\'s lines (they start "---"; a match\'s markers in blue, '
                 f'where the runner\'s index places them) &middot; '
                 f'<a href="{html.escape(back_link)}" style="color:#9cc8ff">tournament report</a>')
@@ -95,12 +110,17 @@ def _visible(line: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line)
 
 
-def publish(logs: Path, out: Path, back_link: str = "../index.html") -> dict[str, str]:
+def publish(logs: Path, out: Path, back_link: str = "../index.html",
+            held: Callable[[str], str | None] = lambda match: None) -> dict[str, str]:
     """Write a page for every log under ``logs`` into ``out``; returns each top-level log's bot and
-    its page (relative to ``out``)."""
+    its page (relative to ``out``). ``held(match id)``: why that match's lines are left out (None:
+    they are not)."""
     marks: dict[str, set[int]] = {}
-    for span in spans(logs).values():
+    ranges: dict[str, list[tuple[int, int, str]]] = {}
+    for (match, _), span in spans(logs).items():
         marks.setdefault(span.log, set()).update((span.first, span.last))
+        if (why := held(match)) is not None:
+            ranges.setdefault(span.log, []).append((span.first, span.last, f"match {match}: {why}"))
     pages = {}
     for path in sorted(logs.rglob("*.log")):
         name = str(path.relative_to(logs))
@@ -109,10 +129,23 @@ def publish(logs: Path, out: Path, back_link: str = "../index.html") -> dict[str
         depth = "../" * (len(Path(name).parts) - 1)
         text = path.read_bytes().decode("utf-8", "replace")
         files.write_text(target, log_page(text, f"log of {path.stem}" + (f" ({path.parent.name})" if depth else ""),
-                                          depth + back_link, marks.get(name, set())))
+                                          depth + back_link, marks.get(name, set()), _merged(ranges.get(name, []))))
         if not depth:
             pages[path.stem] = page_name(name)
     return pages
+
+
+def _merged(ranges: list[tuple[int, int, str]]) -> dict[int, tuple[int, str]]:
+    """Ranges of lines (first, last, why), those that overlap made one: first -> (last, why)."""
+    out: dict[int, tuple[int, str]] = {}
+    start = None
+    for first, last, why in sorted(ranges):
+        if start is not None and first <= out[start][0]:
+            out[start] = (max(last, out[start][0]), out[start][1])
+        else:
+            start = first
+            out[start] = (last, why)
+    return out
 
 
 def withdraw(out: Path) -> None:

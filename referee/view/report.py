@@ -1,6 +1,13 @@
 """The tournament report: standings with Elo intervals, head to head, seat bias, points per bot,
 and every match with its replay. One ``index.html`` and a ``replays/`` folder, all self-contained.
 
+A report is published, entrants read it: it holds back the record of every deal set an entry
+still to play may play (:func:`referee.tournament.release.held_in`). Such a match is listed with
+its results (public) but without a replay, saying why and what releases it; a replay an earlier
+report wrote of it is removed; and with ``--logs``, the lines of its match are left out of the
+bots' logs (under ``isolation = "tournament"``, where a process's lines outside its matches may
+tell what it saw in any of them, the logs are held whole).
+
 The standings are those of ``referee ratings`` (the same :func:`referee.tournament.standings.compute`
 on the same stored matches, the same ``--anchor`` and ``--bootstrap``); the numbers are read from
 its values, never from printed text."""
@@ -14,6 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from referee import files, games
+from referee.tournament import release
 from referee.tournament import standings as tstandings
 from referee.tournament.store import MatchRow, Store, StoreError
 from referee.view import logs
@@ -36,11 +44,13 @@ def _f(value: float | None, digits: int = 0) -> str:
 
 
 def write_report(directory: str | Path, out: str | Path | None = None, anchor: tuple[str, float] | None = None,
-                 bootstrap: int = 1000, publish_logs: bool = False) -> Path:
+                 bootstrap: int = 1000, publish_logs: bool = False,
+                 notice: Callable[[str], None] | None = None) -> Path:
     """Write the report of the results in ``directory`` (to ``out``, by default ``directory/report``);
     returns the path of its ``index.html``. With ``publish_logs``, the bots' logs too (``logs/``, each
     replay linking its seats' lines); without, the log pages an earlier report wrote are removed.
-    Raises StoreError for a directory without results."""
+    ``notice`` is told, in a line each, what the report holds back. Raises StoreError for a
+    directory without results."""
     store = Store(directory, create=False)
     try:
         rows = list(store.matches())
@@ -48,17 +58,23 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
             raise StoreError(f"{directory}: no finished matches yet")
         st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
         about = about_of(store, Path(directory).name)
+        held = release.held_in(store)
+        held_keys = {r.key: r.deal_set for r in store.matches(every=True) if held.holds(r.deal_set)}
+        logs_held = bool(held_keys) and store.meta("isolation") != "match"
         out = Path(out) if out is not None else Path(directory) / "report"
         try:  # each page is written whole or not at all (a full disk: exit 6, the store untouched)
             files.make_directory(out / REPLAYS)
+            for key in held_keys:  # an earlier report's replay of a match held now
+                (out / REPLAYS / replay_file(key)).unlink(missing_ok=True)
             log_pages, spans = {}, {}
-            if publish_logs:
-                log_pages = logs.publish(Path(directory) / logs.LOGS, out / logs.LOGS)
+            if publish_logs and not logs_held:
+                log_pages = logs.publish(Path(directory) / logs.LOGS, out / logs.LOGS,
+                                         held=lambda key: held.why(held_keys[key]) if key in held_keys else None)
                 spans = logs.spans(Path(directory) / logs.LOGS)
             else:
                 logs.withdraw(out / logs.LOGS)
             for row in rows:
-                record = store.record(row.key)
+                record = store.record(row.key) if row.key not in held_keys else None
                 if record is not None:
                     links = [(f"{bot} (seat {seat}), lines {span.first}-{span.last}",
                               f"../{logs.LOGS}/{logs.page_name(span.log)}{span.anchor()}")
@@ -66,8 +82,15 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
                     files.write_text(out / REPLAYS / replay_file(row.key),
                                      replay_page(record, back_link="../index.html", logs=links))
             index = out / "index.html"
+            notes = [held.line([r.deal_set for r in rows if r.key in held_keys])] if held_keys else []
+            if publish_logs and logs_held:
+                notes.append("the bots' logs are held while records are (under isolation = \"tournament\" a "
+                             "process's lines may tell what it saw in any of its matches)")
+            for line in notes if notice is not None else ():
+                notice(f"report: {line}")
             files.write_text(index, report_page(st, rows, about,
-                                                {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()}))
+                                                {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()},
+                                                held=held, held_notes=notes))
         except files.WriteFailed as err:
             raise files.WriteFailed(f"{err}; the results store is untouched: make room and run view again") from None
     finally:
@@ -76,8 +99,10 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
 
 
 def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About,
-                log_pages: dict[str, str] | None = None) -> str:
-    """The report's page; ``log_pages``: each bot's published log (its address)."""
+                log_pages: dict[str, str] | None = None, held: release.Held = release.Held(frozenset()),
+                held_notes: Sequence[str] = ()) -> str:
+    """The report's page; ``log_pages``: each bot's published log (its address); ``held``: the deal
+    sets whose matches are listed without a replay, ``held_notes`` saying so above the list."""
     spec = games.get(st.game)
     interval = (f"95% interval from {st.bootstrap} bootstrap resamples of deal sets" if st.bootstrap
                 else "no interval (--bootstrap 0)")
@@ -95,7 +120,8 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
         f"<h2>Seat bias</h2><p class=\"muted\">{html.escape(spec.seat_order)}</p>", bias_table(st),
         "<h2>Points per match</h2><p class=\"muted\">each bot's points per match: the box holds the middle half, "
         "the line the median, the whiskers the lowest and highest, the dot the mean</p>", points_plot(st, rows),
-        "<h2>Matches</h2>", match_list(rows),
+        "<h2>Matches</h2>", "".join(f"<p class=\"held\">{html.escape(n)}</p>" for n in held_notes),
+        match_list(rows, held),
     ])
     return page(about.title, subtitle, body, styles=("common.css", "report.css"))
 
@@ -283,14 +309,17 @@ def points_plot(st: tstandings.Standings, rows: Sequence[MatchRow]) -> str:
     return "".join(parts)
 
 
-def match_list(rows: Sequence[MatchRow]) -> str:
+def match_list(rows: Sequence[MatchRow], held: release.Held = release.Held(frozenset())) -> str:
+    """Every match with its results, linking its replay (a held one: its key, and why it has none)."""
     body = []
     for row in rows:
         seats = ", ".join(f"{html.escape(bot)} {row.scores[s]}" + (" &#x2605;" if row.placing[s] == 1 else "")
                           for s, bot in enumerate(row.lineup))
         href = f"{REPLAYS}/{replay_file(row.key)}"
-        body.append(f"<tr><td>{row.deal_set}</td><td class=\"l\"><a href=\"{html.escape(href)}\">"
-                    f"{html.escape(row.key)}</a></td><td class=\"l\">{seats}</td>"
+        why = held.why(row.deal_set)
+        match = (f"<a href=\"{html.escape(href)}\">{html.escape(row.key)}</a>" if why is None else
+                 f"{html.escape(row.key)} <span class=\"held\" title=\"{html.escape(why)}\">(replay held)</span>")
+        body.append(f"<tr><td>{row.deal_set}</td><td class=\"l\">{match}</td><td class=\"l\">{seats}</td>"
                     f"<td class=\"l\">{html.escape(match_faults(row))}</td></tr>")
     return scroll("<table class=\"grid\" id=\"matches\"><thead><tr><th>deal set</th>"
                   "<th class=\"l\">match (its replay)</th><th class=\"l\">seats: points (&#x2605; first)</th>"
