@@ -21,7 +21,8 @@ runner does) or ``--max-deal-sets``:
 The fields (``--fields``) have the spreads of real play: **sample**, neighbours 50, 100 and 400 Elo
 apart in turn (a bot and its weakened copy, 30 to 60 Elo in docs/regression.md; the search and
 heuristic sample bots, about 100 in the README's tables; heuristic and random, 400 to 500); **even**,
-every neighbour 100 Elo apart.
+every neighbour 100 Elo apart; **close**, every neighbour 30 Elo apart (revisions of one bot), where a
+rule checked after every deal set is most likely to stop on a wrong order.
 
 For each cell: the mean matches to the stop (and deal sets), the share of round robin's matches
 adaptive needs, how many tournaments stopped by the rule before the cap, and of those how often the
@@ -45,7 +46,7 @@ from referee.tournament.schedule import make_schedule
 
 KINDS = {"2-player": ("aegis", {}), "4-player": ("confirmation", {})}
 #: the gaps between neighbours (Elo), repeated down the field
-FIELDS = {"sample": (50.0, 100.0, 400.0), "even": (100.0,)}
+FIELDS = {"sample": (50.0, 100.0, 400.0), "even": (100.0,), "close": (30.0,)}
 SCHEDULES = ("round-robin", "adaptive")
 
 

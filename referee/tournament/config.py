@@ -487,7 +487,9 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[str, Rule]:
     max_deal_sets = loc.integer("tournament", "max_deal_sets", t.get("max_deal_sets", 100), 2)
     stop = t.get("stop", "order")
     try:
-        rule = Rule.parse(stop if isinstance(stop, str) else repr(stop), float(confidence), max_deal_sets)
+        if not isinstance(stop, str):
+            raise RuleError(f'must be "order" or "top:K" with K a whole number from 1, got {stop!r}')
+        rule = Rule.parse(stop, float(confidence), max_deal_sets)
     except RuleError as err:
         raise loc.error(f"tournament.stop {err}", "tournament", "stop") from None
     return schedule, rule
