@@ -231,6 +231,20 @@ def test_config_errors_are_one_line(tmp_path, lines, message):
     assert message in text and "\n" not in text, text
 
 
+def test_a_gauntlet_or_an_sprt_refuses_an_adaptive_schedule(tmp_path):
+    from referee.tournament import gauntlet
+    from referee.tournament.sprt import setup
+
+    path = tmp_path / "g.toml"
+    path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\n\n[gauntlet]\ncandidate = "a"\n\n{BOTS}')
+    with pytest.raises(ConfigError, match=r'g\.toml:3: tournament\.schedule = "adaptive" is for a tournament'):
+        gauntlet.load(path)
+    two = "\n".join(f'[[bots]]\nname = "{n}"\ncommand = "python x.py"\n' for n in ("a", "b"))
+    path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\n\n[sprt]\ncandidate = "a"\n\n{two}')
+    with pytest.raises(ConfigError, match=r"tournament\.schedule has no meaning for an SPRT"):
+        setup.load(path)
+
+
 def test_a_config_error_through_the_command_line_is_exit_2_without_a_traceback(tmp_path):
     path = tmp_path / "t.toml"
     path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\nstop = "top:9"\n\n{BOTS}')

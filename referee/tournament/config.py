@@ -16,7 +16,7 @@
     schedule = "adaptive"       # "round-robin" (default: every table, deal_sets deal sets) or "adaptive"
     stop = "order"              # adaptive: "order" (every adjacent pair ordered) or "top:K" (the top K and their order)
     confidence = 0.95           # adaptive: the rule's level
-    max_deal_sets = 100         # adaptive: the cap (instead of deal_sets)
+    max_deal_sets = 200         # adaptive: the cap (instead of deal_sets)
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -85,7 +85,7 @@ from typing import Any
 from referee import games
 from referee.runner import Clock
 from referee.tournament import paths
-from referee.tournament.adaptive import SCHEDULES, Rule, RuleError
+from referee.tournament.adaptive import MAX_DEAL_SETS, SCHEDULES, Rule, RuleError
 from referee.tournament.release import RELEASES
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -479,12 +479,12 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[str, Rule]:
         return schedule, Rule()
     if "deal_sets" in t:
         raise loc.error("tournament.deal_sets is for a round robin: an adaptive tournament plays until its stop rule, "
-                        "at most max_deal_sets deal sets (default 100)", "tournament", "deal_sets")
+                        f"at most max_deal_sets deal sets (default {MAX_DEAL_SETS})", "tournament", "deal_sets")
     confidence = t.get("confidence", 0.95)
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1:
         raise loc.error(f"tournament.confidence must be a probability above 0.5 and below 1 (0.95: 95%), "
                         f"got {confidence!r}", "tournament", "confidence")
-    max_deal_sets = loc.integer("tournament", "max_deal_sets", t.get("max_deal_sets", 100), 2)
+    max_deal_sets = loc.integer("tournament", "max_deal_sets", t.get("max_deal_sets", MAX_DEAL_SETS), 2)
     stop = t.get("stop", "order")
     try:
         if not isinstance(stop, str):
