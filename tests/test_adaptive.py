@@ -399,3 +399,22 @@ def test_a_late_entry_is_played_first_by_the_same_directory(grown):
     finally:
         store.close()
     assert third.returncode == ExitCode.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("with_key", [True, False])
+def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_key):
+    """Whether its fingerprint names its schedule or predates schedules."""
+    plain = load_text(tmp_path, f'deal_sets = 2\nseed = 5\noutput = "{tmp_path / "out"}"')
+    fingerprint = json.loads(plain.fingerprint())
+    if not with_key:
+        del fingerprint["schedule"]
+    store = Store(tmp_path / "out")
+    store.claim(json.dumps(fingerprint), plain.describe(), plain.bots)
+    store.save("0:a|b", 0, 1, ("a", "b"), {"scores": [1, 0], "placing": [1, 2]}, {}, 0.1)
+    store.close()
+    path = tmp_path / "t.toml"
+    path.write_text(path.read_text().replace("deal_sets = 2", 'schedule = "adaptive"'))
+    result = run_cli("tournament", path)
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "holds the results of another tournament configuration (changed: schedule" in result.stderr
+    assert "Traceback" not in result.stderr

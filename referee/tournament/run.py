@@ -27,7 +27,7 @@ from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
 from referee.tournament.release import Releases
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
-from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
+from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store, StoreError
 
 Progress = Callable[[int, int, Played | None], None]
 #: the schedule of a run given the entries out of it (withdrawn, did not start, dead)
@@ -60,6 +60,10 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     store = Store(config.output)
 
     def grows(store: Store) -> None:
+        stored = json.loads(store.meta("fingerprint") or "{}")
+        if config.adaptive and "schedule" not in stored and store.count(every=True):  # written before schedules
+            raise StoreError(f"{store.directory} holds the results of another tournament configuration (changed: "
+                             f"schedule, a round robin's). Use a new output directory.")
         line = growth.check(store, description["bots"], config.deal_sets)
         if line and announce is not None:
             announce(f"{config.output} grows: {line}")
