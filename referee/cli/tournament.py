@@ -81,7 +81,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
         play_with_progress(cfg, plan, store, progress, server, admin_token, live=live, http=(http_host, http_socket))
         played = plan(set(store.out()))  # without the entries that did not start, if any
         stop = adaptive.stop_of(store)
-        if stop is not None:
+        if stop is not None and stop.settled:  # at the cap: exit_if_inconclusive says it
             _say(stop.text)
         print_standings(store, anchor, bootstrap,
                         notes=[f"schedule: {played.note}; {len(played.seatings)} match(es)"])

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -176,8 +177,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 rr, ad = (measure(kind, bots, field, s, rule, args.tournaments, args.seed) for s in SCHEDULES)
                 print(f"| {kind} | {bots} | {field} | {rr.matches:.0f} ({rr.deal_sets:.1f}) | {rr.error()} "
                       f"| {ad.matches:.0f} ({ad.deal_sets:.1f}) | {ad.error()} | {100 * ad.matches / rr.matches:.0f}% "
-                      f"| {rr.settled}, {ad.settled} of {args.tournaments} |  <!-- {time.perf_counter() - start:.0f} s -->",
-                      flush=True)
+                      f"| {rr.settled}, {ad.settled} of {args.tournaments} |", flush=True)
+                print(f"({kind}, {bots} bots, {field}: {time.perf_counter() - start:.0f} s)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -299,14 +299,15 @@ def _targeted(ranked: Sequence[str], posterior: RankPosterior, rule: Rule, size:
     open_ = {j for j in range(last) if p[j] < level}
     if not open_ and rule.top is not None and posterior.p_top(last) < rule.confidence:
         open_ = set(range(last))
-    windows = list(range(0, n - size + 1))
-    while open_:
-        def value(i: int) -> tuple[float, float, int]:
-            inside = range(i, i + size - 1)
-            return (sum(doubt[j] + 1e-9 for j in inside if j in open_), sum(doubt[j] for j in inside if j < last), -i)
+    def value(i: int, still: set[int]) -> tuple[float, float, int]:
+        """A window's worth: the doubt of the open pairs it covers, then of every pair it holds."""
+        inside = range(i, i + size - 1)
+        return sum(doubt[j] + 1e-9 for j in inside if j in still), sum(doubt[j] for j in inside if j < last), -i
 
-        best = max(windows, key=value)
-        if value(best)[0] <= 0:
+    windows = list(range(n - size + 1))
+    while open_:
+        best = max(windows, key=lambda i: value(i, open_))
+        if value(best, open_)[0] <= 0:
             break
         windows.remove(best)
         add(ranked[best:best + size])
