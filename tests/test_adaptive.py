@@ -329,7 +329,7 @@ def test_the_sample_bots_stop_by_the_rule_and_say_why(example):
     assert json.loads(rated.stdout)["stopped"]["rule"] == "order"
     assert view.returncode == ExitCode.OK, view.stderr
     page = (folder / "out" / "report" / "index.html").read_text()
-    assert "stopped by its rule (stop = order)" in page
+    assert re.search(r"<p><strong>stopped by its rule \(stop = order\) after \d+ deal set", page)
 
 
 @pytest.mark.e2e
