@@ -61,7 +61,7 @@ SCHEDULES = ("round-robin", "adaptive")
 #: the entry that played the most in the same deal sets
 FAIRNESS = 0.5
 #: the default cap and level of a rule
-MAX_DEAL_SETS, CONFIDENCE = 200, 0.95
+MAX_DEAL_SETS, CONFIDENCE = 400, 0.95
 #: the store's keys: the rounds chosen, and why the tournament stopped
 ROUNDS_KEY, STOPPED_KEY = "adaptive", "stopped"
 

@@ -16,7 +16,7 @@
     schedule = "adaptive"       # "round-robin" (default: every table, deal_sets deal sets) or "adaptive"
     stop = "order"              # adaptive: "order" (every adjacent pair ordered) or "top:K" (the top K and their order)
     confidence = 0.95           # adaptive: the rule's level
-    max_deal_sets = 200         # adaptive: the cap (instead of deal_sets)
+    max_deal_sets = 400         # adaptive: the cap (instead of deal_sets)
 
     [tournament.options]        # the game's rule options
     promise = "table"
