@@ -418,3 +418,23 @@ def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_k
     assert result.returncode == ExitCode.USAGE, result.stderr
     assert "holds the results of another tournament configuration (changed: schedule" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- the simulation tool -----------------------------------------------------------------------------
+
+
+def test_the_simulation_tool_plays_both_schedules_to_the_same_rule(capsys):
+    """The tool's tournaments call the runner's scheduler and rule; on 8 bots 100 Elo apart adaptive
+    stops by the rule on the right order with far fewer matches (a fixed seed: one tournament each)."""
+    from referee.tools import scheduling
+
+    true = scheduling.field_of("even", 8)
+    assert max(true.values()) - min(true.values()) == 700 and sorted(true, key=true.get)[-1] == "b01"
+    rule = Rule(confidence=0.9, max_deal_sets=400, shared=False)
+    rr = scheduling.play("2-player", true, "round-robin", rule, random.Random(5), 5)
+    ad = scheduling.play("2-player", true, "adaptive", rule, random.Random(5), 5)
+    assert rr.settled and ad.settled and not rr.wrong and not ad.wrong
+    assert ad.matches < 0.6 * rr.matches
+    scheduling.main(["--bots", "4", "--kinds", "2-player", "--tournaments", "1", "--max-deal-sets", "6"])
+    table = capsys.readouterr().out
+    assert re.search(r"\| 2-player \| 4 \| even \| 72 \(6\.0\) \| .* \| 0, 0 of 1 \|", table), table

@@ -2,8 +2,8 @@
 stopping rule, and how often the order that rule declares is wrong.
 
     python -m referee.tools.scheduling                          # the table in docs/tournaments.md
-    python -m referee.tools.scheduling --bots 8 --kinds 2-player --tournaments 50
-    python -m referee.tools.scheduling --uncorrected            # the rule without its correction
+    python -m referee.tools.scheduling --fields sample --tournaments 40 --bots 4 8
+    python -m referee.tools.scheduling --uncorrected            # the rule without sharing its level
 
 Simulated tournaments (``referee.stats.simulation``, the project's world: cards of 100 Elo a seat,
 which the rotations cancel, and normal deal effects of 100 Elo, which they do not) of 4, 8 and 16
@@ -18,11 +18,12 @@ runner does) or ``--max-deal-sets``:
 - **adaptive**: the tables :func:`referee.tournament.adaptive.next_tables` chooses, the same code the
   runner calls.
 
-The fields (``--fields``) have the spreads of real play: **sample**, neighbours 50, 100 and 400 Elo
-apart in turn (a bot and its weakened copy, 30 to 60 Elo in docs/regression.md; the search and
-heuristic sample bots, about 100 in the README's tables; heuristic and random, 400 to 500); **even**,
-every neighbour 100 Elo apart; **close**, every neighbour 30 Elo apart (revisions of one bot), where a
-rule checked after every deal set is most likely to stop on a wrong order.
+The fields (``--fields``) have the spreads of real play: **even** (the default), every neighbour
+100 Elo apart (the search and heuristic sample bots are about 100 apart in the README's tables);
+**sample**, neighbours 50, 100 and 400 Elo apart in turn (a bot and its weakened copy, 30 to 60 Elo
+in docs/regression.md; search and heuristic; heuristic and random, 400 to 500); **close**, every
+neighbour 30 Elo apart (revisions of one bot), where a rule checked after every deal set is most
+likely to stop on a wrong order.
 
 For each cell: the mean matches to the stop (and deal sets), the share of round robin's matches
 adaptive needs, how many tournaments stopped by the rule before the cap, and of those how often the
@@ -151,11 +152,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--bots", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--kinds", nargs="+", choices=sorted(KINDS), default=list(KINDS))
-    parser.add_argument("--fields", nargs="+", choices=sorted(FIELDS), default=["sample"])
+    parser.add_argument("--fields", nargs="+", choices=sorted(FIELDS), default=["even"])
     parser.add_argument("--stop", default="order", help='"order" or "top:K"')
     parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--max-deal-sets", type=int, default=200)
-    parser.add_argument("--tournaments", type=int, default=200, help="simulated tournaments a cell")
+    parser.add_argument("--max-deal-sets", type=int, default=400)
+    parser.add_argument("--tournaments", type=int, default=60, help="simulated tournaments a cell")
     parser.add_argument("--uncorrected", action="store_true",
                         help="each adjacent pair at --confidence itself, not shared among the pairs")
     parser.add_argument("--seed", type=int, default=0)
