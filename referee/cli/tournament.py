@@ -66,10 +66,10 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
         if not progress.quiet:
             entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
                                                                 if out else "")
-            size = (f"{len(schedule.seatings)} match(es) so far" if cfg.adaptive else
-                    f"{cfg.deal_sets} deal set(s), {len(schedule.seatings)} match(es)")
-            click.echo(f"{cfg.game} tournament: {entries}, {cfg.seed_text()}; schedule: {schedule.note}; {size}; "
-                       f"results in {cfg.output}", err=True)
+            deal_sets = "" if cfg.adaptive else f"{cfg.deal_sets} deal set(s), "
+            so_far = " so far" if cfg.adaptive else ""
+            click.echo(f"{cfg.game} tournament: {entries}, {deal_sets}{cfg.seed_text()}; schedule: {schedule.note}; "
+                       f"{len(schedule.seatings)} match(es){so_far}; results in {cfg.output}", err=True)
         live = None
         if http_socket is not None:
             from referee.view.about import about_of
