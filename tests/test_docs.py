@@ -86,7 +86,7 @@ def test_rule_book_check_fails_without_a_heading():
         assert number in missing_sections(without, cited), number
 
 
-@pytest.mark.parametrize("name", ["aegis.toml", "confirmation.toml", "gauntlet.toml", "kits.toml"])
+@pytest.mark.parametrize("name", ["aegis.toml", "confirmation.toml", "gauntlet.toml", "kits.toml", "adaptive.toml"])
 def test_the_example_files_are_valid(name):
     from referee.tournament import config, gauntlet
 

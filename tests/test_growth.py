@@ -327,7 +327,7 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
     keep theirs, and a resumed run the same seeds."""
     from referee.tournament.schedule import deal_seed
 
-    def file(deal_sets: int) -> Path:
+    def file(deal_sets: int, b_withdrawn: bool = False) -> Path:
         path = tmp_path / "t.toml"
         path.write_text(textwrap.dedent(f"""
         [tournament]
@@ -348,6 +348,7 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
         name = "b"
         command = ["python", "-m", "sample_bots.random", "--seed", "2"]
         cwd = "{ROOT}"
+        withdrawn = {str(b_withdrawn).lower()}
         """))
         return path
 
@@ -375,6 +376,17 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
     assert dealt == {0: deal_seed(master, 0), 1: deal_seed(later, 1)}
     again = run_cli("tournament", file(2), "--quiet", "--bootstrap", "20", cwd=tmp_path)  # nothing new: same seeds
     assert again.returncode == 0 and seeds(again) == seeds(grown), again.stderr
+    # a run that grows but deals nothing (b withdrawn: no match) draws the next seed and prints it not
+    idle = run_cli("tournament", file(3, b_withdrawn=True), "--quiet", "--bootstrap", "20", cwd=tmp_path)
+    assert seeds(idle) == seeds(grown), idle.stderr
+    store = Store(tmp_path / "out", create=False)
+    try:
+        [_, (from_two, unprinted)] = store.config()["later_seeds"]
+    finally:
+        store.close()
+    assert from_two == 2 and str(unprinted) not in idle.stderr
+    played = run_cli("tournament", file(3), "--quiet", "--bootstrap", "20", cwd=tmp_path)  # that secret deals it
+    assert played.returncode == 0 and seeds(played) == (master, [(1, later), (2, unprinted)]), played.stderr
 
 
 @pytest.mark.e2e

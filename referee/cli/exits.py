@@ -30,7 +30,8 @@ class ExitCode(IntEnum):
     CHECK_FAILED = 1
     #: bad usage: a usage error, an unreadable file, bad JSON, a bad rule option
     USAGE = 2
-    #: sprt: no verdict when --max-units units were played
+    #: sprt: no verdict when --max-units units were played; tournament (schedule = "adaptive") and ratings
+    #: of its results: max_deal_sets reached before the stop rule was met (the standings are printed)
     INCONCLUSIVE = 3
     #: tournament, gauntlet: a bot died for good mid-run and did not play all its matches (the
     #: standings mark it; the same command plays them)

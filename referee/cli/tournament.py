@@ -26,6 +26,7 @@ from referee.cli.options import (
     standings_options,
 )
 from referee.cli.progress import ProgressSettings, RunDisplay
+from referee.tournament import adaptive
 from referee.tournament.store import MatchRow
 
 
@@ -39,14 +40,16 @@ from referee.tournament.store import MatchRow
 def tournament(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
                address: str | None, anchor: tuple[str, float] | None, bootstrap: int, rerun: tuple[str, ...],
                progress: ProgressSettings, http_port: int | None, http_host: str) -> None:
-    """Run the round-robin tournament described by the TOML file CONFIG.
+    """Run the tournament described by the TOML file CONFIG: a round robin, or
+    with schedule = "adaptive" deal set after deal set until its stop rule.
 
     Duplicate play: every deal set is played from every seat. Results go to
     the output directory as they come; run the same command again after an
     interruption, or with a file that grew (more deal sets, new entries,
-    entries withdrawn), and it plays only what is missing. Exit code 4
-    (incomplete): a bot died for good and did not play all its matches; 5
-    (withdrawn, with absent = "withdraw"): an entry did not start or died for
+    entries withdrawn), and it plays only what is missing. Exit code 3
+    (inconclusive, adaptive): max_deal_sets reached before the stop rule was
+    met; 4 (incomplete): a bot died for good and did not play all its matches;
+    5 (withdrawn, with absent = "withdraw"): an entry did not start or died for
     good, the others played all theirs."""
 
     from referee.tournament import config as tconfig
@@ -58,13 +61,15 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     store = trun.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
     try:
         out = trun.out_for_good(store)
-        schedule = trun.schedule_of(cfg, out)
+        plan = trun.planner(cfg, store)
+        schedule = plan(out)
         if not progress.quiet:
             entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
                                                                 if out else "")
-            click.echo(f"{cfg.game} tournament: {entries}, {cfg.deal_sets} deal set(s), "
-                       f"{cfg.seed_text()}; schedule: {schedule.note}; {len(schedule.seatings)} match(es); "
-                       f"results in {cfg.output}", err=True)
+            deal_sets = "" if cfg.adaptive else f"{cfg.deal_sets} deal set(s), "
+            so_far = " so far" if cfg.adaptive else ""
+            click.echo(f"{cfg.game} tournament: {entries}, {deal_sets}{cfg.seed_text()}; schedule: {schedule.note}; "
+                       f"{len(schedule.seatings)} match(es){so_far}; results in {cfg.output}", err=True)
         live = None
         if http_socket is not None:
             from referee.view.about import about_of
@@ -73,12 +78,15 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
             live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, bootstrap),
                             token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
                             about=about_source(store, cfg.output.name))
-        play_with_progress(cfg, lambda out: trun.schedule_of(cfg, out), store, progress, server, admin_token,
-                           live=live, http=(http_host, http_socket))
-        played = trun.schedule_of(cfg, set(store.out()))  # without the entries that did not start, if any
+        play_with_progress(cfg, plan, store, progress, server, admin_token, live=live, http=(http_host, http_socket))
+        played = plan(set(store.out()))  # without the entries that did not start, if any
+        stop = adaptive.stop_of(store)
+        if stop is not None and stop.settled:  # at the cap: exit_if_inconclusive says it
+            _say(stop.text)
         print_standings(store, anchor, bootstrap,
                         notes=[f"schedule: {played.note}; {len(played.seatings)} match(es)"])
         exit_if_incomplete(store)
+        exit_if_inconclusive(store)
         exit_if_withdrawn(store)
     finally:
         store.close()
@@ -95,7 +103,8 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
     the likelihood-of-superiority matrix, --ranks each bot's rank probabilities. docs/tournaments.md
-    explains every column. Exit code 4 (incomplete): a bot died for good and did not play all its
+    explains every column. Exit code 3 (inconclusive): an adaptive tournament reached max_deal_sets
+    before its stop rule was met; 4 (incomplete): a bot died for good and did not play all its
     matches (marked in the table); 5 (withdrawn): an entry did not start or died for good (listed
     below the table)."""
     from referee.tournament.store import Store
@@ -103,6 +112,7 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     store = Store(directory, create=False)
     print_standings(store, anchor, bootstrap, fmt, show_los=show_los, show_ranks=show_ranks)
     exit_if_incomplete(store)
+    exit_if_inconclusive(store)
     exit_if_withdrawn(store)
 
 
@@ -214,6 +224,14 @@ def exit_if_incomplete(store) -> None:
         raise SystemExit(ExitCode.INCOMPLETE)
 
 
+def exit_if_inconclusive(store) -> None:
+    """Exit 3 (inconclusive) if an adaptive tournament reached max_deal_sets before its stop rule was met."""
+    stop = adaptive.stop_of(store)
+    if adaptive.inconclusive(stop):
+        click.echo(f"inconclusive: {stop.text}; raise max_deal_sets and run the same command to play on", err=True)
+        raise SystemExit(ExitCode.INCONCLUSIVE)
+
+
 def exit_if_withdrawn(store) -> None:
     """Exit 5 (withdrawn) if an entry did not start or died for good (absent = "withdraw")."""
     from referee.tournament.store import DEAD, DID_NOT_START
@@ -278,8 +296,9 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
         click.echo(f"master seed: not printed: it deals every deal set, and records are {held_in(store).reason()}; "
                    f"the run that leaves none held prints it", err=True)
     elif cfg.seed_drawn:
+        dealt = store.deal_sets_dealt()  # a later seed that dealt nothing yet stays secret, for its deal sets
         later = "".join(f"; deal sets from {first} on: seed {seed}, drawn when they were added after the one "
-                        f"before was printed" for first, seed in cfg.later_seeds)
+                        f"before was printed" for first, seed in cfg.later_seeds if first < dealt)
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again){later}",
                    err=True)
 

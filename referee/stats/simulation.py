@@ -86,7 +86,7 @@ def _gumbel(rng: random.Random) -> float:
 def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[str]], deal_sets: int,
                         rng: random.Random, *, luck: float = 0.0, seat_luck: float = 100.0,
                         teams: Sequence[Sequence[int]] | None = None, form_df: float | None = None,
-                        draw_margin: float = 0.0) -> list[Outcome]:
+                        draw_margin: float = 0.0, first: int = 0) -> list[Outcome]:
     """The outcomes of a duplicate tournament between bots of known Elo ``true``: every deal set
     played by every line-up of ``lineups`` (the schedule's seatings of one deal set).
 
@@ -103,7 +103,8 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
     A harsher world (:data:`HARSH`): ``form_df`` draws the deal effects from a Student t with that
     many degrees of freedom (scale ``luck``: heavy tails, a bot's occasional disaster or triumph),
     and ``draw_margin`` (logits) makes two performances in the same cell of a grid that wide a
-    draw (equal scores)."""
+    draw (equal scores). The deal sets are numbered from ``first`` (a tournament played deal set by
+    deal set, each with the line-ups chosen for it: ``deal_sets=1``)."""
     normal = rng.gauss
 
     def form_of(rating: float) -> float:
@@ -116,7 +117,7 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
         return math.floor(value / draw_margin) if draw_margin > 0 else value
 
     out: list[Outcome] = []
-    for d in range(deal_sets):
+    for d in range(first, first + deal_sets):
         form = {name: form_of(r) for name, r in true.items()}
         seats = max(len(lineup) for lineup in lineups)
         cards = [normal(0.0, seat_luck) / ELO_PER_LOGIT for _ in range(seats)]

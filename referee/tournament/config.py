@@ -13,6 +13,10 @@
     description = '''...'''     # a few paragraphs for them (plain text; blank lines part paragraphs)
     absent = "stop"             # a bot that is not: "stop" the run (exit 2), or "withdraw" it (the rest play)
     data = ["tables"]           # paths every launched bot may read (besides its own directory)
+    schedule = "adaptive"       # "round-robin" (default: every table, deal_sets deal sets) or "adaptive"
+    stop = "order"              # adaptive: "order" (every adjacent pair ordered) or "top:K" (the top K and their order)
+    confidence = 0.95           # adaptive: the rule's level
+    max_deal_sets = 400         # adaptive: the cap (instead of deal_sets)
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -81,6 +85,7 @@ from typing import Any
 from referee import games
 from referee.runner import Clock
 from referee.tournament import paths
+from referee.tournament.adaptive import MAX_DEAL_SETS, SCHEDULES, Rule, RuleError
 from referee.tournament.release import RELEASES
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -204,6 +209,11 @@ class TournamentConfig:
     #: the deal sets a directory added after its drawn seed was released, dealt from new secret seeds:
     #: ``(first deal set, seed)`` each (kept in the store; :func:`referee.tournament.run.with_stored_seed`)
     later_seeds: tuple[tuple[int, int], ...] = ()
+    #: "round-robin": every table on each of ``deal_sets`` deal sets; "adaptive": deal set after deal set,
+    #: the tables chosen where the ranking is least certain, until ``rule`` (:mod:`.adaptive`); then
+    #: ``deal_sets`` is the rule's cap, ``max_deal_sets``
+    schedule: str = "round-robin"
+    rule: Rule = Rule()
 
     @property
     def entries(self) -> list[str]:
@@ -223,6 +233,7 @@ class TournamentConfig:
         essence = {
             "game": self.game, "options": self.options, "seed": self.seed,
             "clock": [self.clock.decision_s, self.clock.bank_s], "isolation": self.isolation, "absent": self.absent,
+            "schedule": self.schedule,
         }
         return json.dumps(essence, sort_keys=True)
 
@@ -233,13 +244,25 @@ class TournamentConfig:
         return {
             "game": self.game, "options": self.options, "deal_sets": self.deal_sets, "seed": self.seed,
             "concurrency": self.concurrency, "max_groups": self.max_groups, "isolation": self.isolation,
-            "absent": self.absent,
+            "absent": self.absent, **self._adaptive(),
             "clock": {"decision_ms": round(self.clock.decision_s * 1000), "bank_ms": round(self.clock.bank_s * 1000)},
             "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
             "seed_drawn": self.seed_drawn,
             **({"later_seeds": [list(pair) for pair in self.later_seeds]} if self.later_seeds else {}),
             **publication(self.title, self.description),
         }
+
+
+    def _adaptive(self) -> dict[str, Any]:
+        """An adaptive tournament's keys, for its description (none for a round robin)."""
+        if self.schedule != "adaptive":
+            return {}
+        return {"schedule": self.schedule, "stop": self.rule.name, "confidence": self.rule.confidence,
+                "max_deal_sets": self.rule.max_deal_sets}
+
+    @property
+    def adaptive(self) -> bool:
+        return self.schedule == "adaptive"
 
 
 def publication(title: str | None, description: str | None) -> dict[str, str]:
@@ -331,7 +354,10 @@ def read(path: str | Path) -> ConfigFile:
 
 _TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
-               "release", "startup_s", "title", "description", "absent", "data"}
+               "release", "startup_s", "title", "description", "absent", "data", "schedule", "stop", "confidence",
+               "max_deal_sets"}
+#: the keys of an adaptive tournament's stopping rule
+_RULE_KEYS = ("stop", "confidence", "max_deal_sets")
 #: the longest title and description (characters)
 TITLE_MAX, DESCRIPTION_MAX = 120, 4000
 #: control characters (C0, DEL, C1); a description may hold newlines and tabs
@@ -370,7 +396,9 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     except games.OptionError as err:
         bad = next((k for k in raw_options if k not in spec.options), None) or next(iter(raw_options), None)
         raise loc.error(f"tournament.options: {err}", "tournament.options", bad) from None
-    deal_sets = loc.integer("tournament", "deal_sets", t.get("deal_sets", 10), 1)
+    schedule, rule = _schedule(loc, t)
+    deal_sets = rule.max_deal_sets if schedule == "adaptive" else \
+        loc.integer("tournament", "deal_sets", t.get("deal_sets", 10), 1)
     seed_drawn = "seed" not in t
     seed = secrets.randbits(128) if seed_drawn else loc.integer("tournament", "seed", t["seed"], 0)
     concurrency = loc.integer("tournament", "concurrency", t.get("concurrency", 2), 1)
@@ -431,10 +459,45 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         index, key, why = refused
         i = launched[index][0]
         raise loc.error(f"bot {names[i]!r}: {why}", "bots", key if key in raw_bots[i] else "name", i)
+    entries = [b.name for b, _ in bots if not b.withdrawn]
+    if rule.top is not None and rule.top >= len(entries):
+        raise loc.error(f"tournament.stop = \"top:{rule.top}\" needs more than {rule.top} entries in play, the file "
+                        f"has {len(entries)} (stop = \"order\" settles the whole order)", "tournament", "stop")
     return TournamentConfig(game, options, tuple(b for b, _ in bots), deal_sets, seed,
                             Clock(decision_ms / 1000, bank_ms / 1000), concurrency, output, max_groups, path, sandbox,
                             isolation, seed_drawn, release, float(startup_s),
-                            _executor(loc, data.get("executor", {}), base), title, description, absent)
+                            _executor(loc, data.get("executor", {}), base), title, description, absent,
+                            schedule=schedule, rule=rule)
+
+
+def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[str, Rule]:
+    """``tournament.schedule`` and, for an adaptive one, its stopping rule (checked)."""
+    schedule = t.get("schedule", "round-robin")
+    if schedule not in SCHEDULES:
+        raise loc.error(f"tournament.schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}",
+                        "tournament", "schedule")
+    if schedule != "adaptive":
+        given = next((k for k in _RULE_KEYS if k in t), None)
+        if given is not None:
+            raise loc.error(f"tournament.{given} is for schedule = \"adaptive\" (a round robin plays every table on "
+                            f"each of its deal_sets)", "tournament", given)
+        return schedule, Rule()
+    if "deal_sets" in t:
+        raise loc.error("tournament.deal_sets is for a round robin: an adaptive tournament plays until its stop rule, "
+                        f"at most max_deal_sets deal sets (default {MAX_DEAL_SETS})", "tournament", "deal_sets")
+    confidence = t.get("confidence", 0.95)
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.5 < confidence < 1:
+        raise loc.error(f"tournament.confidence must be a probability above 0.5 and below 1 (0.95: 95%), "
+                        f"got {confidence!r}", "tournament", "confidence")
+    max_deal_sets = loc.integer("tournament", "max_deal_sets", t.get("max_deal_sets", MAX_DEAL_SETS), 2)
+    stop = t.get("stop", "order")
+    try:
+        if not isinstance(stop, str):
+            raise RuleError(f'must be "order" or "top:K" with K a whole number from 1, got {stop!r}')
+        rule = Rule.parse(stop, float(confidence), max_deal_sets)
+    except RuleError as err:
+        raise loc.error(f"tournament.stop {err}", "tournament", "stop") from None
+    return schedule, rule
 
 
 def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern, what: str) -> str | None:

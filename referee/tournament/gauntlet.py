@@ -87,6 +87,9 @@ def load(path: str | Path) -> GauntletConfig:
 def parse(loc: ConfigFile) -> GauntletConfig:
     g, rest = loc.split("gauntlet", _GAUNTLET, 'with candidate = "BOT", one of the [[bots]]')
     base = tconfig.parse(rest)
+    if base.adaptive:
+        raise loc.error('tournament.schedule = "adaptive" is for a tournament: a gauntlet plays the candidate against '
+                        'every baseline on each of its deal_sets', "tournament", "schedule")
     names = [b.name for b in base.bots]
     candidate = g.get("candidate")
     if candidate not in names:

@@ -4,7 +4,9 @@ Matches are played by an executor (:mod:`referee.tournament.executors`): an
 in-process referee, or a remote one when a server is given. They play
 ``concurrency`` at a time; each is saved the moment it ends, so an
 interrupted run resumes where it stopped, and a tournament file that grew
-(:mod:`.growth`) plays only its new matches. The schedule is that of the
+(:mod:`.growth`) plays only its new matches. An adaptive tournament
+(:mod:`.adaptive`) is played deal set after deal set: its plan gives the next
+one once every match before it is stored, until its stopping rule. The schedule is that of the
 entries in play: under ``absent = "withdraw"`` an entry that does not start,
 or dies for good, is out, and the rest play. Their records reach the
 referee's spectators only when the configuration's ``release`` allows
@@ -21,12 +23,12 @@ from typing import Any
 
 from referee import games
 from referee.files import WriteFailed
-from referee.tournament import growth
+from referee.tournament import adaptive, growth
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
 from referee.tournament.release import TO_PLAY, Releases, held_in
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing
-from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store
+from referee.tournament.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store, StoreError
 
 Progress = Callable[[int, int, Played | None], None]
 #: the schedule of a run given the entries out of it (withdrawn, did not start, dead)
@@ -43,6 +45,14 @@ def schedule_of(config: TournamentConfig, out: Collection[str] = ()) -> Schedule
                          config.later_seeds)
 
 
+def planner(config: TournamentConfig, store: Store) -> Plan:
+    """The plan of the configuration's tournament: its round robin, or its adaptive schedule (which
+    reads what ``store`` holds)."""
+    if config.adaptive:
+        return adaptive.Planner(config, store)
+    return lambda out: schedule_of(config, out)
+
+
 def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
                 announce: Callable[[str], None] | None = None) -> Store:
     """The output directory's store, bound to this configuration (refuses another one's, a file
@@ -52,6 +62,10 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     store = Store(config.output)
 
     def grows(store: Store) -> None:
+        stored = json.loads(store.meta("fingerprint") or "{}")
+        if config.adaptive and "schedule" not in stored and store.count(every=True):  # written before schedules
+            raise StoreError(f"{store.directory} holds the results of another tournament configuration (changed: "
+                             f"schedule, a round robin's). Use a new output directory.")
         line = growth.check(store, description["bots"], config.deal_sets)
         if line and announce is not None:
             announce(f"{config.output} grows: {line}")
@@ -90,13 +104,15 @@ def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
     try:
         stored = json.loads(store.meta("config") or "{}")
         released = store.seed_released()
+        dealt = store.deal_sets_dealt()
     finally:
         store.close()
     if not isinstance(stored.get("seed"), int):
         return config
     later = tuple((int(first), int(seed)) for first, seed in stored.get("later_seeds", []))
-    dealt = stored.get("deal_sets", config.deal_sets)
-    if released and config.deal_sets > dealt:
+    # dealt: the deal sets of the stored matches (an adaptive run's are fewer than its cap)
+    unused = later and later[-1][0] >= dealt  # a later seed no match was dealt from yet: still secret
+    if released and config.deal_sets > dealt and not unused:
         later += ((dealt, secrets.randbits(128)),)
     return dataclasses.replace(config, seed=stored["seed"], later_seeds=later)
 
@@ -133,6 +149,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     if not missing(full, store.done()):  # nothing to play, no bot to start
         if full.seatings:
             store.set_schedule(s.key for s in full.seatings)
+        adaptive.record(store, full)
         store.set_entries(PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
         ended(store, plan)
@@ -141,7 +158,8 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
         return 0
     record_to_play(store, full)  # what an entry that does not start now would come back to play
     capacity = seat_capacity(full.seatings, config.concurrency)
-    if config.absent == "withdraw":  # fewer entries may fill more seats (two bots in four): all but one
+    if config.absent == "withdraw" or config.adaptive:  # fewer entries may fill more seats (two bots in four),
+        # a later deal set of an adaptive run may seat a bot this one does not: all seats but one
         capacity = dict.fromkeys(capacity, (games.get(config.game).num_seats - 1) * config.concurrency)
     executor = executor_for(server, admin_token, config.executor,
                             game=config.game, options=config.options, clock=config.clock,
@@ -197,13 +215,20 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
                         progress: Progress | None, announce: Callable[[str], None] | None) -> int:
     """Play the schedule of the entries not ``out``; under "withdraw", when bots die for good, they
     are out too and the schedule of the others is played (what it adds: Confirmation's line-ups of
-    fewer entries). Returns how many matches were played."""
+    fewer entries). A plan that gives more once what it gave is played (an adaptive tournament's
+    next deal set) is played on, until it gives nothing new. Returns how many matches were played."""
     withdraw = config.absent == "withdraw"
     dead: dict[str, str] = {}  # bots dead for good in this run: why
     played = 0
+    tried: set[str] = set()  # the seatings given to the executor: one that it could not play is not tried again
+    first = again = True  # again: the entries in play changed
     while True:
         schedule = plan(out)
-        todo = _start_playing(store, schedule, announce)
+        todo = _start_playing(store, schedule, announce if again else None)
+        if not (first or again or {s.key for s in todo} - tried):
+            return played
+        first = again = False
+        tried |= {s.key for s in todo}
         total, finished = len(schedule.seatings), len(schedule.seatings) - len(todo)
         if progress:
             progress(finished, total, None)
@@ -228,11 +253,12 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
             if withdraw:
                 store.set_entries(DEAD, dead)
         if not withdraw or not dead.keys() - out:
-            return played
+            continue
         if announce is not None:
             announce(f"withdrawn: {'; '.join(f'bot {n} {dead[n]}' for n in sorted(dead.keys() - out))}; "
                      f"the other entries play on")
         out |= dead.keys()
+        again = True
 
 
 def late_entries(store: Store, schedule: Schedule) -> str | None:
@@ -261,6 +287,7 @@ def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], N
     stored = store.done()
     todo = missing(schedule, stored)
     store.set_schedule(s.key for s in schedule.seatings)
+    adaptive.record(store, schedule)
     if stored and announce is not None:
         uncounted = len(stored) - (len(schedule.seatings) - len(todo))
         note = (f"; {uncounted} stored match(es) are not in this schedule (an entry out, line-ups that changed "
@@ -293,5 +320,4 @@ def _missing(schedule: Schedule, done: set[str], dead: dict[str, str]) -> dict[s
 async def run(config: TournamentConfig, store: Store, progress: Progress | None = None,
               server: str | None = None, admin_token: str | None = None, connect_timeout: float = 30.0) -> int:
     """Play the tournament's matches not yet in the store; returns how many were played."""
-    return await play_schedule(config, lambda out: schedule_of(config, out), store, progress, server, admin_token,
-                               connect_timeout)
+    return await play_schedule(config, planner(config, store), store, progress, server, admin_token, connect_timeout)

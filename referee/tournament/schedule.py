@@ -47,6 +47,10 @@ class Schedule:
     seatings: tuple[Seating, ...]
     groups: tuple[tuple[str, ...], ...]
     note: str
+    #: an adaptive schedule (:mod:`referee.tournament.adaptive`): the rounds chosen so far (the next one
+    #: included) and why it stopped, if it did; None and None for a fixed schedule
+    rounds: tuple[Any, ...] | None = None
+    stop: Any = None
 
 
 def deal_seed(master_seed: int, deal_set: int) -> int:

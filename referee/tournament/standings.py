@@ -27,6 +27,7 @@ from referee import games
 from referee.games import RatedBy
 from referee.runner import FaultKind
 from referee.stats import headtohead, ratings
+from referee.tournament import adaptive
 from referee.tournament.store import PLAYING, Entry, MatchRow, Store
 
 #: what each kind of fault counts, in the order of every table's fault cell
@@ -95,6 +96,8 @@ class Standings:
     #: every entry the results directory has known (:meth:`Store.entries`); those not playing are not
     #: ranked, and are listed below the table with the reason
     entries: list[Entry] = field(default_factory=list)
+    #: an adaptive tournament that stopped: why (:class:`referee.tournament.adaptive.Stop` as JSON), else None
+    stopped: dict[str, Any] | None = None
 
     @property
     def out(self) -> list[Entry]:
@@ -173,6 +176,9 @@ def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str
     rows = list(store.matches()) if rows is None else rows
     st = compute(store.config()["game"], rows, anchor=anchor, bootstrap=bootstrap, pairs=pairs)
     st.notes.extend(notes)
+    if (stop := adaptive.stop_of(store)) is not None:
+        st.notes.append(stop.text)
+        st.stopped = stop.to_json()
     st.notes.extend(store.bot_notes())
     mark_incomplete(st, {name: v["why"] for name, v in store.incomplete().items()})
     st.entries = store.entries()
@@ -377,6 +383,7 @@ def to_json(st: Standings) -> dict[str, Any]:
         "seat_bias": st.seat_bias,
         **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
         "entries": [e.__dict__ for e in st.entries],
+        **({"stopped": st.stopped} if st.stopped else {}),
     }
 
 

@@ -460,6 +460,11 @@ class Store:
         s = played.seating
         self.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
 
+    def deal_sets_dealt(self) -> int:
+        """How many deal sets the stored matches were dealt from: the last one's number + 1 (0: none)."""
+        last = self.db.execute("SELECT MAX(deal_set) FROM matches").fetchone()[0]
+        return 0 if last is None else last + 1
+
     def matches(self, every: bool = False) -> Iterator[MatchRow]:
         """The stored matches that count (those of the schedule played now: what every table
         shows), by deal set and key; ``every``: all stored matches, counted or not."""

@@ -60,7 +60,8 @@ def about_of(store: Store, name: str) -> About:
         description=config.get("description"),
         game=spec.title,
         options=config.get("options", {}),
-        seed=seed_text(config, released, held.reason() if held and (released or held.waiting) else None),
+        seed=seed_text(config, released, held.reason() if held and (released or held.waiting) else None,
+                       store.deal_sets_dealt()),
         clock=_clock(config.get("clock")),
         sandbox=(store.meta("sandbox") or "").removeprefix("sandbox: ") or None,
         isolation=f"{isolation}: {ISOLATION_WORDS[isolation]}" if isolation in ISOLATION_WORDS else isolation,
@@ -70,10 +71,11 @@ def about_of(store: Store, name: str) -> About:
     )
 
 
-def seed_text(config: dict[str, Any], released: bool, held: str | None = None) -> str | None:
+def seed_text(config: dict[str, Any], released: bool, held: str | None = None, dealt: int | None = None) -> str | None:
     """The master seed as a page may show it: a given one always; a drawn one only once released
     (until then it would tell every deal still to be played), and not while records are ``held``
-    (why they are: it deals their deal sets too)."""
+    (why they are: it deals their deal sets too). Of the later seeds, those that dealt one of the
+    ``dealt`` deal sets (None: all): one that dealt none yet is the next deal sets' secret."""
     if "seed" not in config:
         return None
     drawn = config.get("seed_drawn")
@@ -85,7 +87,8 @@ def seed_text(config: dict[str, Any], released: bool, held: str | None = None) -
         return f"drawn from the system's entropy; not shown while records are {held}"
     if released:
         later = "".join(f"; deal sets from {first} on: {seed} (drawn when they were added, after the first was "
-                        f"released)" for first, seed in config.get("later_seeds", []))
+                        f"released)" for first, seed in config.get("later_seeds", [])
+                        if dealt is None or first < dealt)
         return f"{config['seed']} (drawn from the system's entropy, released when the run ended){later}"
     return "drawn from the system's entropy; secret until the run ends"
 

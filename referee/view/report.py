@@ -108,7 +108,9 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
                 else "no interval (--bootstrap 0)")
     subtitle = html.escape(f"{st.matches} match(es) on {st.deal_sets} deal set(s); Elo by Bradley-Terry maximum "
                            f"likelihood, average 1500; {interval}")
-    notes = "".join(f"<p class=\"muted\">{html.escape(n)}</p>" for n in st.notes)
+    stop = st.stopped["text"] if st.stopped else None  # an adaptive tournament's stop: why it ended, not muted
+    notes = "".join(f"<p><strong>{html.escape(n)}</strong></p>" if n == stop
+                    else f"<p class=\"muted\">{html.escape(n)}</p>" for n in st.notes)
     body = "\n".join([
         about_html(about, log_pages),
         notes,

@@ -178,7 +178,7 @@ def parse(loc: ConfigFile) -> SprtSetup:
     s, rest = loc.split("sprt", _SPRT_KEYS, 'with candidate = "BOT", one of the two [[bots]]')
     t = rest.data.get("tournament")
     if isinstance(t, dict):
-        for key in ("deal_sets", "max_groups"):
+        for key in ("deal_sets", "max_groups", "schedule", "stop", "confidence", "max_deal_sets"):
             if key in t:
                 raise loc.error(f"tournament.{key} has no meaning for an SPRT: it plays units until a verdict "
                                 f"or sprt.max_units", "tournament", key)

@@ -1,0 +1,426 @@
+"""Adaptive scheduling with a stated stopping rule: ``[tournament] schedule = "adaptive"``.
+
+A round robin plays every table on every deal set. An adaptive tournament plays deal set after
+deal set (deal set ``k`` is its round ``k``), and before each one chooses which **tables** play it:
+a table is a set of entries that sit down together (as many as the game has seats, or every entry
+when there are fewer), and it plays the deal set in every line-up the game gives it and every
+rotation of each (``GameSpec.seat_groups`` of the table, then :func:`~.schedule.rotations`: Aegis's
+two seatings, seats swapped; Confirmation's four rotations of a group of four, its three
+partnerships with ``pairs``): a deal set's twins and rotations are always played complete.
+
+How a round is chosen (:func:`next_tables`), from the entries in play and the results so far:
+
+1. **Warm-up**, while the results cover fewer than two deal sets (no posterior yet): the entries,
+   in an order drawn from the master seed, sit at consecutive tables of a ring, the second round
+   shifted by half a table, so that every entry plays and the comparisons connect everyone.
+2. **New entries first**: an entry with no result yet (it joined a grown tournament, or came
+   back) gets a table before anything else, with the entries in the middle of the ranking.
+3. **Where the ranking is least certain**: the ratings' posterior (:mod:`referee.stats.ranks`)
+   orders the entries; the adjacent pairs the rule needs (every one for ``stop = "order"``, those
+   of the top ``K + 1`` for ``top:K``) that are not yet ordered at the rule's level are covered by
+   tables of consecutive entries in that order, the most uncertain first, each such pair by at least
+   one table. Pairs already ordered rest.
+4. **The fairness bound** (:data:`FAIRNESS`): counting the deal sets from the first one an entry
+   played, every entry has played at least half as many matches as the entry that played the most
+   in those deal sets; after the tables above, an entry that would fall below gets more tables (with
+   its neighbours in the ranking) until none does.
+
+The stopping rule (:func:`verdict`) is checked after every deal set: ``order`` (every adjacent
+pair ordered at the rule's level), ``top:K`` (the top K and their order, jointly, at
+``confidence``), or ``max_deal_sets`` reached. Since it is checked again and again, the level a
+pair must reach is stricter than ``confidence`` (:func:`pair_level`): docs/tournaments.md gives the
+error rates that ``python -m referee.tools.scheduling`` measures.
+
+Everything above is pure (no I/O): the simulation tool calls the same functions as the runner.
+:class:`Planner` is the runner's side: the rounds chosen so far are kept in the store (``meta`` key
+``adaptive``), so that a resumed or grown run builds on the same choices, and the stop, once
+decided, too (``meta`` key ``stopped``), which the standings and the report show.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from referee import games
+from referee.stats.ranks import RankPosterior
+from referee.tournament.schedule import Schedule, Seating, deal_seed, master_seed, rotations
+
+if TYPE_CHECKING:
+    from referee.tournament.config import TournamentConfig
+    from referee.tournament.store import Store
+
+#: the schedules a tournament file may name
+SCHEDULES = ("round-robin", "adaptive")
+#: the fairness bound: from its first deal set on, an entry plays at least this share of the matches of
+#: the entry that played the most in the same deal sets
+FAIRNESS = 0.5
+#: the default cap and level of a rule
+MAX_DEAL_SETS, CONFIDENCE = 400, 0.95
+#: the store's keys: the rounds chosen, and why the tournament stopped
+ROUNDS_KEY, STOPPED_KEY = "adaptive", "stopped"
+
+Table = tuple[str, ...]
+
+
+class RuleError(ValueError):
+    """A stopping rule that cannot be read (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A stated stopping rule: ``order`` (``top`` None) or the top ``top`` entries and their order,
+    at ``confidence``; and the cap, ``max_deal_sets``, always there."""
+
+    top: int | None = None
+    confidence: float = CONFIDENCE
+    max_deal_sets: int = MAX_DEAL_SETS
+    #: share ``confidence`` among the adjacent pairs (:func:`pair_level`); False only to measure the
+    #: rule without it (``python -m referee.tools.scheduling --uncorrected``)
+    shared: bool = True
+
+    @classmethod
+    def parse(cls, text: str, confidence: float = CONFIDENCE, max_deal_sets: int = MAX_DEAL_SETS) -> Rule:
+        """``"order"`` or ``"top:K"`` (K at least 1)."""
+        if text == "order":
+            return cls(None, confidence, max_deal_sets)
+        head, _, k = text.partition(":")
+        if head == "top" and k.isdigit() and int(k) >= 1:
+            return cls(int(k), confidence, max_deal_sets)
+        raise RuleError(f'must be "order" or "top:K" with K a whole number from 1, got {text!r}')
+
+    @property
+    def name(self) -> str:
+        return "order" if self.top is None else f"top:{self.top}"
+
+    def describe(self) -> str:
+        what = "every adjacent pair ordered" if self.top is None else f"the top {self.top} and their order settled"
+        return f"stop = {self.name} ({what} at {self.confidence:.0%}), at most {self.max_deal_sets} deal sets"
+
+
+@dataclass(frozen=True)
+class Round:
+    """One deal set of an adaptive tournament and the tables chosen to play it."""
+
+    deal_set: int
+    tables: tuple[Table, ...]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a tournament stopped: ``rule`` ("order", "top:K" or "max_deal_sets"), whether the rule
+    was met (``settled``), after how many deal sets, with the figures (each adjacent pair's
+    probability, the joint one), in a sentence (``text``)."""
+
+    rule: str
+    settled: bool
+    deal_sets: int
+    matches: int
+    text: str
+    pairs: tuple[tuple[str, str, float], ...] = ()
+    joint: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Stop:
+        return cls(**{**data, "pairs": tuple(tuple(p) for p in data.get("pairs", ()))})
+
+
+# --- the game's tables ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Game:
+    """What the scheduler needs of a game: its seats, and the line-ups a table plays on a deal set."""
+
+    seats: int
+    seat_groups: Callable[[Sequence[str]], list[Table]]
+
+    @classmethod
+    def of(cls, game: str, options: Mapping[str, Any]) -> Game:
+        spec = games.get(game)
+        return cls(spec.num_seats, lambda table: spec.seat_groups(list(table), options, 1 << 30)[0])
+
+    def lineups(self, table: Table) -> list[Table]:
+        """Every seating of ``table`` on one deal set: each base line-up in each of its rotations."""
+        return [lineup for base in self.seat_groups(table) for lineup in rotations(base)]
+
+    def table_size(self, entries: int) -> int:
+        return min(self.seats, entries)
+
+
+def seatings_of(game: Game, rounds: Sequence[Round], entries: Collection[str], seed: int,
+                later_seeds: Sequence[tuple[int, int]] = ()) -> list[Seating]:
+    """The seatings of ``rounds`` that the entries in play (``entries``) play: every table of
+    theirs in every line-up, round by round (deal set k dealt from its master seed:
+    :func:`~referee.tournament.schedule.master_seed`)."""
+    return [Seating(r.deal_set, deal_seed(master_seed(seed, later_seeds, r.deal_set), r.deal_set), lineup)
+            for r in rounds for table in r.tables if set(table) <= set(entries) for lineup in game.lineups(table)]
+
+
+def matches_played(game: Game, rounds: Sequence[Round], entries: Collection[str]) -> list[Counter[str]]:
+    """For each round, how many matches each entry in play played in it (a match counts once for an
+    entry in several of its seats)."""
+    out = []
+    for r in rounds:
+        count: Counter[str] = Counter()
+        for table in r.tables:
+            if set(table) <= set(entries):
+                for name in table:
+                    count[name] += len(game.lineups(table))
+        out.append(count)
+    return out
+
+
+# --- the stopping rule --------------------------------------------------------------------------
+
+
+def pair_level(rule: Rule, pairs: int) -> float:
+    """The probability each adjacent pair must reach under ``order``: ``confidence`` shared among the
+    ``pairs`` adjacent pairs (Bonferroni: 1 - (1 - confidence) / pairs), so that the whole order is
+    wrong at most 1 - confidence of the time despite the rule being checked after every deal set."""
+    return 1.0 - (1.0 - rule.confidence) / max(1, pairs) if rule.shared else rule.confidence
+
+
+def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str], deal_sets: int,
+            matches: int) -> Stop | None:
+    """Whether the tournament stops after ``deal_sets`` deal sets (``matches`` matches): the rule met,
+    or the cap reached (None: play on). ``posterior``: the ratings' posterior of the results of the
+    entries in play (None: fewer than two deal sets); an entry in play without a result is never
+    settled."""
+    pairs: tuple[tuple[str, str, float], ...] = ()
+    joint = None
+    settled = False
+    if posterior is not None and set(entries) <= set(posterior.names):
+        names = posterior.names
+        if rule.top is None:
+            level = pair_level(rule, len(names) - 1)
+            pairs = tuple((a, b, posterior.above(a, b)) for a, b in zip(names, names[1:]))
+            settled = all(p >= level for _, _, p in pairs)
+        else:
+            k = min(rule.top, len(names) - 1)
+            pairs = tuple((a, b, posterior.above(a, b)) for a, b in zip(names[:k + 1], names[1:k + 1]))
+            if all(p >= rule.confidence for _, _, p in pairs):  # necessary: the joint is below each
+                joint = posterior.p_top(k)
+                settled = joint >= rule.confidence
+    if not settled and deal_sets < rule.max_deal_sets:
+        return None
+    return Stop(rule.name if settled else "max_deal_sets", settled, deal_sets, matches,
+                _stop_text(rule, settled, deal_sets, matches, pairs, joint), pairs, joint)
+
+
+def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: Sequence[tuple[str, str, float]],
+               joint: float | None) -> str:
+    played = f"after {deal_sets} deal set(s), {matches} match(es)"
+    weakest = min(pairs, key=lambda p: p[2], default=None)
+    least = f"{weakest[0]} over {weakest[1]} {weakest[2]:.1%}" if weakest else "no ranking yet"
+    if rule.top is None:
+        level = pair_level(rule, len(pairs))
+        if settled:
+            return (f"stopped by its rule (stop = order) {played}: every adjacent pair ordered at {level:.2%} "
+                    f"or more ({rule.confidence:.0%} shared among {len(pairs)} pair(s)); the least, {least}")
+        return (f"stopped at max_deal_sets = {rule.max_deal_sets} {played}, the order not settled (stop = order "
+                f"needs every adjacent pair at {level:.2%}; the least, {least})")
+    if settled:
+        return (f"stopped by its rule (stop = {rule.name}) {played}: the top {rule.top} and their order at "
+                f"{joint:.1%} (at least {rule.confidence:.0%}); the least of their pairs, {least}")
+    figure = f"{joint:.1%}" if joint is not None else f"below {rule.confidence:.0%} (the least pair: {least})"
+    return (f"stopped at max_deal_sets = {rule.max_deal_sets} {played}, the top {rule.top} not settled "
+            f"(P(top {rule.top} in this order) {figure}, the rule needs {rule.confidence:.0%})")
+
+
+# --- choosing a round ---------------------------------------------------------------------------
+
+
+def next_tables(game: Game, entries: Sequence[str], rounds: Sequence[Round], posterior: RankPosterior | None,
+                rule: Rule, seed: int) -> tuple[Table, ...]:
+    """The tables of the next deal set (see the module docstring): new entries' first, then where
+    the ranking the rule needs is least certain, then what the fairness bound asks. Deterministic:
+    a function of its arguments. Each table's entries in file order (``entries``)."""
+    size = game.table_size(len(entries))
+    if size < 2:
+        return ()
+    position = {name: i for i, name in enumerate(entries)}
+    chosen: list[Table] = []
+
+    def add(members: Collection[str]) -> bool:
+        table = tuple(sorted(members, key=position.__getitem__))
+        if len(set(table)) != size or table in chosen:
+            return False
+        chosen.append(table)
+        return True
+
+    history = matches_played(game, rounds, entries)
+    ranked = [n for n in posterior.names if n in position] if posterior is not None else []
+    if len(ranked) < 2:  # the warm-up
+        order = _drawn_order(entries, seed)
+        step = max(1, size // 2) * (len(rounds) % 2)
+        for start in range(step, step + len(order), size):
+            add([order[(start + i) % len(order)] for i in range(size)])
+        ranked = order
+    else:
+        new = [name for name in entries if name not in ranked]
+        middle = _middle(ranked, size - 1)
+        for name in new:
+            add([name, *middle])
+        order = ranked + new
+        _targeted(order[:len(ranked)], posterior, rule, size, add)
+    _fair(game, entries, order, history, chosen, size, add)
+    return tuple(chosen)
+
+
+def _drawn_order(entries: Sequence[str], seed: int) -> list[str]:
+    order = list(entries)
+    random.Random(f"adaptive-order:{seed}").shuffle(order)
+    return order
+
+
+def _middle(ranked: Sequence[str], count: int) -> list[str]:
+    """``count`` entries from the middle of the ranking."""
+    start = max(0, (len(ranked) - count) // 2)
+    return list(ranked[start:start + count])
+
+
+def _targeted(ranked: Sequence[str], posterior: RankPosterior, rule: Rule, size: int,
+              add: Callable[[Collection[str]], bool]) -> None:
+    """Tables of consecutive entries of the ranking that cover every adjacent pair the rule needs
+    and that is not yet ordered at the rule's level (all of them, if each is but the rule is not
+    met: top:K's joint probability), the most uncertain first."""
+    n = len(ranked)
+    last = n - 1 if rule.top is None else min(rule.top, n - 1)  # pairs 0 .. last - 1
+    level = pair_level(rule, n - 1) if rule.top is None else rule.confidence
+    p = [posterior.above(ranked[j], ranked[j + 1]) for j in range(last)]
+    doubt = [1.0 - max(q, 1.0 - q) for q in p]
+    open_ = {j for j in range(last) if p[j] < level}
+    if not open_ and rule.top is not None and posterior.p_top(last) < rule.confidence:
+        open_ = set(range(last))
+    def value(i: int, still: set[int]) -> tuple[float, float, int]:
+        """A window's worth: the doubt of the open pairs it covers, then of every pair it holds."""
+        inside = range(i, i + size - 1)
+        return sum(doubt[j] + 1e-9 for j in inside if j in still), sum(doubt[j] for j in inside if j < last), -i
+
+    windows = list(range(n - size + 1))
+    while open_:
+        best = max(windows, key=lambda i: value(i, open_))
+        if value(best, open_)[0] <= 0:
+            break
+        windows.remove(best)
+        add(ranked[best:best + size])
+        open_ -= set(range(best, best + size - 1))
+
+
+def _fair(game: Game, entries: Sequence[str], order: Sequence[str], history: Sequence[Counter[str]],
+          chosen: list[Table], size: int, add: Callable[[Collection[str]], bool]) -> None:
+    """Add tables until every entry is within the fairness bound (or no table is left to add)."""
+    while True:
+        now = Counter()
+        for table in chosen:
+            for name in table:
+                now[name] += len(game.lineups(table))
+        low = below_bound(entries, [*history, now])
+        if not low:
+            return
+        name = low[0]
+        near = sorted((n for n in order if n != name), key=lambda n: (abs(order.index(n) - order.index(name)),
+                                                                      order.index(n)))
+        if not any(add([name, *others]) for others in itertools.combinations(near, size - 1)):
+            return
+
+
+def shares(entries: Sequence[str], history: Sequence[Mapping[str, int]]) -> dict[str, float]:
+    """Each entry's matches over the deal sets since its first (the next one if it has none yet),
+    as a share of the most matches any entry played in those deal sets (1: none played)."""
+    out = {}
+    for name in entries:
+        first = next((k for k, count in enumerate(history) if count.get(name)), len(history) - 1)
+        since = history[first:]
+        mine = sum(count.get(name, 0) for count in since)
+        most = max((sum(count.get(other, 0) for count in since) for other in entries), default=0)
+        out[name] = mine / most if most else 1.0
+    return out
+
+
+def below_bound(entries: Sequence[str], history: Sequence[Mapping[str, int]]) -> list[str]:
+    """The entries below the fairness bound after ``history`` (matches per entry, deal set by deal
+    set), the furthest below first."""
+    share = shares(entries, history)
+    return sorted((n for n in entries if share[n] < FAIRNESS - 1e-12), key=lambda n: (share[n], entries.index(n)))
+
+
+# --- the runner's side: the store -----------------------------------------------------------------
+
+
+def stored_rounds(store: Store) -> tuple[Round, ...]:
+    data = json.loads(store.meta(ROUNDS_KEY) or "[]")
+    return tuple(Round(r["deal_set"], tuple(tuple(t) for t in r["tables"])) for r in data)
+
+
+def rounds_json(rounds: Sequence[Round]) -> str:
+    return json.dumps([{"deal_set": r.deal_set, "tables": [list(t) for t in r.tables]} for r in rounds])
+
+
+def stop_of(store: Store) -> Stop | None:
+    """Why the adaptive tournament in ``store`` stopped, if it did (None: not adaptive, or playing on)."""
+    text = store.meta(STOPPED_KEY)
+    return Stop.from_json(json.loads(text)) if text else None
+
+
+@dataclass
+class Planner:
+    """The plan of an adaptive tournament (:data:`referee.tournament.run.Plan`): given the entries out,
+    the seatings of the rounds chosen so far and, once every one of them is stored, either the next
+    round or the stop. The schedule it returns carries the rounds and the stop, which the run keeps
+    in the store as it starts playing them (:func:`record`)."""
+
+    config: TournamentConfig
+    store: Store
+    rule: Rule = field(init=False)
+    game: Game = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rule = self.config.rule
+        self.game = Game.of(self.config.game, self.config.options)
+
+    def __call__(self, out: Collection[str]) -> Schedule:
+        from referee.stats.ratings import rank_posterior
+        from referee.tournament.standings import pair_results_of
+
+        entries = [name for name in self.config.entries if name not in out]
+        rounds = stored_rounds(self.store)
+        if len(entries) < 2:
+            return Schedule((), (), f"{len(entries)} entry in play: nothing to play", rounds, None)
+        seatings = seatings_of(self.game, rounds, entries, self.config.seed, self.config.later_seeds)
+        done = self.store.done()
+        stop = None
+        if all(s.key in done for s in seatings):
+            keys = {s.key for s in seatings}
+            rows = [row for row in self.store.matches(every=True) if row.key in keys]
+            outcomes = pair_results_of(self.config.game, rows)
+            posterior = rank_posterior(outcomes) if outcomes else None
+            stop = verdict(self.rule, posterior, entries, len(rounds), len(rows))
+            if stop is None:
+                tables = next_tables(self.game, entries, rounds, posterior, self.rule, self.config.seed)
+                rounds = (*rounds, Round(len(rounds), tables))
+                seatings = seatings_of(self.game, rounds, entries, self.config.seed, self.config.later_seeds)
+        note = f"adaptive ({self.rule.describe()}): {len(rounds)} deal set(s) chosen"
+        return Schedule(tuple(seatings), tuple(t for r in rounds for t in r.tables), note, rounds, stop)
+
+
+def record(store: Store, schedule: Schedule) -> None:
+    """Keep an adaptive schedule's rounds and its stop (if any) in the store (nothing for a fixed one)."""
+    if schedule.rounds is None:
+        return
+    store.set_meta(ROUNDS_KEY, rounds_json(schedule.rounds))
+    store.set_meta(STOPPED_KEY, json.dumps(schedule.stop.to_json()) if schedule.stop else "")
+
+
+def inconclusive(stop: Stop | None) -> bool:
+    """Whether a tournament stopped at its cap with the rule not met."""
+    return stop is not None and not stop.settled

@@ -1,0 +1,440 @@
+"""Adaptive scheduling (``schedule = "adaptive"``): the scheduler's choices (tables complete, the
+fairness bound, new entries first, deterministic), the stopping rules, the configuration's errors,
+and, with real bot processes, a tournament of the sample bots that stops by its rule and says why,
+resumed after an interruption and grown by a late entry."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from harness import ROOT, run_cli
+
+from referee.cli.exits import ExitCode
+from referee.stats.ratings import PairResult, rank_posterior
+from referee.stats.simulation import PROJECT, simulate_tournament
+from referee.tournament import adaptive
+from referee.tournament.adaptive import Game, Round, Rule, below_bound, matches_played, next_tables, verdict
+from referee.tournament.config import ConfigError, parse, read
+from referee.tournament.schedule import rotations
+from referee.tournament.store import Store
+
+AEGIS = Game.of("aegis", {})
+CONFIRMATION = Game.of("confirmation", {})
+PAIRS = Game.of("confirmation", {"pairs": True})
+
+
+def names(n: int) -> list[str]:
+    return [f"e{i}" for i in range(n)]
+
+
+def simulate(game: Game, entries: list[str], rounds: int, rule: Rule = Rule(), seed: int = 1,
+             true: dict[str, float] | None = None, history: list[Round] | None = None,
+             outcomes: list | None = None) -> tuple[list[Round], list]:
+    """``rounds`` deal sets chosen by the scheduler, their results simulated (bots 60 Elo apart)."""
+    true = true or {name: 1500.0 - 60.0 * i for i, name in enumerate(entries)}
+    history = list(history or [])
+    outcomes = list(outcomes or [])
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        posterior = rank_posterior(outcomes) if outcomes else None
+        tables = next_tables(game, entries, history, posterior, rule, seed)
+        lineups = [lineup for table in tables for lineup in game.lineups(table)]
+        outcomes += simulate_tournament(true, lineups, 1, rng, first=len(history), **PROJECT)
+        history.append(Round(len(history), tables))
+    return history, outcomes
+
+
+# --- the scheduler's choices ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game, n, size", [(AEGIS, 5, 2), (CONFIRMATION, 6, 4), (CONFIRMATION, 3, 3)])
+def test_a_table_plays_its_deal_set_in_every_line_up_and_rotation(game, n, size):
+    rounds, _ = simulate(game, names(n), 4)
+    seatings = adaptive.seatings_of(game, rounds, names(n), seed=7)
+    for r in rounds:
+        assert r.tables
+        for table in r.tables:
+            assert len(set(table)) == size
+            played = {s.lineup for s in seatings if s.deal_set == r.deal_set and set(s.lineup) == set(table)}
+            expected = {rot for base in game.seat_groups(table) for rot in rotations(base)}
+            assert played == expected  # the twins (Aegis: seats swapped), the rotations (Confirmation: four)
+    assert len({s.key for s in seatings}) == len(seatings)
+
+
+def test_pairs_tables_play_their_three_partnerships_in_four_rotations():
+    rounds, _ = simulate(PAIRS, names(5), 2)
+    table = rounds[0].tables[0]
+    assert len(PAIRS.lineups(table)) == 12
+
+
+@pytest.mark.parametrize("game, n", [(AEGIS, 3), (AEGIS, 6), (AEGIS, 9), (CONFIRMATION, 5), (CONFIRMATION, 8)])
+def test_every_entry_stays_within_the_fairness_bound_after_every_deal_set(game, n):
+    entries = names(n)
+    true = {name: 1500.0 + 400.0 * (i == 0) - 40.0 * i for i, name in enumerate(entries)}  # e0 far ahead
+    rounds, _ = simulate(game, entries, 25, true=true)
+    history = matches_played(game, rounds, entries)
+    for k in range(1, len(history) + 1):
+        assert below_bound(entries, history[:k]) == [], k
+    shares = adaptive.shares(entries, history)
+    assert min(shares.values()) >= adaptive.FAIRNESS
+    # and it is adaptive: not every table of a round robin plays every deal set
+    assert sum(len(r.tables) for r in rounds) < 25 * len(list(game_tables(game, entries)))
+
+
+def game_tables(game: Game, entries: list[str]):
+    import itertools
+
+    return itertools.combinations(entries, game.table_size(len(entries)))
+
+
+def test_the_bound_would_catch_an_entry_left_out():
+    history = [{"a": 2, "b": 4, "c": 2}, {"b": 2, "c": 2}, {"b": 2, "c": 2}]
+    assert below_bound(["a", "b", "c"], history) == ["a"]  # a: 2 of b's 8
+
+
+def test_the_tables_go_where_the_order_is_uncertain():
+    """Two close entries in a field spread wide: once the rest is settled, the deal sets go to them."""
+    entries = names(6)
+    true = {"e0": 2700.0, "e1": 2100.0, "e2": 1500.0, "e3": 1480.0, "e4": 900.0, "e5": 300.0}
+    rounds, outcomes = simulate(AEGIS, entries, 12, true=true)
+    posterior = rank_posterior(outcomes)
+    tables = next_tables(AEGIS, entries, rounds, posterior, Rule(), 1)
+    assert ("e2", "e3") in tables
+    late = [t for r in rounds[6:] for t in r.tables]
+    assert late.count(("e2", "e3")) >= 5  # played on nearly every deal set
+    played = matches_played(AEGIS, rounds[6:], entries)
+    most = max(sum(c[n] for c in played) for n in entries)
+    assert sum(c["e0"] for c in played) <= 0.6 * most  # the settled top rests as far as the bound lets it
+
+
+def test_a_new_entry_plays_first():
+    entries = names(6)
+    rounds, outcomes = simulate(AEGIS, entries, 6)
+    grown = [*entries, "late"]
+    posterior = rank_posterior(outcomes)
+    tables = next_tables(AEGIS, grown, rounds, posterior, Rule(), 1)
+    assert "late" in tables[0]
+    # and it keeps within the bound from then on, counted from its first deal set
+    more, _ = simulate(AEGIS, grown, 6, history=rounds, outcomes=outcomes)
+    history = matches_played(AEGIS, more, grown)
+    for k in range(7, len(history) + 1):
+        assert below_bound(grown, history[:k]) == []
+
+
+def test_the_choices_are_a_function_of_the_seed_and_the_results():
+    entries = names(7)
+    first, out1 = simulate(AEGIS, entries, 8, seed=3)
+    again, out2 = simulate(AEGIS, entries, 8, seed=3)
+    assert first == again and out1 == out2
+    other, _ = simulate(AEGIS, entries, 1, seed=4)
+    assert other[0] != first[0]  # the warm-up's order comes from the seed
+
+
+# --- the stopping rules --------------------------------------------------------------------------
+
+
+def sweeps(deal_sets: int, order: list[str]) -> list[PairResult]:
+    """Each entry beats every entry below it, twice a deal set, with one loss in three deal sets."""
+    out = []
+    for d in range(deal_sets):
+        for i, a in enumerate(order):
+            for b in order[i + 1:]:
+                out += [PairResult(d, a, b, 1.0), PairResult(d, a, b, 0.0 if d % 3 == 0 else 1.0)]
+    return out
+
+
+def test_order_stops_when_every_adjacent_pair_is_ordered_and_says_so():
+    posterior = rank_posterior(sweeps(20, ["a", "b", "c"]))
+    stop = verdict(Rule(), posterior, ["a", "b", "c"], 20, 60)
+    assert stop is not None and stop.settled and stop.rule == "order"
+    assert [p[:2] for p in stop.pairs] == [("a", "b"), ("b", "c")]
+    assert all(p[2] >= adaptive.pair_level(Rule(), 2) for p in stop.pairs)
+    assert stop.text.startswith("stopped by its rule (stop = order) after 20 deal set(s), 60 match(es)")
+
+
+def test_order_plays_on_when_a_pair_is_not_ordered_and_stops_at_the_cap():
+    results = sweeps(6, ["a", "b", "c"]) + [PairResult(d, "b", "c", 0.0) for d in range(6) for _ in range(3)]
+    posterior = rank_posterior(results)
+    assert verdict(Rule(), posterior, ["a", "b", "c"], 6, 36) is None
+    capped = verdict(Rule(max_deal_sets=6), posterior, ["a", "b", "c"], 6, 36)
+    assert capped is not None and not capped.settled and capped.rule == "max_deal_sets"
+    assert adaptive.inconclusive(capped)
+    assert "stopped at max_deal_sets = 6 after 6 deal set(s), 36 match(es), the order not settled" in capped.text
+
+
+def test_top_k_needs_the_top_k_jointly_not_the_rest():
+    results = sweeps(30, ["a", "b", "c"]) + [r._replace(b="d") for r in sweeps(30, ["a", "b", "c"]) if r.b == "c"]
+    results += [PairResult(d, "c", "d", s) for d in range(30) for s in (1.0, 0.0)]  # c and d: even
+    posterior = rank_posterior(results)
+    entries = ["a", "b", "c", "d"]
+    assert verdict(Rule(), posterior, entries, 30, 120) is None
+    stop = verdict(Rule.parse("top:2"), posterior, entries, 30, 120)
+    assert stop is not None and stop.settled and stop.rule == "top:2" and stop.joint >= 0.95
+    assert "the top 2 and their order at" in stop.text
+
+
+def test_an_entry_without_results_is_never_settled():
+    posterior = rank_posterior(sweeps(20, ["a", "b"]))
+    assert verdict(Rule(), posterior, ["a", "b"], 20, 40) is not None
+    assert verdict(Rule(), posterior, ["a", "b", "new"], 20, 40) is None
+    assert verdict(Rule(), None, ["a", "b"], 1, 2) is None
+
+
+def test_the_rule_reads_order_and_top_k_only():
+    assert Rule.parse("top:3").top == 3 and Rule.parse("order").top is None
+    for bad in ("top", "top:0", "top:x", "best", "top:-1"):
+        with pytest.raises(adaptive.RuleError):
+            Rule.parse(bad)
+
+
+# --- the configuration ---------------------------------------------------------------------------
+
+BOTS = "\n".join(f'[[bots]]\nname = "{n}"\ncommand = "python x.py"\n' for n in ("a", "b", "c"))
+
+
+def load_text(tmp_path: Path, tournament: str) -> object:
+    path = tmp_path / "t.toml"
+    path.write_text(f'[tournament]\ngame = "aegis"\n{tournament}\n\n{BOTS}')
+    return parse(read(path))
+
+
+def test_an_adaptive_file_reads():
+    cfg = load_text(Path("/tmp"), 'schedule = "adaptive"\nstop = "top:2"\nconfidence = 0.9\nmax_deal_sets = 30')
+    assert cfg.adaptive and cfg.rule == Rule(2, 0.9, 30) and cfg.deal_sets == 30
+    assert json.loads(cfg.fingerprint())["schedule"] == "adaptive"
+    plain = load_text(Path("/tmp"), "deal_sets = 4")
+    assert not plain.adaptive and plain.deal_sets == 4
+
+
+@pytest.mark.parametrize("lines, message", [
+    ('schedule = "swiss"', "t.toml:3: tournament.schedule must be one of round-robin, adaptive, got 'swiss'"),
+    ('stop = "order"', 'tournament.stop is for schedule = "adaptive"'),
+    ('max_deal_sets = 9', 'tournament.max_deal_sets is for schedule = "adaptive"'),
+    ('schedule = "adaptive"\ndeal_sets = 5', "t.toml:4: tournament.deal_sets is for a round robin"),
+    ('schedule = "adaptive"\nstop = "best"', 'tournament.stop must be "order" or "top:K"'),
+    ('schedule = "adaptive"\nstop = 3', 'tournament.stop must be "order" or "top:K" with K a whole number from 1, '
+                                        'got 3'),
+    ('schedule = "adaptive"\nstop = "top:3"', 'tournament.stop = "top:3" needs more than 3 entries in play'),
+    ('schedule = "adaptive"\nconfidence = 95', "tournament.confidence must be a probability above 0.5 and below 1"),
+    ('schedule = "adaptive"\nconfidence = "high"', "tournament.confidence must be a probability"),
+    ('schedule = "adaptive"\nmax_deal_sets = 1', "tournament.max_deal_sets must be at least 2, got 1"),
+])
+def test_config_errors_are_one_line(tmp_path, lines, message):
+    with pytest.raises(ConfigError) as err:
+        load_text(tmp_path, lines)
+    text = str(err.value)
+    assert message in text and "\n" not in text, text
+
+
+def test_a_gauntlet_or_an_sprt_refuses_an_adaptive_schedule(tmp_path):
+    from referee.tournament import gauntlet
+    from referee.tournament.sprt import setup
+
+    path = tmp_path / "g.toml"
+    path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\n\n[gauntlet]\ncandidate = "a"\n\n{BOTS}')
+    with pytest.raises(ConfigError, match=r'g\.toml:3: tournament\.schedule = "adaptive" is for a tournament'):
+        gauntlet.load(path)
+    two = "\n".join(f'[[bots]]\nname = "{n}"\ncommand = "python x.py"\n' for n in ("a", "b"))
+    path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\n\n[sprt]\ncandidate = "a"\n\n{two}')
+    with pytest.raises(ConfigError, match=r"tournament\.schedule has no meaning for an SPRT"):
+        setup.load(path)
+
+
+def test_a_config_error_through_the_command_line_is_exit_2_without_a_traceback(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\nstop = "top:9"\n\n{BOTS}')
+    result = run_cli("tournament", path)
+    assert result.returncode == ExitCode.USAGE
+    assert "Traceback" not in result.stderr
+    assert re.search(r't\.toml:4: tournament\.stop = "top:9" needs more than 9 entries', result.stderr), result.stderr
+
+
+# --- real bots: the example, resumed, grown --------------------------------------------------------
+
+EXAMPLE = ROOT / "examples" / "adaptive.toml"
+
+
+def example_file(folder: Path, **keys: object) -> Path:
+    """examples/adaptive.toml with its output in ``folder``, the bots run from the checkout, no
+    sandbox (the e2e tests of the sandbox are elsewhere), one match at a time (results that do not
+    depend on timing) and ``keys`` of [tournament] replaced."""
+    text = EXAMPLE.read_text()
+    text = text.replace('output = "../out/adaptive"', f'output = "{folder / "out"}"').replace('cwd = ".."',
+                                                                                        f'cwd = "{ROOT}"')
+    text = text.replace("concurrency = 4", "concurrency = 1")
+    for key, value in keys.items():
+        line = f"{key} = {json.dumps(value)}"
+        text, n = re.subn(rf"^{key} = .*$", line, text, flags=re.M)
+        if not n:
+            text = text.replace('schedule = "adaptive"', f'schedule = "adaptive"\n{line}')
+    text += '\n[limits]\nsandbox = "none"\n'
+    path = folder / "t.toml"
+    path.write_text(text)
+    return path
+
+
+def with_late_entry(path: Path) -> None:
+    path.write_text(path.read_text().replace("[limits]", f'''[[bots]]
+name = "late"
+command = ["python", "-m", "sample_bots.weakened", "--noise", "0.8", "--seed", "2"]
+cwd = "{ROOT}"
+
+[limits]'''))
+
+
+def rounds_of(folder: Path) -> list[Round]:
+    store = Store(folder / "out", create=False)
+    try:
+        return list(adaptive.stored_rounds(store))
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("example")
+    run = run_cli("tournament", example_file(folder), "--bootstrap", "100")
+    view = run_cli("view", folder / "out", "--bootstrap", "100")
+    return folder, run, view
+
+
+@pytest.mark.e2e
+def test_the_sample_bots_stop_by_the_rule_and_say_why(example):
+    folder, run, view = example
+    assert run.returncode == ExitCode.OK, run.stderr
+    why = re.search(r"stopped by its rule \(stop = order\) after (\d+) deal set\(s\), (\d+) match\(es\): every "
+                    r"adjacent pair ordered at 97\.50% or more \(95% shared among 2 pair\(s\)\); the least, "
+                    r"(\w+) over (\w+) (\d+\.\d)%", run.stderr)
+    assert why, run.stderr
+    assert why.group(0) in run.stdout  # the standings say it too
+    deal_sets, matches = int(why.group(1)), int(why.group(2))
+    assert 2 <= deal_sets < 60
+    ranked = [line.split()[1] for line in run.stdout.splitlines() if re.match(r"\s+\d\s", line)][:3]
+    assert ranked == ["heuristic", "half", "random"]
+    store = Store(folder / "out", create=False)
+    try:
+        stop = adaptive.stop_of(store)
+        assert stop.settled and stop.deal_sets == deal_sets and stop.matches == matches == store.count()
+        assert all(p >= 0.975 for _, _, p in stop.pairs)
+        assert len(adaptive.stored_rounds(store)) == deal_sets
+    finally:
+        store.close()
+    rated = run_cli("ratings", folder / "out", "--format", "json", "--bootstrap", "0")
+    assert rated.returncode == ExitCode.OK
+    assert json.loads(rated.stdout)["stopped"]["rule"] == "order"
+    assert view.returncode == ExitCode.OK, view.stderr
+    page = (folder / "out" / "report" / "index.html").read_text()
+    assert re.search(r"<p><strong>stopped by its rule \(stop = order\) after \d+ deal set", page)
+
+
+@pytest.mark.e2e
+def test_a_second_run_of_a_stopped_tournament_plays_nothing(example):
+    folder, _, _ = example
+    again = run_cli("tournament", folder / "t.toml", "--bootstrap", "0")
+    assert again.returncode == ExitCode.OK, again.stderr
+    assert "played 0 match(es) now" in again.stderr
+    assert "stopped by its rule (stop = order)" in again.stderr
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory):
+    """A tournament that cannot settle (confidence 0.9999) to 6 deal sets from scratch; the same file
+    capped at 3 deal sets, interrupted in its last deal set (two of its matches lost), then raised
+    to 6; then grown by a late entry and 8 deal sets."""
+    scratch, resumed = tmp_path_factory.mktemp("scratch"), tmp_path_factory.mktemp("resumed")
+    hard = {"confidence": 0.9999}
+    fresh = run_cli("tournament", example_file(scratch, max_deal_sets=6, **hard), "--bootstrap", "0")
+    first = run_cli("tournament", example_file(resumed, max_deal_sets=3, **hard), "--bootstrap", "0")
+    db = sqlite3.connect(resumed / "out" / "results.sqlite")
+    lost = [k for (k,) in db.execute("SELECT key FROM matches WHERE deal_set = 2 ORDER BY key")][-2:]
+    with db:
+        db.executemany("DELETE FROM seats WHERE match_key = ?", [(k,) for k in lost])
+        db.executemany("DELETE FROM matches WHERE key = ?", [(k,) for k in lost])
+    db.close()
+    second = run_cli("tournament", example_file(resumed, max_deal_sets=6, **hard), "--bootstrap", "0")
+    rounds_before = rounds_of(resumed)
+    standings = [run_cli("ratings", d / "out", "--format", "json", "--bootstrap", "50") for d in (scratch, resumed)]
+    path = example_file(resumed, max_deal_sets=8, **hard)
+    with_late_entry(path)
+    third = run_cli("tournament", path, "--bootstrap", "0", "--verbose")
+    return {"fresh": fresh, "first": first, "second": second, "third": third, "lost": lost, "scratch": scratch,
+            "resumed": resumed, "rounds_before": rounds_before, "standings": standings}
+
+
+@pytest.mark.e2e
+def test_an_adaptive_run_resumed_makes_the_same_choices(grown):
+    assert grown["fresh"].returncode == ExitCode.INCONCLUSIVE, grown["fresh"].stderr
+    assert "inconclusive: stopped at max_deal_sets = 6 after 6 deal set(s)" in grown["fresh"].stderr
+    assert grown["first"].returncode == ExitCode.INCONCLUSIVE
+    second = grown["second"]
+    assert second.returncode == ExitCode.INCONCLUSIVE, second.stderr
+    assert "grows: deal sets 3 -> 6" in second.stderr
+    assert re.search(r"2 of \d+ match\(es\) to play", second.stderr), second.stderr  # the interrupted deal set first
+    assert grown["rounds_before"] == rounds_of(grown["scratch"])  # the same tables on every deal set
+    scratch, resumed = grown["standings"]
+    assert scratch.returncode == resumed.returncode == ExitCode.INCONCLUSIVE
+    assert scratch.stdout == resumed.stdout  # and the same standings, byte for byte
+    assert json.loads(resumed.stdout)["stopped"]["rule"] == "max_deal_sets"
+
+
+@pytest.mark.e2e
+def test_a_late_entry_is_played_first_by_the_same_directory(grown):
+    third = grown["third"]
+    assert "grows: deal sets 6 -> 8; new entries: late" in third.stderr, third.stderr
+    rounds = rounds_of(grown["resumed"])
+    assert rounds[:6] == grown["rounds_before"]  # the past is kept
+    assert len(rounds) == 8 and "late" in rounds[6].tables[0]
+    finished = [line for line in third.stderr.splitlines() if line.startswith("Finished match")]
+    assert "late" in finished[0]  # its matches are the first played
+    store = Store(grown["resumed"] / "out", create=False)
+    try:
+        late = sum(1 for row in store.matches() if "late" in row.lineup)
+        history = matches_played(AEGIS, adaptive.stored_rounds(store), ["random", "half", "heuristic", "late"])
+        assert late >= 4 and below_bound(["random", "half", "heuristic", "late"], history) == []
+    finally:
+        store.close()
+    assert third.returncode == ExitCode.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("with_key", [True, False])
+def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_key):
+    """Whether its fingerprint names its schedule or predates schedules."""
+    plain = load_text(tmp_path, f'deal_sets = 2\nseed = 5\noutput = "{tmp_path / "out"}"')
+    fingerprint = json.loads(plain.fingerprint())
+    if not with_key:
+        del fingerprint["schedule"]
+    store = Store(tmp_path / "out")
+    store.claim(json.dumps(fingerprint), plain.describe(), plain.bots)
+    store.save("0:a|b", 0, 1, ("a", "b"), {"scores": [1, 0], "placing": [1, 2]}, {}, 0.1)
+    store.close()
+    path = tmp_path / "t.toml"
+    path.write_text(path.read_text().replace("deal_sets = 2", 'schedule = "adaptive"'))
+    result = run_cli("tournament", path)
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "holds the results of another tournament configuration (changed: schedule" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --- the simulation tool -----------------------------------------------------------------------------
+
+
+def test_the_simulation_tool_plays_both_schedules_to_the_same_rule(capsys):
+    """The tool's tournaments call the runner's scheduler and rule; on 8 bots 100 Elo apart adaptive
+    stops by the rule on the right order with far fewer matches (a fixed seed: one tournament each)."""
+    from referee.tools import scheduling
+
+    true = scheduling.field_of("even", 8)
+    assert max(true.values()) - min(true.values()) == 700 and sorted(true, key=true.get)[-1] == "b01"
+    rule = Rule(confidence=0.9, max_deal_sets=400, shared=False)
+    rr = scheduling.play("2-player", true, "round-robin", rule, random.Random(5), 5)
+    ad = scheduling.play("2-player", true, "adaptive", rule, random.Random(5), 5)
+    assert rr.settled and ad.settled and not rr.wrong and not ad.wrong
+    assert ad.matches < 0.6 * rr.matches
+    scheduling.main(["--bots", "4", "--kinds", "2-player", "--tournaments", "1", "--max-deal-sets", "6"])
+    table = capsys.readouterr().out
+    assert re.search(r"\| 2-player \| 4 \| even \| 72 \(6\.0\) \| .* \| 0, 0 of 1 \|", table), table
