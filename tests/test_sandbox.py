@@ -9,11 +9,13 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -540,12 +542,17 @@ for place in ("/", "/tmp", "/dev/shm", "/dev", "/usr"):
 files = {}
 for place in ("/tmp", "/dev/shm"):
     stats, n = os.statvfs(place), 0
+    there, device = 0, os.stat(place).st_dev  # what is there in its file system: the probe, mount points
+    for top, dirs, names in os.walk(place):
+        there += len(dirs) + len(names)
+        dirs[:] = [d for d in dirs if os.stat(os.path.join(top, d)).st_dev == device]
     try:
         while n < 100000:
             os.close(os.open(f"{place}/empty-{n}", os.O_CREAT | os.O_WRONLY))
             n += 1
     except OSError as err:
-        files[place] = [n, errno.errorcode[err.errno], stats.f_files, stats.f_ffree, stats.f_blocks * stats.f_frsize]
+        files[place] = [n, errno.errorcode[err.errno], stats.f_files, stats.f_ffree, stats.f_blocks * stats.f_frsize,
+                        there]
 print(json.dumps({"write": seen, "files": files}))
 """
 
@@ -569,9 +576,10 @@ def test_a_bot_writes_only_its_scratch_and_dev_shm_each_of_a_size_and_an_inode_c
     want = sandbox.Writable.of(16)
     assert want == sandbox.Writable(16, 2048)
     for place in ("/tmp", "/dev/shm"):
-        made, error, inodes, free, size = seen["files"][place]
+        made, error, inodes, free, size, there = seen["files"][place]
         assert (error, inodes, size) == ("ENOSPC", want.inodes, 16 << 20), seen
-        assert made == free > want.inodes - 8  # less its root, the probe, bubblewrap's mount points
+        # less its root and what was there: the probe, the mount points of the bot's directory
+        assert made == free == want.inodes - 1 - there, seen
     assert sorted(p.name for p in sandbox.staging_dir().iterdir()) == []  # mounted only in the bot's namespace
 
 
@@ -622,7 +630,13 @@ def test_the_prelude_mounts_the_tmpfs_for_a_user_other_than_root_too(tmp_path, b
                                         staged=True)
         full = sandbox.limited(command, Limits(processes=0), None, None, scratch_mb=1, staged=True)
     assert command[command.index("--uid") + 1] == str(uid)
-    done = subprocess.run([*python, *full[1:]], capture_output=True, text=True, timeout=60)
+    with tempfile.TemporaryDirectory() as place:  # the prelude where that user may read it (a clone may not be)
+        os.chmod(place, 0o755)
+        at = full.index(str(sandbox.PRELUDE))
+        prelude = shutil.copy(full[at], place)
+        os.chmod(prelude, 0o644)
+        done = subprocess.run([*python, *full[1:at], prelude, *full[at + 1:]], capture_output=True, text=True,
+                              timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(uid), str(sandbox.MIN_INODES - 1), "read-only", "shm"], done.stdout
 
