@@ -51,7 +51,8 @@ RACY_S = 2.0
 _STORE = "results.sqlite"
 #: directories that are never part of a bot's files, wherever they lie in them: masked in its
 #: sandbox, left out of its version (Python's compiled files, version control, tools' caches)
-MASKED = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+MASKED = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+                    ".hypothesis"})
 #: what a version's cache holds per file: its path -> [size, mtime_ns, ctime_ns, inode, sha256]
 Cache = MutableMapping[str, list]
 
