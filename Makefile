@@ -22,7 +22,7 @@ install-ray: install
 	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	$(BIN)/python -m pip check
 
-# The whole suite on two workers (pytest-xdist): about 8 minutes on 2 cores, 13 on one worker.
+# The whole suite on two workers (pytest-xdist): 7-8 minutes on 2 cores, 13 on one worker.
 test: install
 	$(BIN)/python -m pytest -q -n 2
 

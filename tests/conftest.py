@@ -7,26 +7,24 @@ hands, quick play). Slow end-to-end tests carry the ``e2e`` marker
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from harness import ROOT, invoke_cli
+from harness import invoke_cli
 
 
 def pytest_sessionstart(session):
-    """The starter kits whose toolchains are here, built before any test runs (``make kits``; a
-    no-op once built): a kit built while the suite runs, on another worker, would change the sample
-    bots' version (their directory is the repository) under the tests that compare versions. Left
-    to tests/test_kits.py, which reports a failed build, when only the fast tests run."""
-    if hasattr(session.config, "workerinput") or "not e2e" in (session.config.option.markexpr or ""):
+    """With workers side by side (``make test``: ``-n 2``), the starter kits whose toolchains are
+    here are built before any test runs: a kit built by tests/test_kits.py on one worker would
+    change the sample bots' version (their directory is the repository) under another worker's
+    tests that compare versions. Not for the fast tests, which play no kit."""
+    if hasattr(session.config, "workerinput") or not getattr(session.config.option, "numprocesses", None) \
+            or "not e2e" in (session.config.option.markexpr or ""):
         return
-    from test_kits import KITS
+    from test_kits import build_all
 
-    for kit in KITS.values():
-        if kit.build is not None and kit.missing() is None:
-            subprocess.run(kit.build, cwd=ROOT, capture_output=True, timeout=900, check=False)
+    build_all()  # a build that fails is reported by tests/test_kits.py
 
 
 @pytest.fixture

@@ -41,21 +41,24 @@ def test_http_on_a_busy_port_is_one_line_exit_2_and_leaves_nothing(tmp_path, bus
     assert "Traceback" not in serve.stderr
 
 
+def _but_the_host(stderr: str) -> list[str]:
+    """Its lines but a warning about the machine, which --quiet keeps too (an overloaded host, when
+    the suite runs tests side by side)."""
+    return [line for line in stderr.splitlines() if not line.startswith("host: overloaded")]
+
+
 @pytest.mark.e2e
 def test_quiet_prints_only_results_and_errors(tmp_path):
     require_sandbox()  # sandboxed: no risk to name, so no sandbox line at all
     path = write_tournament(tmp_path / "t.toml", BOTS, game="aegis", deal_sets=1, seed=2, concurrency=1)
     done = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
     assert done.returncode == 0, done.stderr
-    # a warning about the machine stays too (an overloaded host, when the suite runs tests side by side)
-    lines = [line for line in done.stderr.splitlines() if not line.startswith("host: overloaded")]
-    assert lines == ["played 2 match(es) now, 2 in all"], done.stderr
+    assert _but_the_host(done.stderr) == ["played 2 match(es) now, 2 in all"], done.stderr
     assert "heuristic" in done.stdout  # the standings
     sprt = run_cli("sprt", "--game", "aegis", "--candidate", "a=python -m sample_bots.random", "--baseline",
                    "b=python -m sample_bots.random --seed 2", "--max-units", "1", "--seed", "3", "--quiet")
     assert sprt.returncode == ExitCode.INCONCLUSIVE, sprt.stderr
-    assert [line for line in sprt.stderr.splitlines() if not line.startswith("host: overloaded")] == [], \
-        sprt.stderr  # no sandbox line, no bot start or stop lines (its bots' output is the terminal)
+    assert _but_the_host(sprt.stderr) == [], sprt.stderr  # no sandbox line, no bot start or stop lines
     assert "verdict:" in sprt.stdout
 
 
