@@ -166,7 +166,8 @@ class Store:
         self._lock: Any = None  # the directory's lock file, once claimed
         try:
             self.db = sqlite3.connect(path)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            if create:  # a file's journal mode stays set: a reader of a store being written needs no lock for it
+                self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             # a reader of a store that has its tables writes nothing (a results directory on a full disk reads)
             if create or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seats'").fetchone() is None \
