@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -287,6 +288,20 @@ class ParsedRecord:
     actions: list[tuple[int, int, str]]
     results: dict[str, Any] | None
 
+    @property
+    def seat_labels(self) -> list[str]:
+        """The seats as a log, a table or a replay names them (:func:`seat_labels`): the record's
+        names, or ``seat 0``, ``seat 1``..."""
+        return seat_labels(self.seats or [f"seat {i}" for i in range(self.spec.num_seats)])
+
+
+def seat_labels(names: Sequence[str]) -> list[str]:
+    """Seats as a log, a table or a replay names them: a name in more than one seat (a bot at a
+    table with itself, as a line-up of fewer entries than seats has) carries its seat,
+    ``heuristic (seat 2)``, so every seat reads apart; other names as they are."""
+    counts = Counter(names)
+    return [f"{name} (seat {i})" if counts[name] > 1 else name for i, name in enumerate(names)]
+
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
@@ -422,8 +437,8 @@ class Replay:
 
     @property
     def seats(self) -> list[str]:
-        """The seats' names from the record, or ``seat 0``, ``seat 1``..."""
-        return self.parsed.seats or [f"seat {i}" for i in range(self.parsed.spec.num_seats)]
+        """The seats as the log and the tables name them (:meth:`ParsedRecord.seat_labels`)."""
+        return self.parsed.seat_labels
 
     @property
     def finished(self) -> bool:

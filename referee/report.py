@@ -18,7 +18,9 @@ def final_table(results: dict[str, Any], seats: Sequence[str]) -> list[str]:
     if list(seats) == default_seat_names(len(seats)):
         rows = [[i, results["scores"][i], results["placing"][i]] for i in range(len(seats))]
         return ["final scores:", table(["seat", "score", "place"], rows)]
-    rows = [[i, name, results["scores"][i], results["placing"][i]] for i, name in enumerate(seats)]
+    # a seat's label may carry its number (records.seat_labels): the seat column says it already
+    rows = [[i, name.removesuffix(f" (seat {i})"), results["scores"][i], results["placing"][i]]
+            for i, name in enumerate(seats)]
     return ["final scores:", table(["seat", "name", "score", "place"], rows)]
 
 

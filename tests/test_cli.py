@@ -223,3 +223,20 @@ def test_python_dash_m():
 def test_match_refuses_a_bad_bot_before_starting(bot, message):
     result = run("match", "aegis", "--bot", bot)
     assert result.exit_code == 2 and message in result.stderr
+
+
+@pytest.mark.e2e
+def test_match_and_sprt_keep_the_competition_advice_to_themselves(tmp_path):
+    """`isolation = "match"` is advice for a competition of strangers' bots: a quick match or an
+    SPRT of one's own bots does not print it; a tournament does (issue 34, item 9)."""
+    from harness import run_cli
+
+    done = run_cli("match", "aegis", "--seed", "3", "--no-log", "--bot", "a=python -m sample_bots.random",
+                   "--bot", "b=python -m sample_bots.random")
+    assert done.returncode == 0, done.stderr
+    assert "sandbox" in done.stderr and "for entrants" not in done.stderr, done.stderr
+    sprt = run_cli("sprt", "--game", "aegis", "--candidate", "h=python -m sample_bots.random --seed 1",
+                   "--baseline", "r=python -m sample_bots.random --seed 1", "--seed", "5", "--max-units", "1",
+                   "--output", tmp_path / "sprt")
+    assert sprt.returncode in (0, 1, 3), sprt.stderr
+    assert "isolation: tournament" in sprt.stderr and "for entrants" not in sprt.stderr, sprt.stderr

@@ -157,6 +157,19 @@ def test_mistakes_get_one_line_and_exit_2(tmp_path, invoke, args, message):
     assert (tmp_path / "file.txt").read_text() == "x"
 
 
+def test_a_missing_match_names_the_numbers_there_are_when_a_rerun_left_gaps(tmp_path, invoke):
+    """--rerun drops a bot's stored matches and their numbers are not used again: the error names the
+    ranges of numbers that exist, not one range over the gaps."""
+    store = fill_store(tmp_path / "out", "aegis", [("a", "b"), ("a", "c"), ("b", "c")], deal_sets=2)
+    with store.db:
+        store._drop("c")  # what claiming with --rerun c does
+    store.save("0:a|c", 0, 1000, ("a", "c"), {"scores": [10, 0], "placing": [1, 2]}, {}, 0.0)
+    store.close()
+    done = invoke("replay", str(tmp_path / "out"), "2")
+    assert done.exit_code == 2, done.output
+    assert f"no match '2' in {tmp_path}/out (its matches: numbered 1, 4 to 5);" in done.output, done.output
+
+
 # --- what real runs stored ---------------------------------------------------------------
 
 BOTS = sample_bots(r1="python -m sample_bots.random --seed 1", h="python -m sample_bots.heuristic",

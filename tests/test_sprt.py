@@ -757,3 +757,13 @@ def test_the_simulation_tool_covers_both_models(capsys):
     out = capsys.readouterr().out
     assert "stronger <0, 25> nElo" in out and "non-regression <-22, 3> nElo" in out
     assert "stronger <0, 20> Elo" in out and "trinomial" in out
+
+
+def test_identical_units_print_no_interval_and_no_negative_zero():
+    """An SPRT of identical deterministic bots: every unit scores the same, so the spread is 0; the
+    estimate says so instead of `Elo -0.0 [-0.0, -0.0]` (issue 34, item 9)."""
+    est = S.estimate([0, 0, 7, 0, 0])
+    assert sprt_report.elo_text(est) == "+0.0 (no interval: all 7 unit(s) scored the same)"
+    assert sprt_report._signed(-0.0) == sprt_report._signed(-0.04) == "+0.0"
+    assert sprt_report._signed(-0.06) == "-0.1"
+    assert sprt_report.elo_text(S.estimate([0, 1, 5, 1, 0])).startswith("+0.0 [-")

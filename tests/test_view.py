@@ -309,7 +309,8 @@ def published_results(directory: Path, title: str | None = 'Spring <cup> & "frie
                                    description="The first <b>paragraph</b>.\n\nA second & last one.")
     store = Store(directory)
     store.claim(cfg.fingerprint(), cfg.describe(), cfg.bots)
-    store.set_meta("sandbox", "sandbox: bwrap (own namespaces); limits: memory per bot")
+    store.set_meta("sandbox", "sandbox: bwrap (own namespaces; no network); limits: memory per bot (cgroup); "
+                              "writable: only /tmp and /dev/shm, each a tmpfs of file_mb and 128 inodes per MB")
     store.set_meta("isolation", "match")
     if released:
         store.release_seed()
@@ -327,7 +328,9 @@ def test_the_report_says_what_the_tournament_was(tmp_path):
     assert facts["game"] == "Aegis; options: promise=table"
     assert facts["seed"].startswith("123456789 (given in the tournament file")
     assert facts["clock"] == "500 ms per decision, and a bank of 4000 ms per seat per match"
-    assert facts["sandbox"] == "bwrap (own namespaces); limits: memory per bot"
+    # the public's sentence, not the organiser's detail of how each limit holds (issue 34, item 9)
+    assert facts["sandbox"].startswith("bubblewrap: each bot in namespaces of its own, with no network")
+    assert "inodes" not in text and "file_mb" not in text
     assert facts["isolation"].startswith("match: a fresh process of each bot for every match")
     store = Store(directory, create=False)
     first, last = store.dates()
@@ -477,3 +480,25 @@ def test_the_pages_show_the_later_seeds_of_deal_sets_added_once_released():
     assert "secret" in seed_text(config, released=False) and "22" not in seed_text(config, released=False)
     shown = seed_text(config, released=True)
     assert shown.startswith("11 (drawn") and "deal sets from 4 on: 22" in shown
+
+
+def test_two_seats_of_one_bot_read_apart_in_the_replay_and_its_log(tmp_path, invoke):
+    """A line-up of fewer entries than seats puts one bot in two seats: the log, the tables and
+    the replay page name each seat apart (item 9 of issue 34: two `heuristic` columns and
+    "final scores: heuristic -6, ..., heuristic 23" said nothing of which was which)."""
+    state = GAMES["confirmation"].new({"rounds": 1}, seed=5)
+    play_out(state, random_legal(random.Random(5)))
+    record = records.to_record(state, seats=["heuristic", "random", "heuristic", "search"])
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(record))
+    done = invoke("replay", str(path), "--log")
+    assert done.exit_code == 0, done.output
+    assert "heuristic (seat 0)" in done.output and "heuristic (seat 2)" in done.output
+    log, final = done.output.split("final scores:")
+    assert not re.search(r"heuristic(?! \(seat)", log), log
+    # the final table has a seat column: there the names stand as they are
+    assert re.search(r"\n +0 +heuristic +-?\d", final) and re.search(r"\n +2 +heuristic +-?\d", final), final
+    data = replay_data(record)
+    assert data["seats"] == ["heuristic (seat 0)", "random", "heuristic (seat 2)", "search"]
+    assert "as seen by heuristic (seat 2):" in replay_page(record, viewer=2)
+    assert "as seen by random (seat 1):" in replay_page(record, viewer=1)

@@ -280,14 +280,14 @@ def test_the_live_page_fits_and_shows_a_running_tournaments_standings_change(bro
                               extra='title = "Live cup"\ndescription = "Three sample bots."')
     config.write_text(config.read_text().replace("seed = 3\n", ""))
     proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(config), "--http", "0", "-q"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     pages = {width: browser.new_page(viewport={"width": width, "height": 800}) for width in WIDTHS}
     page = pages[1280]
     try:
         url = None
         deadline = time.monotonic() + 60
         while url is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
+            line = proc.stdout.readline()  # the address is on standard output (issue 34, item 9)
             if match := re.search(r"live page: (http://127\.0\.0\.1:\d+/\S*)", line):
                 url = match.group(1)
         assert url, "no live page address"

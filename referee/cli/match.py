@@ -65,7 +65,7 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
         raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",
                                  param_hint="--lineup")
     seed = fresh_seed() if seed is None else seed
-    announce_sandbox("auto")
+    announce_sandbox("auto", advise=False)
     executor = LocalExecutor(game, options, Clock(decision_ms / 1000, bank_ms / 1000), list(bots),
                              {n: seats.count(n) for n in names}, log_dir=None, connect_timeout=30)
 
@@ -78,12 +78,13 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
             return played
 
     played = asyncio.run(play())
+    labels = records.seat_labels(seats)  # a bot in two seats: each named with its seat
     if show_log:
         state = records.replay(played.record).state
         click.echo(f"{game}, seed {seed}; options: {format_options(state.options)}")
-        click.echo("\n".join(game_log(state, seats)))
+        click.echo("\n".join(game_log(state, labels)))
         click.echo()
-    click.echo("\n".join(final_table(played.results, seats)))
+    click.echo("\n".join(final_table(played.results, labels)))
     for fault in played.record["meta"]["faults"]:
         click.echo(f"fault: seat {fault['seat']} ({seats[fault['seat']]}) {fault['kind']} at decision "
                    f"{fault['decision']}: {fault['detail']}")

@@ -13,18 +13,20 @@ from referee.games import GAMES
 from referee.games.base import GameSpec
 from referee.tournament.config import EXECUTORS, BotSpec, ExecutorSpec
 
-def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False) -> None:
+def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False, advise: bool = True) -> None:
     """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
     work: exit 2) and print, in one line starting ``sandbox:``, what the bots will run in (the
-    risk, when that is nothing) and what they keep between matches; ``quiet``: only the risk."""
+    risk, when that is nothing) and what they keep between matches; ``quiet``: only the risk.
+    ``advise``: the advice for a competition of strangers' bots (isolation = "match"), which a
+    match or an SPRT of one's own bots does not need."""
     from referee.tournament import sandbox
 
     box = sandbox.resolve(mode)
     if quiet and not box.warning:
         return
     kept = ("nothing: a fresh process and scratch for every match" if isolation == "match"
-            else "their processes and scratch for the whole run, and can remember a deal for its twin match: "
-                 "use isolation = \"match\" for entrants")
+            else "their processes and scratch for the whole run, and can remember a deal for its twin match"
+                 + (": use isolation = \"match\" for entrants" if advise else ""))
     click.echo(f"{box.warning or box.describe()}; isolation: {isolation} (bots keep {kept})", err=True)
 
 

@@ -136,7 +136,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
                    f"H0 {setup.elo0:g}, H1 {setup.elo1:g} {sprt_report.UNITS[setup.elo_model]}; "
                    f"LLR bounds {lower:.2f}, {upper:.2f}; "
                    f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
-    announce_sandbox(setup.sandbox, setup.isolation, quiet=quiet)
+    announce_sandbox(setup.sandbox, setup.isolation, quiet=quiet, advise=False)
     try:
         status = run_interruptibly(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
                                                 server=server, admin_token=admin_token,

@@ -305,9 +305,12 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
 
 async def with_live_page(live, http: tuple[str, object], work):
     """Run ``work`` while serving the live page at ``http`` (its host, and its listening socket);
-    prints its address."""
+    prints its address on standard output."""
     host, sock = http
     async with live.serving(host=host, sock=sock) as url:
-        click.echo(f"live page: {url}", err=True)
+        # on standard output, where the run's results go: a run whose progress (stderr) is silenced
+        # or sent elsewhere still tells where to watch it
+        click.echo(f"live page: {url}")
+        sys.stdout.flush()
         return await work
 

@@ -76,10 +76,22 @@ def find(store: Store, match_id: str) -> StoredMatch:
     for m in matches:
         if match_id.strip() in (str(m.number), m.row.key):
             return m
-    numbers = (f"numbered {matches[0].number} to {matches[-1].number}" if matches else "none stored yet")
+    numbers = f"numbered {number_ranges([m.number for m in matches])}" if matches else "none stored yet"
     raise ExportError(f"no match {match_id!r} in {store.directory} (its matches: {numbers}); the ids are the "
                       f"first column of matches.csv from `referee export {store.directory}` (its number) or the "
                       f"second (its key, DEALSET:BOT|BOT..., as the report, the logs and --verbose name it)")
+
+
+def number_ranges(numbers: list[int]) -> str:
+    """Sorted match numbers as ranges: ``1 to 120, 241 to 390`` (a ``--rerun`` drops a bot's matches,
+    and their numbers are not used again), a lone number as itself."""
+    runs: list[list[int]] = []
+    for n in sorted(numbers):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a} to {b}" for a, b in runs)
 
 
 def output_directory(results: Path, to: str | Path | None) -> Path:

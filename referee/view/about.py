@@ -63,12 +63,27 @@ def about_of(store: Store, name: str) -> About:
         seed=seed_text(config, released, held.reason() if held and (released or held.waiting) else None,
                        store.deal_sets_dealt()),
         clock=_clock(config.get("clock")),
-        sandbox=(store.meta("sandbox") or "").removeprefix("sandbox: ") or None,
+        sandbox=public_sandbox(store.meta("sandbox")),
         isolation=f"{isolation}: {ISOLATION_WORDS[isolation]}" if isolation in ISOLATION_WORDS else isolation,
         dates=store.dates(),
         entries=store.entries(),
         format=form,
     )
+
+
+def public_sandbox(line: str | None) -> str | None:
+    """What a public page says of the sandbox: what contained the bots, in a sentence. The run's
+    own line (stored in ``meta``, printed to the organiser) says how each limit holds on this
+    host (cgroups, tmpfs sizes, inode counts): the organiser's detail, not the public's."""
+    if not line:
+        return None
+    line = line.removeprefix("sandbox: ")
+    if line.startswith("bwrap"):
+        return ("bubblewrap: each bot in namespaces of its own, with no network but its door to the referee, "
+                "and limits on its memory, processes, CPU time and files")
+    if line.startswith("none"):
+        return "none: the bots ran as the organiser's user, unconfined"
+    return line.split(";", 1)[0]
 
 
 def seed_text(config: dict[str, Any], released: bool, held: str | None = None, dealt: int | None = None) -> str | None:

@@ -74,7 +74,7 @@ def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link:
     data = replay_data(record, viewer)
     seats = data["seats"]
     who = ("every hand shown" if viewer is None
-           else f"as seen by {seats[viewer]} (seat {viewer}): others' hidden cards are not in this page")
+           else f"as seen by {_seat(seats, viewer)}: others' hidden cards are not in this page")
     options = ", ".join(f"{k}={json.dumps(v)}" for k, v in data["options"].items())
     match = f"match {data['match']}; " if data["match"] else ""
     subtitle = html.escape(f"{match}{' v '.join(seats)}; {who}; options: {options}")
@@ -87,3 +87,9 @@ def replay_page(record: Mapping[str, Any], viewer: int | None = None, back_link:
     return page(f"{data['title']}: {' v '.join(seats)}", subtitle, body,
                 styles=("common.css", "table.css", "replay.css"), scripts=("cards.js", "table.js", "replay.js"),
                 data=data, data_id="replay-data")
+
+
+def _seat(seats: list[str], seat: int) -> str:
+    """A seat named with its number: ``alice (seat 1)``, or its label when that already carries it."""
+    label = seats[seat]
+    return label if label.endswith(f"(seat {seat})") else f"{label} (seat {seat})"

@@ -30,7 +30,7 @@ def replay_data(record: Mapping[str, Any], viewer: int | None = None) -> dict[st
     spec = parsed.spec
     if viewer is not None and viewer not in range(spec.num_seats):
         raise ViewerError(f"--seat {viewer}: {spec.name} has seats 0..{spec.num_seats - 1}")
-    seats = parsed.seats or [f"seat {i}" for i in range(spec.num_seats)]
+    seats = parsed.seat_labels
     view = spec.table_view(seats, parsed.options)
     faults: dict[int, list[dict[str, Any]]] = {}
     meta = record.get("meta")

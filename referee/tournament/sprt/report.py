@@ -69,13 +69,15 @@ def _signed(value: float | None, digits: int = 1) -> str:
         return "-"
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
-    return f"{value:+.{digits}f}"
+    return f"{round(value, digits) + 0.0:+.{digits}f}"  # + 0.0: no "-0.0"
 
 
 def elo_text(est: Estimate) -> str:
     """The Elo estimate and its 95% interval, e.g. ``+35.2 [+12.0, +58.9]`` (``-`` without units)."""
     if est.elo is None:
         return "-"
+    if est.se == 0.0:  # a 95% interval of width 0 would claim a certainty the units do not give
+        return f"{_signed(est.elo)} (no interval: all {est.n} unit(s) scored the same)"
     return f"{_signed(est.elo)} [{_signed(est.elo_lo)}, {_signed(est.elo_hi)}]"
 
 
