@@ -21,7 +21,14 @@ Only matches involving the candidate are played, every deal set from every seat:
 The standings are the tournament's (one joint Bradley-Terry fit) and, for
 each baseline, the candidate's Elo difference against it from their
 head-to-head results alone, with a 95% interval over deal sets (a bound after a sweep;
-:func:`referee.stats.headtohead.elo_difference`).
+:func:`referee.stats.headtohead.elo_difference`), shown as every table shows one
+(:func:`referee.tournament.standings.shown`).
+
+The verdict is a one-sided test (did the candidate get worse?): worse than a
+baseline where the one-sided upper bound of the difference at the verdict's
+confidence is below 0 (:func:`referee.stats.headtohead.upper_bound`, the same
+test as the LOS); the table and the verdict print that bound, so that a
+two-sided interval holding 0 beside a failed check reads as what it is.
 
 """
 

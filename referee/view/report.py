@@ -215,6 +215,8 @@ def elo_bars(st: tstandings.Standings) -> str:
                       f"class=\"bar arrow\"/></g>"]
         if s.elo is not None:  # a bound has no point estimate
             parts.append(f"<circle cx=\"{x(s.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\">{title}</circle>")
+        elif not ends and s.kind == tstandings.TOO_FEW:  # nothing to draw: say why
+            parts.append(f"<text x=\"{left + 6}\" y=\"{y + 5}\" class=\"note\">{html.escape(s.interval_text)}</text>")
     parts.append("</svg>")
     return "".join(parts)
 
