@@ -4,6 +4,7 @@ the candidate-against-each-baseline table, and a real run through the CLI."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -106,6 +107,42 @@ def test_versus_gives_the_head_to_head_elo_difference():
     assert (b.wins, b.losses) == (10, 10) and abs(b.elo) < 1 and b.points_diff == pytest.approx(-2.5)
     assert a.lo < a.elo < a.hi
     assert "Elo cand -" in G.versus_table("cand", list(table.values()))
+
+
+def test_the_verdict_reads_the_one_sided_bound_it_prints():
+    """Issue 34, item 6: -106 ± 123 (a 95% interval holding 0) failed the candidate, while the docs
+    said such a result is no failure: the verdict is a one-sided test (did the candidate get worse?),
+    the table a two-sided interval. Now the table and the verdict print the one-sided bound the
+    verdict reads, in text, JSON and Markdown alike: 14-28 on 10 deal sets, Elo -119 [-246, +5],
+    is below -18 at 95% one-sided: worse."""
+    rows = []
+    for k in range(42):  # 14 wins of the candidate, 28 losses, the seats alternating, over 10 deal sets
+        lineup = ("mine", "base") if k % 2 else ("base", "mine")
+        won = k < 14
+        placing = [1, 2] if (lineup[0] == "mine") == won else [2, 1]
+        rows.append(MatchRow(f"{k % 10}:{'|'.join(lineup)}#{k}", k % 10, lineup,
+                             {"scores": [10 if p == 1 else 3 for p in placing], "placing": placing}))
+    (v,) = G.versus("aegis", rows, "mine", bootstrap=100)
+    assert (v.wins, v.losses) == (14, 28) and v.lo < 0 < v.hi  # the two-sided interval holds 0...
+    verdict = G.verdict("mine", [v], 0.95)
+    assert verdict.worse == ["base"]  # ...and the one-sided test fails the candidate: the verdict says by what
+    said = re.search(rf"\(Elo -119, at most ([-+]\d+) at 95% one-sided; LOS {100 * v.los:.1f}%\)", verdict.text)
+    assert said, verdict.text
+    bound = said[1]
+    assert v.los < 0.05 and v.upper < 0 and bound == f"{round(v.upper):+d}"
+    table = G.versus_table("mine", [v], 0.95)
+    header, _, line = table.splitlines()
+    assert "one-sided 95%" in header and re.split(r"\s{2,}", line.strip())[7] == bound
+    assert G.versus_json(v)["upper"] == v.upper
+    markdown = G.markdown("aegis", "mine", [v], verdict)
+    assert "**a failed check: worse than `base`**" in markdown and re.search(rf"\|\s+{bound} \|", markdown)
+    assert verdict.text in markdown
+    # at 99% it is no failure, and the verdict shows the bound that says so
+    lenient = G.versus("aegis", rows, "mine", bootstrap=100, confidence=0.99)
+    assert lenient[0].upper > 0
+    assert G.verdict("mine", lenient, 0.99).text.startswith(
+        f"mine is worse than no baseline at 99% confidence: every one-sided upper bound is above 0 (the lowest: "
+        f"base, Elo -119, at most {round(lenient[0].upper):+d} at 99% one-sided")
 
 
 # --- a real run ---------------------------------------------------------------------------------

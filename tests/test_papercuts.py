@@ -92,16 +92,20 @@ def test_four_seats_in_rotation_pair_only_opposite_seats_and_the_table_says_so()
 
 
 def test_the_gauntlet_verdict_fails_a_candidate_worse_at_the_chosen_confidence():
-    def versus(baseline: str, los: float | None) -> gauntlet.Versus:
-        return gauntlet.Versus(baseline, 10, 10, 2, 0, 8, 20.0, -120.0, -250.0, -10.0, 120.0, los, -3.0)
+    def versus(baseline: str, elo: float, lo: float, hi: float, los: float | None,
+               upper: float | None) -> gauntlet.Versus:
+        return gauntlet.Versus(baseline, 10, 10, 2, 0, 8, 20.0, elo, lo, hi, (hi - lo) / 2, los, -3.0, None, upper)
 
-    rows = [versus("heuristic", 0.01), versus("random", 0.3), versus("search", None)]
+    rows = [versus("heuristic", -120.0, -250.0, -10.0, 0.01, -31.0), versus("random", -20.0, -150.0, 110.0, 0.3, 90.0),
+            versus("search", -120.0, -250.0, -10.0, None, None)]
     verdict = gauntlet.verdict("mine", rows, 0.95)
     assert verdict.worse == ["heuristic"]
-    assert verdict.text == ("mine is worse than heuristic (Elo -120, LOS 1.0%) at 95% confidence: a failed check "
-                            "(exit code 1); not judged (no LOS: --bootstrap 0 or no result): search")
-    assert gauntlet.verdict("mine", rows, 0.995).worse == []
-    assert gauntlet.verdict("mine", rows[1:2], 0.95).text == "mine is worse than no baseline at 95% confidence"
+    assert verdict.text == ("mine is worse than heuristic (Elo -120, at most -31 at 95% one-sided; LOS 1.0%) at 95% "
+                            "confidence: a failed check (exit code 1); not judged (no LOS: --bootstrap 0 or no "
+                            "result): search")
+    assert gauntlet.verdict("mine", rows[1:2], 0.95).text == (
+        "mine is worse than no baseline at 95% confidence: every one-sided upper bound is above 0 (the lowest: "
+        "random, Elo -20, at most +90 at 95% one-sided; LOS 30.0%)")
 
 
 @pytest.mark.e2e
@@ -110,8 +114,8 @@ def test_a_gauntlet_exits_1_when_the_candidate_is_worse(tmp_path):
                             deal_sets=5, seed=2, concurrency=2)
     worse = run_cli("gauntlet", path, "--quiet", "--bootstrap", "200")
     assert worse.returncode == ExitCode.CHECK_FAILED, worse.stdout + worse.stderr
-    assert re.search(r"verdict: random is worse than heuristic \(Elo -\d+, LOS \d+\.\d%\) at 95% confidence",
-                     worse.stdout), worse.stdout
+    assert re.search(r"verdict: random is worse than heuristic \((Elo [-<\d ]+, )?at most -\d+ at 95% one-sided; "
+                     r"LOS \d+\.\d%\) at 95% confidence", worse.stdout), worse.stdout
     lenient = run_cli("gauntlet", path, "--quiet", "--bootstrap", "200", "--confidence", "0.9999")
     assert lenient.returncode == 0, lenient.stdout
     assert "verdict: random is worse than no baseline at 99.99% confidence" in lenient.stdout

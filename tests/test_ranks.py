@@ -10,7 +10,7 @@ import random
 import pytest
 
 from referee.stats import ranks
-from referee.stats.headtohead import elo_difference
+from referee.stats.headtohead import elo_difference, upper_bound
 from referee.stats.ratings import PairResult, rank_posterior, rate, t_quantile
 from referee.stats.simulation import PROJECT, simulate_tournament
 from referee.tools.coverage import _lineups
@@ -139,6 +139,34 @@ def test_head_to_head_los_agrees_with_its_interval():
     # an even score with draws, and no intervals without bootstrap
     assert elo_difference(results(2, 2, 4, draws=4), "a", "b").los == 0.5
     assert elo_difference(results(3, 1, 2), "a", "b", bootstrap=0).lo is None
+
+
+def test_the_one_sided_bound_is_below_0_exactly_when_the_los_is_below_one_minus_the_confidence():
+    """The gauntlet's verdict reads the one-sided upper bound it prints; it is the same test as the
+    LOS (issue 34, item 6), for every record of 4, 9, 16 or 30 results with and without draws on 1
+    to 10 deal sets, at the confidences a gauntlet takes (ties at the boundary aside, to rounding)."""
+    checked = worse = 0
+    for deal_sets in (1, 2, 5, 10):
+        for n in (4, 9, 16, 30):
+            for wins in range(n + 1):
+                for draws in (0, 2):
+                    if wins + draws > n:
+                        continue
+                    outcomes = results(wins, n - wins - draws, deal_sets, draws)
+                    los = elo_difference(outcomes, "a", "b").los
+                    for confidence in (0.8, 0.95, 0.99):
+                        if abs(los - (1 - confidence)) < 1e-9:
+                            continue
+                        bound = upper_bound(outcomes, "a", "b", confidence)
+                        assert (bound is not None and bound < 0) == (los < 1 - confidence), \
+                            (deal_sets, wins, draws, n - wins - draws, confidence, los, bound)
+                        checked += 1
+                        worse += bound is not None and bound < 0
+    assert checked > 1000 and worse > 200
+    # the bound is the end of the two-sided interval whose upper tail is 1 - confidence
+    outcomes = results(14, 28, 10)
+    assert upper_bound(outcomes, "a", "b", 0.975) == pytest.approx(elo_difference(outcomes, "a", "b").hi)
+    assert upper_bound(results(8, 0, 4), "a", "b") is None  # a sweep: no upper bound
 
 
 def test_head_to_head_widens_for_correlated_deal_sets():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
+import re
 
 import pytest
 
@@ -184,3 +186,106 @@ def test_faults_are_counted_by_kind_in_the_text_json_and_csv_tables():
     table = {b["name"]: b for b in csv.DictReader(io.StringIO(standings.to_csv(st)))}
     assert {k: int(table["x"][f"faults_{k}"]) for k in x} == x and {k: int(table["y"][f"faults_{k}"]) for k in y} == y
     assert "faults" not in table["x"]
+
+
+# --- a young table reads well (issue 34, item 7) ------------------------------------------------
+
+NUMBER = re.compile(r"[-+]?\d+")
+TOO_FEW = "too few games"  # standings.TOO_FEW, spelt out: what the reader sees
+
+
+def round_robin(strengths: dict[str, float], deal_sets: int, seed: int = 3) -> list[MatchRow]:
+    """Aegis matches of every two bots, each deal set twice with the seats swapped, won at random by the
+    Elo model (``strengths``): deterministic for a seed."""
+    rng = random.Random(seed)
+    names = list(strengths)
+    out = []
+    for d in range(deal_sets):
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                for x, y in ((a, b), (b, a)):
+                    won = rng.random() < 1 / (1 + 10 ** (-(strengths[x] - strengths[y]) / 400))
+                    out.append(MatchRow(f"{d}:{x}|{y}", d, (x, y), {"scores": [1, 0] if won else [0, 1],
+                                                                   "placing": [1, 2] if won else [2, 1]}))
+    return out
+
+
+def printed_cells(table: str, column: int, columns: int) -> dict[str, list[str]]:
+    """The cells of a text table (split on two spaces or more) by the row's name in ``column``."""
+    out = {}
+    for line in table.splitlines()[2:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        assert len(cells) == columns, line
+        out[cells[column]] = cells
+    return out
+
+
+def test_a_young_ten_entry_table_says_too_few_games_instead_of_thousand_point_bounds():
+    """Ten entries after two deal sets (what a competition's first evening shows): the intervals the
+    statistics give are up to thousands of Elo wide (Student's t is 12.7 with one degree of freedom);
+    no table prints one wider than ±400 (``standings.WIDEST``), nor a bound, interval end or
+    difference bound on the wrong side: "too few games" instead."""
+    st = standings.compute("aegis", round_robin({f"bot{i}": 60.0 * i for i in range(10)}, 2), bootstrap=200)
+    assert any(b.plus_minus > 600 for b in st.lines)  # the statistics' own intervals: the issue's [-1398, 3013]
+    bots = printed_cells(standings.table(st), 1, 11)
+    for b in st.lines:
+        elo, interval = bots[b.name][2:4]
+        if interval != TOO_FEW and interval != "-":
+            lo, hi = map(int, NUMBER.findall(interval))
+            assert 0 < lo and hi - lo <= 801, (b.name, interval)
+    pairs = printed_cells(standings.pairs_table(st), 0, 9)
+    for pair, cells in pairs.items():
+        diff, interval = cells[4:6]
+        if diff.startswith(">"):
+            assert int(diff[1:]) > 0, (pair, diff)  # a sweep's bound says the sweeper is the better
+        if diff.startswith("<"):
+            assert int(diff[1:]) < 0, (pair, diff)
+        if interval.startswith("["):
+            lo, hi = map(int, NUMBER.findall(interval))
+            assert hi - lo <= 801, (pair, interval)
+    assert any(bots[b.name][3] == TOO_FEW for b in st.lines)
+    swept = [cells for cells in pairs.values() if cells[2] == "4-0-0"]
+    assert swept and all(cells[4:6] == ["-", TOO_FEW] for cells in swept)  # not "> -642"
+
+
+def test_a_sweep_on_too_few_games_is_no_bound_the_wrong_way():
+    """A 4-0 sweep on two deal sets was printed "Elo diff > -642": true, and useless, and read as a
+    bound pointing the wrong way (its interval holds 0: the record cannot say who is better). The
+    same sweep on ten deal sets (20-0) is a bound above 0; the loser's side mirrors it."""
+    def sweep(deal_sets: int) -> list[MatchRow]:
+        return [MatchRow(f"{d}:{x}|{y}", d, (x, y), {"scores": [1, 0] if x == "a" else [0, 1],
+                                                    "placing": [1, 2] if x == "a" else [2, 1]})
+                for d in range(deal_sets) for x, y in (("a", "b"), ("b", "a"))]
+
+    young = standings.compute("aegis", sweep(2), bootstrap=100)
+    assert "> -" not in standings.report(young)
+    assert young.head_to_head["a"]["b"].bound == "lower" and young.head_to_head["a"]["b"].elo_lo < 0
+    for a, b in (("a", "b"), ("b", "a")):
+        assert standings.difference_cells(young.head_to_head[a][b]) == ("-", standings.TOO_FEW)
+        assert standings.to_json(young)["head_to_head"][a][b]["shown"] == {
+            "kind": standings.TOO_FEW, "elo": "-", "interval": standings.TOO_FEW}
+    grown = standings.compute("aegis", sweep(10), bootstrap=100)
+    lower, upper = grown.head_to_head["a"]["b"], grown.head_to_head["b"]["a"]
+    assert lower.elo_lo > 0
+    assert standings.difference_cells(lower) == (f"> +{lower.elo_lo:.0f}", "-")
+    assert standings.difference_cells(upper) == (f"< -{lower.elo_lo:.0f}", "-")
+
+
+def test_a_rating_bound_is_shown_only_on_the_side_of_its_opponents():
+    """A bot that scored no point is shown as a bound when the bound puts it below its opponents
+    (the demo's "random < 1360"); on two deal sets the same record bounds it only below 2000-odd,
+    above the bots it lost to: too few games."""
+    def field(deal_sets: int) -> standings.Standings:
+        rows = round_robin({"x": 0.0, "y": 0.0, "loser": -4000.0}, deal_sets)
+        return standings.compute("aegis", rows, bootstrap=200)
+
+    grown = field(10)
+    loser = next(b for b in grown.lines if b.name == "loser")
+    assert loser.bound == "upper" and loser.hi < loser.opponents_elo
+    assert standings.elo_cells(loser) == (f"< {loser.hi:.0f}", "-")
+    young = field(2)
+    loser = next(b for b in young.lines if b.name == "loser")
+    assert loser.bound == "upper" and loser.hi > loser.opponents_elo  # the statistics' "< 2212"
+    assert standings.elo_cells(loser) == ("-", standings.TOO_FEW)
+    assert next(s for s in standings.to_json(young)["standings"] if s["name"] == "loser")["shown"] == {
+        "kind": standings.TOO_FEW, "elo": "-", "interval": standings.TOO_FEW}

@@ -5,6 +5,7 @@ steps follow the engine (tests/test_view_browser.py checks what the browser show
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import re
@@ -292,6 +293,66 @@ def test_the_report_and_the_live_page_count_faults_by_kind(tmp_path):
     assert table["headers"][-1] == "faults t/i/m/w/d/n"
     cells = {r[1]: r[-1] for r in table["rows"]}
     assert {bot: cells[bot] for bot in charged} == {bot: "/".join(map(str, k.values())) for bot, k in charged.items()}
+
+
+def lopsided_results(directory: Path, deal_sets: int) -> Path:
+    """An Aegis round robin of x, y and loser, each deal set twice with the seats swapped: loser
+    loses every match, x and y split theirs by the deal set (the games are random, the placings set)."""
+    store = Store(directory)
+    store.set_meta("config", json.dumps({"game": "aegis"}))
+    k = 0
+    for d in range(deal_sets):
+        for pair in (("x", "y"), ("x", "loser"), ("y", "loser")):
+            for lineup in (pair, pair[::-1]):
+                state = GAMES["aegis"].new({}, seed=200 + k)
+                play_out(state, random_legal(random.Random(k)))
+                winner = "y" if "loser" not in lineup and (d + lineup.index("x")) % 3 == 0 else pair[0]
+                placing = [1 if bot == winner else 2 for bot in lineup]
+                results = {**state.results(), "placing": placing, "scores": [10 if p == 1 else 3 for p in placing]}
+                store.save(f"{d}:{'|'.join(lineup)}", d, 200 + k, lineup, results,
+                           records.to_record(state, seats=lineup), 0.1)
+                k += 1
+    store.close()
+    return directory
+
+
+@pytest.mark.parametrize("deal_sets", [2, 10])
+def test_the_report_the_live_page_and_the_terminal_show_every_rating_alike(tmp_path, deal_sets):
+    """One decision (standings.shown) for every output: the terminal printed the demo's random as
+    "< 1360" with no interval while the report printed "low 662, high 1360" under a full error bar
+    (662: the prior's side of a bound, which means nothing); on two deal sets the live page printed
+    "low -2616, high 4442". Now the report's and the live page's cells are the terminal's, a bound is
+    a bar open on its unknown side, and too few games has no bar."""
+    from referee.tournament import standings
+
+    directory = lopsided_results(tmp_path / "res", deal_sets)
+    text = report.write_report(directory, bootstrap=200).read_text()
+    store = Store(directory, create=False)
+    st = standings.of_store(store, bootstrap=200)
+    terminal = {b.name: standings.elo_cells(b) for b in st.lines}
+    rated = {s["name"]: (s["shown"]["elo"], s["shown"]["interval"]) for s in standings.to_json(st)["standings"]}
+    live_rows = live.standings_source(store, 200)()
+    store.close()
+    assert live_rows["headers"][2:4] == ["Elo", "95% interval"]
+    assert {row[1]: tuple(row[2:4]) for row in live_rows["rows"]} == terminal == rated
+    in_report = dict((bot, (elo, interval)) for bot, elo, interval in re.findall(
+        r'<tr data-bot="([^"]+)">.*?<td class="elo" data-shown="[^"]+">([^<]*)</td><td class="interval">([^<]*)</td>',
+        text))
+    assert {bot: tuple(html.unescape(c) for c in cells) for bot, cells in in_report.items()} == terminal
+    assert "<th>low</th>" not in text
+    svg = text.split('<svg id="elo-bars"')[1].split("</svg>")[0]
+    loser = terminal["loser"]
+    if deal_sets == 10:
+        assert loser[0].startswith("< ") and loser[1] == "-"  # the demo's bound
+        assert '<g class="bound" data-bot="loser">' in svg  # open towards the edge: an arrow, no dot
+    else:
+        assert loser == ("-", standings.TOO_FEW) and 'data-bot="loser"' not in svg
+    assert "<title>loser:" not in svg.replace('<g class="bound" data-bot="loser"><title>loser:', "")
+    shown = [standings.shown_line(b) for b in st.lines]
+    assert svg.count("<circle") == sum(s.elo is not None for s in shown)
+    ticks = [float(t) for t in re.findall(r'class="tick">([-\d.]+)<', svg)]
+    ends = [v for s in shown for v in (s.elo, s.lo, s.hi) if v is not None]
+    assert min(ticks) > min(ends) - 200 and max(ticks) < max(ends) + 200  # the axis spans what is shown, no more
 
 
 def published_results(directory: Path, title: str | None = 'Spring <cup> & "friends"', seed_drawn: bool = False,

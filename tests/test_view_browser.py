@@ -20,7 +20,7 @@ import time
 
 import pytest
 from harness import CHROMIUM, ROOT, require_browser, write_tournament
-from test_view import CARD, played_record, published_results, seen_by, small_results
+from test_view import CARD, lopsided_results, played_record, published_results, seen_by, small_results
 
 from referee import records
 from referee.games import GAMES
@@ -171,14 +171,35 @@ def test_the_reports_standings_are_those_of_referee_ratings(page, tmp_path, invo
     assert len(rows) == len(rated["standings"])
     for row, line in zip(rows, rated["standings"]):
         assert row.get_attribute("data-bot") == line["name"]
-        elo = {"upper": f"< {line['hi']:.0f}", "lower": f"> {line['lo']:.0f}"}.get(line["bound"], f"{line['elo']:.0f}")
-        assert row.query_selector("td.elo").inner_text() == elo  # a bound where the bot won or lost everything
-        for cls in ("lo", "hi"):
-            assert row.query_selector(f"td.{cls}").inner_text() == f"{line[cls]:.0f}"
+        # the terminal's cells: a bound where the bot won or lost everything, too few games on little play
+        assert row.query_selector("td.elo").inner_text() == line["shown"]["elo"]
+        assert row.query_selector("td.interval").inner_text() == line["shown"]["interval"]
     assert page.query_selector("svg#elo-bars circle") and page.query_selector("#head-to-head td[data-pct]")
     page.click("#matches a >> nth=0")
     assert page.title().startswith("Aegis: ")
     assert position(page) == 0
+
+
+def test_a_bound_reads_as_the_terminal_prints_it_and_is_drawn_open(page, tmp_path, invoke):
+    """The demo's random: "< 1360" in the terminal, and in the report (not "low 662, high 1360" under a
+    full bar): the same cells, and a bar from the bound to the plot's edge with an arrow, no dot; after
+    two deal sets the same bot is "too few games" there as in the terminal, and not drawn."""
+    for deal_sets in (10, 2):
+        directory = lopsided_results(tmp_path / f"res{deal_sets}", deal_sets)
+        assert invoke("view", directory, "--bootstrap", "200").exit_code == 0
+        printed = invoke("ratings", directory, "--bootstrap", "200").output
+        cells = re.search(r"^\s+\d+\s+loser\s+(.+?)\s{2,}(.+?)\s{2,}\d", printed, re.M).groups()
+        page.goto((directory / "report" / "index.html").as_uri())
+        row = page.query_selector('#standings tbody tr[data-bot="loser"]')
+        assert (row.query_selector("td.elo").inner_text(), row.query_selector("td.interval").inner_text()) == cells
+        bound = page.query_selector('svg#elo-bars g.bound[data-bot="loser"]')
+        if deal_sets == 10:
+            assert cells[0].startswith("< ") and cells[1] == "-"
+            box, plot = bound.bounding_box(), page.query_selector("svg#elo-bars").bounding_box()
+            assert plot["x"] <= box["x"] and box["x"] + box["width"] <= plot["x"] + plot["width"]
+            assert box["x"] - plot["x"] < 140  # open towards the low end: from the plot's left edge
+        else:
+            assert cells == ("-", "too few games") and bound is None
 
 
 # --- the pages on a phone (390 px wide) and on a desktop (1280 px) ---------------------------

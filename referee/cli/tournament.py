@@ -120,10 +120,12 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
 @config_argument
 @remote_options
 @standings_options
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True, help="markdown: the candidate's table and the verdict, for a pull request.")
 @click.option("--confidence", type=click.FloatRange(0.5, 0.9999), default=0.95, show_default=True,
-              help="The verdict: exit 1 when the candidate is worse than a baseline with at least this "
-                   "probability (its LOS over it at most 1 - CONFIDENCE).")
+              help="The verdict: exit 1 when the candidate is worse than a baseline at this confidence (a "
+                   "one-sided test: the one-sided upper bound of its Elo difference below 0, its LOS below "
+                   "1 - CONFIDENCE).")
 @rerun_option
 @progress_options
 def gauntlet(config_file: str, server: str | None, admin_token: str | None, executor: str | None,
@@ -134,11 +136,12 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
 
     Duplicate play as in tournaments, but only matches involving the candidate.
     Prints the candidate's Elo difference against each baseline (head to head,
-    95% interval over deal sets, a bound after a sweep), then the full standings, then the
-    verdict. Results are saved as they come; the same command resumes an
-    interrupted run. Exit code 1 (a failed check, for CI): the candidate is
-    worse than a baseline at --confidence; 4 (incomplete): a bot died for good
-    and did not play all its matches; 5: an entry was withdrawn."""
+    95% interval over deal sets, a bound after a sweep, and the one-sided bound
+    the verdict reads), then the full standings, then the verdict. Results are
+    saved as they come; the same command resumes an interrupted run. Exit code
+    1 (a failed check, for CI): the candidate is worse than a baseline at
+    --confidence; 4 (incomplete): a bot died for good and did not play all its
+    matches; 5: an entry was withdrawn."""
 
     from referee.tournament import gauntlet as tgauntlet
     from referee.tournament import run as trun
@@ -164,16 +167,17 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
         check_anchor(rows, anchor)
         played = tgauntlet.make_schedule(cfg, set(store.out()))  # without the entries that did not start, if any
         note = f"schedule: {played.note}; {len(played.seatings)} match(es)"
-        against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap)
+        against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap, confidence=confidence)
         verdict = tgauntlet.verdict(cfg.candidate, against, confidence)
         st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
         if fmt == "json":
-            click.echo(json.dumps({"candidate": cfg.candidate, "versus": [v.__dict__ for v in against],
+            click.echo(json.dumps({"candidate": cfg.candidate, "versus": [tgauntlet.versus_json(v) for v in against],
                                    "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
+        elif fmt == "markdown":
+            click.echo(tgauntlet.markdown(cfg.game, cfg.candidate, against, verdict), nl=False)
         else:
-            click.echo(f"{cfg.candidate} against each baseline (Elo difference from their head-to-head games; "
-                       f"± half the 95% interval over deal sets, a bound after a sweep):")
-            click.echo(tgauntlet.versus_table(cfg.candidate, against))
+            click.echo(tgauntlet.caption(cfg.candidate, confidence))
+            click.echo(tgauntlet.versus_table(cfg.candidate, against, confidence))
             click.echo()
             click.echo(standings.report(st))
             click.echo()

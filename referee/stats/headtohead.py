@@ -234,6 +234,14 @@ def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: in
     return Difference(record.elo, lo, hi, los, bound, record)
 
 
+def upper_bound(outcomes: Sequence[PairResult], a: str, b: str, confidence: float = 0.95) -> float | None:
+    """The one-sided upper bound of ``a``'s Elo over ``b``: below it with probability ``confidence``
+    (the upper end of the interval of :func:`elo_difference` at ``2 * confidence - 1``, whose upper
+    tail is ``1 - confidence``). None: no upper bound (``a`` scored every point). It is below 0
+    exactly when that function's LOS is below ``1 - confidence``: the same two tests at ``μ = ½``."""
+    return elo_difference(outcomes, a, b, confidence=2.0 * confidence - 1.0).hi
+
+
 def head_to_head(matches: Sequence[MatchSeats], bootstrap: int = 1000,
                  seed: int = 0) -> dict[str, dict[str, HeadToHead]]:
     """``out[a][b]`` for every two bots that met: records, Elo difference and game pairs."""

@@ -21,7 +21,14 @@ Only matches involving the candidate are played, every deal set from every seat:
 The standings are the tournament's (one joint Bradley-Terry fit) and, for
 each baseline, the candidate's Elo difference against it from their
 head-to-head results alone, with a 95% interval over deal sets (a bound after a sweep;
-:func:`referee.stats.headtohead.elo_difference`).
+:func:`referee.stats.headtohead.elo_difference`), shown as every table shows one
+(:func:`referee.tournament.standings.shown`).
+
+The verdict is a one-sided test (did the candidate get worse?): worse than a
+baseline where the one-sided upper bound of the difference at the verdict's
+confidence is below 0 (:func:`referee.stats.headtohead.upper_bound`, the same
+test as the LOS); the table and the verdict print that bound, so that a
+two-sided interval holding 0 beside a failed check reads as what it is.
 
 """
 
@@ -34,11 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tabulate import tabulate
+
 from referee import games
 from referee.games.lineups import balanced_subset
 from referee.tournament import config as tconfig
 from referee.stats import ratings
-from referee.stats.headtohead import elo_difference
+from referee.stats.headtohead import elo_difference, upper_bound
 from referee.tournament.config import ConfigFile, TournamentConfig
 from referee.tournament.run import Progress, claim_store, play_schedule
 from referee.tournament.schedule import (
@@ -48,6 +57,7 @@ from referee.tournament.schedule import (
     master_seed,
     rotations,
 )
+from referee.tournament.standings import TOO_FEW, WIDEST, Shown, pair_results_of, shown, signed_elo
 from referee.tournament.store import MatchRow, Store
 
 LINEUPS = ("duel", "field")
@@ -180,19 +190,21 @@ class Versus:
     losses: int
     score_pct: float | None
     elo: float | None  # candidate - baseline
-    lo: float | None
+    lo: float | None  # the 95% interval (two-sided)
     hi: float | None
     plus_minus: float | None
     los: float | None
     points_diff: float | None  # candidate's mean points per seat minus the baseline's, in their matches
     #: "lower": the candidate won every game (only ``lo`` holds: "> +40"); "upper": it won none
     bound: str | None = None
+    #: the one-sided upper bound at the verdict's confidence (:func:`referee.stats.headtohead.upper_bound`):
+    #: the candidate is worse where it is below 0; None: none (a sweep by the candidate, or no interval)
+    upper: float | None = None
 
 
 def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int = 1000,
-           seed: int = 0) -> list[Versus]:
-    from referee.tournament.standings import pair_results_of
-
+           seed: int = 0, confidence: float = 0.95) -> list[Versus]:
+    """The candidate against each baseline; ``confidence``: the verdict's, for the one-sided bound."""
     out = []
     baselines = sorted({b for r in rows for b in r.lineup} - {candidate})
     for base in baselines:
@@ -209,57 +221,102 @@ def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int =
             cs = [r.scores[s] for s, b in enumerate(r.lineup) if b == candidate]
             bs = [r.scores[s] for s, b in enumerate(r.lineup) if b == base]
             diffs.append(sum(cs) / len(cs) - sum(bs) / len(bs))
+        upper = upper_bound(outcomes, candidate, base, confidence) if bootstrap > 0 else None
         out.append(Versus(base, len(mine), row.games, row.wins, row.draws, row.losses, row.score_pct, diff.elo,
                           diff.lo, diff.hi, diff.plus_minus, diff.los,
-                          sum(diffs) / len(diffs), diff.bound))
+                          sum(diffs) / len(diffs), diff.bound, upper))
     out.sort(key=lambda v: (-(v.elo if v.elo is not None else -1e9), v.baseline))
     return out
 
 
+def versus_json(v: Versus) -> dict[str, Any]:
+    """A baseline's row as JSON: its fields, and how the tables show its difference (``shown``)."""
+    return {**v.__dict__, "shown": shown_versus(v).to_json()}
+
+
+def shown_versus(v: Versus) -> Shown:
+    """The Elo difference as the tables show it (:func:`referee.tournament.standings.shown`)."""
+    return shown(v.elo, v.lo, v.hi, v.bound, 0.0, signed=True)
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The gauntlet's answer for CI: ``worse`` names the baselines the candidate is worse than with
-    at least ``confidence`` probability (its LOS over each at most 1 - confidence); ``text`` says so."""
+    """The gauntlet's answer for CI: ``worse`` names the baselines the candidate is worse than at
+    ``confidence``: the one-sided upper bound of its Elo difference (:attr:`Versus.upper`) is below
+    0, which is its LOS below ``1 - confidence``; ``text`` says so, with the bound."""
 
     confidence: float
     worse: list[str]
     text: str
 
 
+def _bound_text(v: Versus, pct: str) -> str:
+    """The figures of a baseline the verdict names: ``Elo -106, at most -4 at 95% one-sided; LOS 2.1%``."""
+    elo = shown_versus(v).elo_text
+    upper = "no upper bound" if v.upper is None else f"at most {signed_elo(v.upper)}"
+    los = "-" if v.los is None else f"{100 * v.los:.1f}%"
+    return (f"Elo {elo}, " if elo != "-" else "") + f"{upper} at {pct} one-sided; LOS {los}"
+
+
 def verdict(candidate: str, rows: Sequence[Versus], confidence: float = 0.95) -> Verdict:
-    """Whether the candidate is worse than a baseline at ``confidence`` (from each head-to-head LOS,
-    which is never surer than the 95% interval); baselines without an LOS (no bootstrap) are not judged."""
+    """Whether the candidate is worse than a baseline at ``confidence``: a one-sided test, read off
+    each baseline's one-sided upper bound (computed by :func:`versus` at the same confidence);
+    baselines without an LOS (no bootstrap, or no result) are not judged."""
     pct = f"{100 * confidence:g}%"
-    worse = [v for v in rows if v.los is not None and v.los <= 1 - confidence]
+    judged = [v for v in rows if v.los is not None]
+    worse = [v for v in judged if v.upper is not None and v.upper < 0.0]
     unjudged = [v.baseline for v in rows if v.los is None]
     if worse:
-        text = (f"{candidate} is worse than " + ", ".join(f"{v.baseline} (Elo {v.elo:+.0f}, LOS {100 * v.los:.1f}%)"
-                                                         for v in worse)
+        text = (f"{candidate} is worse than " + ", ".join(f"{v.baseline} ({_bound_text(v, pct)})" for v in worse)
                 + f" at {pct} confidence: a failed check (exit code 1)")
     else:
         text = f"{candidate} is worse than no baseline at {pct} confidence"
+        bounded = [v for v in judged if v.upper is not None]
+        if bounded:
+            closest = min(bounded, key=lambda v: v.upper)
+            text += (f": every one-sided upper bound is above 0 (the lowest: {closest.baseline}, "
+                     f"{_bound_text(closest, pct)})")
     if unjudged:
         text += f"; not judged (no LOS: --bootstrap 0 or no result): {', '.join(unjudged)}"
     return Verdict(confidence, [v.baseline for v in worse], text)
 
 
-def versus_table(candidate: str, rows: Sequence[Versus]) -> str:
-    from tabulate import tabulate
+def caption(candidate: str, confidence: float = 0.95) -> str:
+    """What the candidate's table shows, in a line above it."""
+    pct = f"{100 * confidence:g}%"
+    return (f"{candidate} against each baseline (Elo difference from their head-to-head games; ± half the 95% "
+            f"interval over deal sets, a bound after a sweep, \"{TOO_FEW}\" past ±{WIDEST:.0f}; one-sided {pct}: the "
+            f"upper bound the verdict reads, worse where it is below 0):")
+
+
+def versus_table(candidate: str, rows: Sequence[Versus], confidence: float = 0.95, tablefmt: str = "simple") -> str:
+    pct = f"{100 * confidence:g}%"
 
     def f(value: float | None, digits: int = 0, sign: bool = False) -> str:
         return "-" if value is None else f"{value:{'+' if sign else ''}.{digits}f}"
 
-    def elo(v: Versus) -> str:
-        if v.bound == "lower" and v.lo is not None:
-            return f"> {v.lo:+.0f}"
-        if v.bound == "upper" and v.hi is not None:
-            return f"< {v.hi:+.0f}"
-        return f(v.elo, 0, True)
+    def plus_minus(s: Shown) -> str:
+        if s.kind == TOO_FEW:
+            return TOO_FEW
+        return "-" if s.lo is None or s.hi is None else f"{(s.hi - s.lo) / 2.0:.0f}"
 
-    body = [[v.baseline, v.matches, v.games, f"{v.wins}-{v.draws}-{v.losses}", f(v.score_pct, 1),
-             elo(v), f(v.plus_minus), f(None if v.los is None else 100 * v.los, 1),
-             f(v.points_diff, 2, True)] for v in rows]
+    body = []
+    for v in rows:
+        s = shown_versus(v)
+        body.append([v.baseline, v.matches, v.games, f"{v.wins}-{v.draws}-{v.losses}", f(v.score_pct, 1),
+                     s.elo_text, plus_minus(s), signed_elo(v.upper), f(None if v.los is None else 100 * v.los, 1),
+                     f(v.points_diff, 2, True)])
     return tabulate(body, headers=["baseline", "matches", "games", "W-D-L", "score %", f"Elo {candidate} -", "±",
-                                   "LOS %", "pts diff"],
-                    tablefmt="simple", disable_numparse=True,
-                    colalign=("left", "right", "right", "right", "right", "right", "right", "right", "right"))
+                                   f"one-sided {pct}", "LOS %", "pts diff"],
+                    tablefmt=tablefmt, disable_numparse=True,
+                    colalign=("left", *["right"] * 9))
+
+
+def markdown(game: str, candidate: str, rows: Sequence[Versus], result: Verdict) -> str:
+    """The candidate's table and the verdict in Markdown, for a pull request or a CI job's summary."""
+    outcome = ("**a failed check: worse than " + ", ".join(f"`{b}`" for b in result.worse) + "**" if result.worse
+               else "**passed**")
+    return (f"**Gauntlet `{candidate}`** ({game}): {outcome}\n\n"
+            f"{caption(candidate, result.confidence)}\n\n"
+            f"{versus_table(candidate, rows, result.confidence, tablefmt='github')}\n\n"
+            f"verdict: {result.text}\n")

@@ -205,25 +205,95 @@ def _f(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.0f}"
-
-
-def _interval(lo: float | None, hi: float | None, fmt=_f) -> str:
-    return "-" if lo is None or hi is None else f"[{fmt(lo)}, {fmt(hi)}]"
+def signed_elo(value: float | None) -> str:
+    return "-" if value is None else f"{round(value):+d}"  # never "-0"
 
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def elo_cells(b: BotLine | ratings.PlayerRating) -> tuple[str, str]:
-    """The Elo and interval cells: a bound ("< 1306") for a bot that scored no point or every point."""
-    if b.bound == "upper" and b.hi is not None:
-        return f"< {b.hi:.0f}", "-"
-    if b.bound == "lower" and b.lo is not None:
-        return f"> {b.lo:.0f}", "-"
-    return _f(b.elo), _interval(b.lo, b.hi)
+# --- how a rating and its interval are shown -------------------------------------------------
+
+#: the widest 95% interval a table prints, as its ± (half its width): 400 Elo, the difference at
+#: which one bot expects ten times the other's points; a wider one says "too few games"
+WIDEST = 400.0
+TOO_FEW = "too few games"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A rating (or an Elo difference) as every table, page and JSON shows it (:func:`shown`)."""
+
+    #: "estimate" (an Elo, with its interval if any), "lower" (a bound: above ``lo``), "upper"
+    #: (below ``hi``), "too few games" (the interval is too wide, or the bound is on the wrong side
+    #: to say anything), "none" (no Elo: unidentifiable ratings)
+    kind: str
+    elo: float | None  # the estimate shown, if any
+    lo: float | None  # the ends shown, if any
+    hi: float | None
+    elo_text: str  # the Elo cell: "1540", "> 1568", "< 1360", "-"
+    interval_text: str  # the interval cell: "[1320, 1760]", "-", "too few games"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "elo": self.elo_text, "interval": self.interval_text}
+
+
+def shown(elo: float | None, lo: float | None, hi: float | None, bound: str | None, side: float | None,
+          signed: bool = False) -> Shown:
+    """How a rating or a difference is shown, decided here for every output. ``bound`` is the
+    statistics' (a record of every point or none: only ``lo``, or only ``hi``, means something);
+    such a bound is shown only when it is on the record's side of ``side`` (the opponents' average
+    Elo for a rating, 0 for a difference): above it after every point, below it after none; a bound
+    on the other side says the results cannot tell, as does an interval wider than ``2 * WIDEST``.
+    ``signed``: a difference ("+40")."""
+    fmt = signed_elo if signed else _f
+    if elo is None:
+        return Shown("none", None, None, None, "-", "-")
+    if bound == "lower" and lo is not None:
+        if side is not None and lo <= side:
+            return Shown(TOO_FEW, None, None, None, "-", TOO_FEW)
+        return Shown("lower", None, lo, None, f"> {fmt(lo)}", "-")
+    if bound == "upper" and hi is not None:
+        if side is not None and hi >= side:
+            return Shown(TOO_FEW, None, None, None, "-", TOO_FEW)
+        return Shown("upper", None, None, hi, f"< {fmt(hi)}", "-")
+    if lo is None or hi is None:
+        return Shown("estimate", elo, None, None, fmt(elo), "-")
+    if (hi - lo) / 2.0 > WIDEST:
+        return Shown(TOO_FEW, elo, None, None, fmt(elo), TOO_FEW)
+    return Shown("estimate", elo, lo, hi, fmt(elo), f"[{fmt(lo)}, {fmt(hi)}]")
+
+
+def shown_rating(b: BotLine | ratings.PlayerRating, opponents_elo: float | None) -> Shown:
+    """A bot's (or a team's) rating as shown; ``opponents_elo``: its opponents' average, which a bound must clear."""
+    return shown(b.elo, b.lo, b.hi, b.bound, opponents_elo)
+
+
+def shown_line(b: BotLine) -> Shown:
+    return shown_rating(b, b.opponents_elo)
+
+
+def shown_teams(teams: ratings.Ratings) -> dict[str, Shown]:
+    """Each partnership's rating as shown (none where even the teams cannot be compared)."""
+    opponents = headtohead.opponents_average(teams)
+    return {r.name: shown_rating(r, opponents[r.name]) if teams.identifiable else shown(None, None, None, None, None)
+            for r in teams.rows}
+
+
+def shown_difference(h: headtohead.HeadToHead) -> Shown:
+    """A head-to-head Elo difference as shown: a bound only where it clears 0 (a sweep on too few
+    games does not say who is better: "> -642" would read as a bound the wrong way)."""
+    return shown(h.elo, h.elo_lo, h.elo_hi, h.bound, 0.0, signed=True)
+
+
+def _cells(s: Shown) -> tuple[str, str]:
+    return s.elo_text, s.interval_text
+
+
+def elo_cells(b: BotLine) -> tuple[str, str]:
+    """The Elo and interval cells of a bot (:func:`shown_line`)."""
+    return _cells(shown_line(b))
 
 
 def table(st: Standings) -> str:
@@ -240,8 +310,9 @@ def table(st: Standings) -> str:
 
 def team_table(teams: ratings.Ratings) -> str:
     """The partnerships (``ratings.rate_teams``); no Elo where even the teams cannot be compared."""
-    rows = [[rank, r.name, *(elo_cells(r) if teams.identifiable else ("-", "-")), r.games, _f(r.score_pct, 1),
-             f"{r.wins}-{r.draws}-{r.losses}"] for rank, r in enumerate(teams.rows, 1)]
+    shown_of = shown_teams(teams)
+    rows = [[rank, r.name, *_cells(shown_of[r.name]), r.games, _f(r.score_pct, 1), f"{r.wins}-{r.draws}-{r.losses}"]
+            for rank, r in enumerate(teams.rows, 1)]
     return tabulate(rows, headers=["rank", "team", "Elo", "95% interval", "results", "score %", "W-D-L"],
                     tablefmt="simple", disable_numparse=True,
                     colalign=("right", "left", "right", "right", "right", "right", "right"))
@@ -263,12 +334,8 @@ def pairs(st: Standings) -> list[tuple[str, str]]:
 
 
 def difference_cells(h: headtohead.HeadToHead) -> tuple[str, str]:
-    """The Elo difference and interval cells: a bound ("> +40", "-") after a sweep."""
-    if h.bound == "lower" and h.elo_lo is not None:
-        return f"> {h.elo_lo:+.0f}", "-"
-    if h.bound == "upper" and h.elo_hi is not None:
-        return f"< {h.elo_hi:+.0f}", "-"
-    return _signed(h.elo), _interval(h.elo_lo, h.elo_hi, _signed)
+    """The Elo difference and interval cells (:func:`shown_difference`)."""
+    return _cells(shown_difference(h))
 
 
 def pairs_table(st: Standings) -> str:
@@ -373,18 +440,25 @@ def to_json(st: Standings) -> dict[str, Any]:
         "scale": {"anchor": st.anchor[0], "rating": st.anchor[1]} if st.anchor else
                  {"average": ratings.DEFAULT_AVERAGE},
         "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
-        "standings": [{"rank": i, **b.__dict__, **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete
-                                                   else {})} for i, b in enumerate(st.lines, 1)],
-        "head_to_head": {a: {b: h.__dict__ for b, h in row.items()} for a, row in st.head_to_head.items()},
+        "standings": [{"rank": i, **b.__dict__, "shown": shown_line(b).to_json(),
+                       **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete else {})}
+                      for i, b in enumerate(st.lines, 1)],
+        "head_to_head": {a: {b: {**h.__dict__, "shown": shown_difference(h).to_json()} for b, h in row.items()}
+                         for a, row in st.head_to_head.items()},
         "los": st.los,
         "rank_probabilities": st.rank_probabilities,
         "top_k": st.top_k,
         "rank_df": st.rank_df,
         "seat_bias": st.seat_bias,
-        **({"teams": [{"rank": i, **r.__dict__} for i, r in enumerate(st.teams.rows, 1)]} if st.teams else {}),
+        **({"teams": _teams_json(st.teams)} if st.teams else {}),
         "entries": [e.__dict__ for e in st.entries],
         **({"stopped": st.stopped} if st.stopped else {}),
     }
+
+
+def _teams_json(teams: ratings.Ratings) -> list[dict[str, Any]]:
+    shown_of = shown_teams(teams)
+    return [{"rank": i, **r.__dict__, "shown": shown_of[r.name].to_json()} for i, r in enumerate(teams.rows, 1)]
 
 
 def to_csv(st: Standings) -> str:

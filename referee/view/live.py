@@ -174,13 +174,9 @@ def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] 
         if not rows:
             return None
         st = standings.of_store(store, rows, bootstrap=bootstrap, pairs=False)
-
-        def f(v: float | None) -> str:
-            return "-" if v is None else f"{v:.0f}"
-
-        return {"headers": ["rank", "bot", "Elo", "low", "high", "matches", "score %", "W-D-L",
+        return {"headers": ["rank", "bot", "Elo", "95% interval", "matches", "score %", "W-D-L",
                             standings.FAULTS_HEADER],
-                "rows": [[i, b.name, f(b.elo), f(b.lo), f(b.hi), b.matches,
+                "rows": [[i, b.name, *standings.elo_cells(b), b.matches,  # as the terminal shows them
                           "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}",
                           standings.fault_cell(b.faults)]
                          for i, b in enumerate(st.lines, 1)],

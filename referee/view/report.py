@@ -129,14 +129,15 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
 
 
 def standings_table(st: tstandings.Standings) -> str:
-    head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>low</th><th>high</th><th>matches</th>"
+    head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>95% interval</th><th>matches</th>"
             "<th>results</th><th>W-D-L</th><th>score %</th><th>opp. Elo</th><th>pts/seat</th>"
             f"<th><abbr title=\"{html.escape(tstandings.FAULTS_LEGEND)}\">{tstandings.FAULTS_HEADER}</abbr></th></tr>")
     body = []
     for rank, b in enumerate(st.lines, 1):
+        shown = tstandings.shown_line(b)  # as the terminal shows it: a bound, or too few games
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
-                    f"<td class=\"elo\">{html.escape(tstandings.elo_cells(b)[0])}</td><td class=\"lo\">{_f(b.lo)}</td>"
-                    f"<td class=\"hi\">{_f(b.hi)}</td>"
+                    f"<td class=\"elo\" data-shown=\"{html.escape(shown.kind)}\">{html.escape(shown.elo_text)}</td>"
+                    f"<td class=\"interval\">{html.escape(shown.interval_text)}</td>"
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
                     f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td></tr>")
@@ -179,8 +180,11 @@ def ranks_table(st: tstandings.Standings) -> str:
 
 
 def elo_bars(st: tstandings.Standings) -> str:
-    """The Elo of each bot with its interval as an error bar (SVG)."""
-    values = [v for b in st.lines for v in (b.elo, b.lo, b.hi) if v is not None]
+    """The Elo of each bot with its interval as an error bar (SVG), as the table shows them
+    (:func:`referee.tournament.standings.shown_line`): a bound is a bar open towards the plot's edge
+    (an arrow), too few games a dot alone (or nothing, for a record of every point or none)."""
+    shown = {b.name: tstandings.shown_line(b) for b in st.lines}
+    values = [v for s in shown.values() for v in (s.elo, s.lo, s.hi) if v is not None]
     if not values:
         return ""
     low, high = min(values), max(values)
@@ -195,14 +199,24 @@ def elo_bars(st: tstandings.Standings) -> str:
     parts = [_svg_start("elo-bars", width, height, "Elo with 95% intervals"),
              *_axis(low, high, _nice_step(high - low), x, height)]
     for i, b in enumerate(st.lines):
-        y = 24 + i * row
+        y, s = 24 + i * row, shown[b.name]
+        title = f"<title>{html.escape(b.name)}: {html.escape(s.elo_text)} {html.escape(s.interval_text)}</title>"
         parts.append(f"<text x=\"{left - 8}\" y=\"{y + 5}\" class=\"name\">{html.escape(b.name)}</text>")
-        if b.lo is not None and b.hi is not None:
-            parts += [_line(x(b.lo), y, x(b.hi), y, "bar"), _line(x(b.lo), y - 6, x(b.lo), y + 6, "bar"),
-                      _line(x(b.hi), y - 6, x(b.hi), y + 6, "bar")]
-        if b.elo is not None and b.bound is None:  # a bound (no win, or no loss) has no point estimate
-            parts.append(f"<circle cx=\"{x(b.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\"><title>"
-                         f"{html.escape(b.name)}: {_f(b.elo)} [{_f(b.lo)}, {_f(b.hi)}]</title></circle>")
+        ends = [v for v in (s.lo, s.hi) if v is not None]
+        if s.lo is not None and s.hi is not None:
+            parts += [_line(x(s.lo), y, x(s.hi), y, "bar"), _line(x(s.lo), y - 6, x(s.lo), y + 6, "bar"),
+                      _line(x(s.hi), y - 6, x(s.hi), y + 6, "bar")]
+        elif ends:  # a bound: from it to the edge on its open side, an arrow there
+            edge = width - right if s.lo is not None else left
+            tip = 1 if s.lo is not None else -1
+            parts += [f"<g class=\"bound\" data-bot=\"{html.escape(b.name)}\">{title}",
+                      _line(x(ends[0]), y, edge, y, "bar"), _line(x(ends[0]), y - 6, x(ends[0]), y + 6, "bar"),
+                      f"<path d=\"M{edge - 8 * tip:.1f},{y - 5} L{edge:.1f},{y} L{edge - 8 * tip:.1f},{y + 5}\" "
+                      f"class=\"bar arrow\"/></g>"]
+        if s.elo is not None:  # a bound has no point estimate
+            parts.append(f"<circle cx=\"{x(s.elo):.1f}\" cy=\"{y}\" r=\"5\" class=\"dot\">{title}</circle>")
+        elif not ends and s.kind == tstandings.TOO_FEW:  # nothing to draw: say why
+            parts.append(f"<text x=\"{left + 6}\" y=\"{y + 5}\" class=\"note\">{html.escape(s.interval_text)}</text>")
     parts.append("</svg>")
     return "".join(parts)
 
