@@ -9,7 +9,8 @@ timeout; what lies between is the measured part, judged so (:class:`Spent`, :dat
 
 - **the host's** (the fault is marked ``host_overloaded``) when the bot was starved: one of its
   threads waited for a CPU at least half the measured time while all of them together ran
-  less than half of it; or when the referee was: its event loop thread waited at least half.
+  less than half of it, and none runs at a priority it lowered itself (a higher nice than the
+  referee's, ``SCHED_IDLE``); or when the referee was: its event loop thread waited at least half.
   Unless the bot, by its late answer or the match's end, has run more CPU on that decision
   than its clock (decision time + bank): then it would have been late whatever the load;
 - **the bot's own** otherwise: it had the CPU (it ran half the measured time or more), or it
@@ -29,6 +30,7 @@ and its timeouts by whose they were.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import os
 import threading
@@ -225,6 +227,45 @@ class BotCpu:
                 found[tid] = counts
         return Reading(time.monotonic(), found, _schedstat("/proc/thread-self/schedstat"))
 
+    def spent(self, first: Reading, clock: float) -> Spent | None:
+        """What it spent from ``first`` until now (:meth:`Reading.since`); if it was starved, with
+        the priority it lowered itself, if it did (:meth:`lowered`)."""
+        spent = self.read().since(first, clock)
+        if spent is not None and spent.starved:
+            spent = dataclasses.replace(spent, lowered=self.lowered())
+        return spent
+
+    def lowered(self) -> str | None:
+        """``nice N`` or ``SCHED_IDLE`` if a thread of the bot runs at a lower priority than the calling
+        thread (which the bot can do, and which starves it on a busy host by its own doing); else None."""
+        mine = _priority("/proc/thread-self/stat")
+        try:
+            tids = list(self.threads())
+        except (OSError, ValueError):
+            return None
+        for tid in tids:
+            theirs = _priority(f"/proc/{tid}/stat")
+            if mine is None or theirs is None:
+                continue
+            if theirs[1] == SCHED_IDLE != mine[1]:
+                return "SCHED_IDLE"
+            if theirs[0] > mine[0]:
+                return f"nice {theirs[0]}"
+        return None
+
+
+SCHED_IDLE = 5  # the scheduling policy of a thread that runs only when nothing else wants a CPU
+
+
+def _priority(path: str) -> tuple[int, int] | None:
+    """A thread's nice value and scheduling policy (``/proc/.../stat``), None if gone."""
+    try:
+        with open(path, "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[16]), int(fields[38])
+    except (OSError, ValueError, IndexError):
+        return None
+
 
 @dataclass(frozen=True)
 class Spent:
@@ -239,6 +280,7 @@ class Spent:
     referee_waited: float
     clock: float
     total: float | None = None
+    lowered: str | None = None  # starved at a priority it lowered itself: "nice 19", "SCHED_IDLE"
 
     @property
     def starved(self) -> bool:
@@ -257,21 +299,24 @@ class Spent:
 
     @property
     def hosts(self) -> bool:
-        """The time lost is the host's: the bot, or the referee, was starved of CPU, and the bot did
-        not run more CPU on the decision than its clock."""
-        return (self.starved or self.referee_starved) and not self.past_clock
+        """The time lost is the host's: the bot (at a priority it did not lower itself), or the
+        referee, was starved of CPU, and the bot did not run more CPU on the decision than its clock."""
+        return ((self.starved and not self.lowered) or self.referee_starved) and not self.past_clock
 
     def why(self) -> str:
-        if self.starved or self.referee_starved:
-            who = "starved" if self.starved else f"the referee starved ({self.referee_waited:.3f} s waiting)"
-            if self.total is None:
-                return f"{who}, the host's time"
-            within = "more than" if self.past_clock else "within"
-            whose = "its own time" if self.past_clock else "the host's time"
-            return f"{who}, and {self.total:.3f} s of CPU on it in all, {within} its clock: {whose}"
-        if self.ran >= STARVED * self.over:
-            return "it had the CPU, its own time"
-        return "not waiting for a CPU, its own time"
+        bot_starved = self.starved and not self.lowered
+        if not (bot_starved or self.referee_starved):
+            if self.starved:
+                return f"starved at a priority it lowered itself ({self.lowered}), its own time"
+            if self.ran >= STARVED * self.over:
+                return "it had the CPU, its own time"
+            return "not waiting for a CPU, its own time"
+        who = "starved" if bot_starved else f"the referee starved ({self.referee_waited:.3f} s waiting)"
+        if self.total is None:
+            return f"{who}, the host's time"
+        within = "more than" if self.past_clock else "within"
+        whose = "its own time" if self.past_clock else "the host's time"
+        return f"{who}, and {self.total:.3f} s of CPU on it in all, {within} its clock: {whose}"
 
     def describe(self) -> str:
         return (f"the bot, over its last {self.over:.3f} s: CPU {self.ran:.3f} s, longest wait for one "
@@ -358,7 +403,8 @@ class HostWatch:
 
 
 #: the timeouts of a run's account, and what its line calls them
-WHOSE = {"hosts": "the host's (the bot starved of CPU: marked host_overloaded)", "own": "the bots' own",
+WHOSE = {"hosts": "the host's (the bot or the referee starved of CPU: marked host_overloaded)",
+         "own": "the bots' own",
          "unmeasured": "not measured (bots not launched here): whose is not said"}
 #: the most bots a host line names for each kind of timeout
 NAMED = 5

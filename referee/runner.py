@@ -267,7 +267,7 @@ class MatchRunner:
         elif first is None:  # the runner's own loop ran that late
             unmeasured = "the referee's first reading came too late"
         else:
-            spent = meter.read().since(first, budget)
+            spent = meter.spent(first, budget)
             unmeasured = "none of its processes found"
         detail = _timeout_detail(budget, unmeasured if spent is None else spent, load.describe())
         self._fault(seat, FaultKind.TIMEOUT, detail, cpu=spent)

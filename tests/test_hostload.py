@@ -84,6 +84,8 @@ def test_the_load_over_a_while_is_the_mean_of_its_samples_and_its_cpu_pressure(t
      "starved, and 0.300 s of CPU on it in all, within its clock: the host's time"),
     (Spent(0.45, 0.09, 0.35, 0.0, 0.5, total=0.90), False,  # needed more than its clock: whatever the load
      "starved, and 0.900 s of CPU on it in all, more than its clock: its own time"),
+    (Spent(0.45, 0.09, 0.35, 0.0, 0.5, lowered="nice 19"), False,  # it gave its CPU away itself
+     "starved at a priority it lowered itself (nice 19), its own time"),
 ])
 def test_whose_time_a_timeout_was(spent, hosts, why):
     assert spent.hosts is hosts and spent.why() == why
@@ -135,6 +137,22 @@ def test_a_reading_finds_every_thread_of_a_real_process_tree(tmp_path):
         parent.wait()
 
 
+@pytest.mark.parametrize("prefix, lowered", [([], None), (["nice", "-n", "19"], "nice 19"),
+                                             (["chrt", "--idle", "0"], "SCHED_IDLE")])
+def test_a_bot_that_lowered_its_own_priority_is_told_apart(prefix, lowered):
+    """A real process at the referee's priority, at nice 19, under SCHED_IDLE: a bot starved at a
+    priority it lowered itself is starved by its own doing."""
+    process = subprocess.Popen([*prefix, sys.executable, "-c", "print(1, flush=True); import time; time.sleep(3600)"],
+                               stdout=subprocess.PIPE)
+    try:
+        process.stdout.readline()  # python runs: nice or chrt has done its work
+        meter = hostload.BotCpu(lambda: hostload.tree_threads(process.pid))
+        assert meter.lowered() == lowered
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_a_launched_bots_meter_reads_its_process_tree_in_the_sandbox_without_cgroups(tmp_path):
     """Without cgroups, the launcher reads a bot's threads from its process tree: in bubblewrap,
     through the sandbox's pid namespace (bubblewrap, its init, the bot)."""
@@ -167,10 +185,11 @@ def _hang(decision, n):
     return asyncio.sleep(3600)
 
 
-class ScriptedMeter:
+class ScriptedMeter(hostload.BotCpu):
     """A bot's readings as the test gives them: the runner's first, at the timeout, at the match's end."""
 
     def __init__(self, *readings: Reading):
+        super().__init__(lambda: ())
         self.readings = list(readings)
         self.asked = 0
 
@@ -251,8 +270,8 @@ def test_a_runs_account_of_the_host_counts_its_samples_and_whose_its_timeouts_we
     watch.played({"seats": ["slow", "starved"], "meta": {"faults": faults}})
     watch.played({"seats": ["slow", "x"], "meta": {"faults": [{"kind": "timeout", "seat": 0, "cpu": {}}]}})
     assert watch.summary()["timeouts_own"] == {"slow": 2, "starved": 1}
-    assert watch.line().endswith("; timeouts: 1 the host's (the bot starved of CPU: marked host_overloaded) "
-                                 "(starved 1), 3 the bots' own (slow 2, starved 1)")
+    assert watch.line().endswith("; timeouts: 1 the host's (the bot or the referee starved of CPU: marked "
+                                 "host_overloaded) (starved 1), 3 the bots' own (slow 2, starved 1)")
 
 
 # --- the real machine ----------------------------------------------------------------------------
@@ -396,8 +415,8 @@ def test_a_bot_starved_of_cpu_times_out_on_the_hosts_time(tmp_path):
         assert cpu_spent["waited_s"] >= cpu_spent["over_s"] / 2 > cpu_spent["ran_s"], fault
         assert cpu_spent["total_s"] <= 0.5 and "the host's time; host: " in fault["detail"], fault
     assert host["timeouts_hosts"] == {"starved": 2} and host["timeouts_own"] == {}, host
-    assert _host_line(stderr).endswith("; timeouts: 2 the host's (the bot starved of CPU: marked host_overloaded) "
-                                       "(starved 2)")
+    assert _host_line(stderr).endswith("; timeouts: 2 the host's (the bot or the referee starved of CPU: marked "
+                                       "host_overloaded) (starved 2)")
 
 
 @pytest.mark.e2e

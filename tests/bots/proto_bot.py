@@ -21,7 +21,7 @@ Modes (how it misbehaves, once ``--after`` decisions have gone well):
   huge        answers with a 10 MB message (past the referee's limit)
   sessions    opens --flood extra sessions that say hello and then idle
   reconnect   closes its stream mid-game and comes back with a new session
---pin CPU binds it (every thread) to that CPU, --nice N lowers its priority, before it starts.
+--pin CPU binds it (every thread) to that CPU before it starts.
 It prints one JSON line per message it receives when --trace is given;
 --dump FILE writes every message exactly as received (4-byte length, bytes);
 --script FILE answers the actions listed in that JSON file, in order.
@@ -55,7 +55,6 @@ def main() -> None:
     p.add_argument("--sleep", type=float, default=0.0)
     p.add_argument("--cpu", type=float, default=0.0, help="seconds of CPU a decision takes in mode burn")
     p.add_argument("--pin", type=int, default=None, help="the CPU it runs on")
-    p.add_argument("--nice", type=int, default=0)
     p.add_argument("--capacity", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--by-index", action="store_true")
@@ -68,8 +67,6 @@ def main() -> None:
     args = p.parse_args()
     if args.pin is not None:  # before any thread starts: they all inherit it
         os.sched_setaffinity(0, {args.pin})
-    if args.nice:
-        os.nice(args.nice)
     if args.token_fd is not None:
         with open(args.token_fd) as pipe:
             args.token = pipe.readline().strip()
