@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from harness import PROTO_BOT, write_tournament
+from harness import PROTO_BOT, require_sandbox, write_tournament
 from test_runner import ScriptedSeat
 
 from referee import hostload
@@ -153,10 +153,13 @@ def test_a_bot_that_lowered_its_own_priority_is_told_apart(prefix, lowered):
         process.wait()
 
 
-def test_a_launched_bots_meter_reads_its_process_tree_in_the_sandbox_without_cgroups(tmp_path):
+@pytest.mark.parametrize("kind", ["none", "bwrap"])
+def test_a_launched_bots_meter_reads_its_process_tree_without_cgroups(tmp_path, kind):
     """Without cgroups, the launcher reads a bot's threads from its process tree: in bubblewrap,
     through the sandbox's pid namespace (bubblewrap, its init, the bot)."""
-    box = sandbox.Sandbox("bwrap", False) if sandbox.probe() is None else sandbox.Sandbox("none", False)
+    if kind == "bwrap":
+        require_sandbox()
+    box = sandbox.Sandbox(kind, False)
     own = tmp_path / "bot"
     own.mkdir()
     spec = BotSpec("a", ("python", "-c", "import time; time.sleep(3600)"), str(own))
