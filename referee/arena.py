@@ -30,6 +30,7 @@ from typing import Any
 
 from referee import games, wire
 from referee.games.base import Event, Shoe
+from referee.hostload import BotCpu
 from referee.runner import (
     AbsentSeat, Clock, Decision, GameInfo, MatchOutcome, Reply, SeatGone, SeatLink, Substitution, run_match,
 )
@@ -436,7 +437,8 @@ class Arena:
                         seed: int | None = None, decks: Sequence[Sequence[int]] | None = None,
                         suits: Sequence[int] | None = None, clock: Clock = Clock(),
                         game_id: str | None = None, gone: Callable[[str], bool] | None = None,
-                        sessions: Sequence[str] | None = None, hold: bool = False) -> MatchOutcome:
+                        sessions: Sequence[str] | None = None, hold: bool = False,
+                        meter: Callable[[str], BotCpu | None] | None = None) -> MatchOutcome:
         """Play one match between connected bots; raises OptionError for a bad game or option.
 
         ``hold``: spectators get the match's record only once :meth:`release` names it (they
@@ -446,7 +448,9 @@ class Arena:
         line-up's names): a bot started for this match alone connects under a
         name of its own, while the record names the bot. ``gone(name)`` may
         tell that a session will not come (its process died), to stop waiting
-        for it before ``connect_timeout``."""
+        for it before ``connect_timeout``. ``meter(name)``: the processes of the
+        bot that connects as ``name``, where this process launched it (a timeout
+        then says whose time it was, :mod:`referee.hostload`)."""
         spec = games.get(game)
         checked = spec.check_options(options)
         if len(lineup) != spec.num_seats:
@@ -457,7 +461,9 @@ class Arena:
         if sessions is not None and len(sessions) != len(lineup):
             raise games.OptionError(f"{len(sessions)} session names for {len(lineup)} seats")
         deadline = asyncio.get_running_loop().time() + self.connect_timeout
-        claimed = await asyncio.gather(*(self.claim(name, deadline, gone) for name in (sessions or lineup)))
+        names = sessions or lineup
+        claimed = await asyncio.gather(*(self.claim(name, deadline, gone) for name in names))
+        meters = [meter(name) if meter is not None and s else None for name, s in zip(names, claimed)]
         events = wire.EventCache()
         links: list[SeatLink] = [SessionSeat(s, self._notify, events) if s else AbsentSeat() for s in claimed]
         hosted = HostedMatch(GameInfo(game_id, game, checked, 0, tuple(lineup), clock), held=hold)
@@ -465,7 +471,7 @@ class Arena:
         self._forget_old()
         log.info("game %s: %s %s", game_id, game, " v ".join(lineup))
         outcome = await run_match(game_id, spec, checked, Shoe(seed, decks, suits), links, lineup, clock,
-                                  on_public_event=hosted.publish)
+                                  on_public_event=hosted.publish, meters=meters)
         hosted.finish(outcome)
         log.info("game %s over: scores %s, placing %s, %d fault(s)", game_id, outcome.results["scores"],
                  outcome.results["placing"], len(outcome.faults))

@@ -8,8 +8,10 @@ server, a scripted fake in the tests, or :class:`AbsentSeat`). The policy:
 - every decision has ``clock.decision_s`` seconds; an overrun is taken from the
   seat's bank (``clock.bank_s`` per match). An answer later than decision time
   plus bank is a **timeout**: the bank is empty and the seat plays on by
-  default for the rest of the match. A timeout while the host was overloaded
-  (:mod:`referee.hostload`) is marked so, in its detail and ``host_overloaded``;
+  default for the rest of the match. Its detail says what the bot's processes
+  spent meanwhile, where they can be read (``cpu``), and the host's load; a
+  timeout in which the bot (or the referee) was starved of CPU is the host's,
+  marked ``host_overloaded`` (the rule: :mod:`referee.hostload`);
 - an answer that does not parse (**malformed**), that the rules refuse
   (**illegal**), or that names another request (**wrong_id**) is replaced by
   the default, and the seat goes on being asked;
@@ -24,6 +26,7 @@ results are untouched.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -117,12 +120,14 @@ class Fault:
     decision: int       # the match's decision number (0-based), -1 when outside any decision
     at_s: float         # seconds since the match started
     detail: str
-    host_overloaded: bool = False  # a timeout while the host was overloaded (referee.hostload)
+    host_overloaded: bool = False  # a timeout that is the host's: the bot was starved of CPU (referee.hostload)
+    cpu: hostload.Spent | None = None  # a timeout's: what the bot's processes spent, where measured
 
     def to_dict(self) -> dict[str, Any]:
         marked = {"host_overloaded": True} if self.host_overloaded else {}
+        spent = {"cpu": self.cpu.to_dict()} if self.cpu is not None else {}
         return {"seat": self.seat, "kind": self.kind, "decision": self.decision,
-                "at_s": round(self.at_s, 3), "detail": self.detail, **marked}
+                "at_s": round(self.at_s, 3), "detail": self.detail, **marked, **spent}
 
 
 class SeatGone(Exception):
@@ -203,7 +208,8 @@ class MatchRunner:
 
     def __init__(self, game_id: str, spec: GameSpec, options: dict[str, Any], shoe: Shoe,
                  links: Sequence[SeatLink], seat_names: Sequence[str], clock: Clock = Clock(),
-                 on_public_event: Callable[[int, Event], None] | None = None):
+                 on_public_event: Callable[[int, Event], None] | None = None,
+                 meters: Sequence[hostload.BotCpu | None] | None = None):
         if len(links) != spec.num_seats or len(seat_names) != spec.num_seats:
             raise ValueError(f"{spec.name} needs {spec.num_seats} seats, got {len(links)}")
         self.game_id = game_id
@@ -224,24 +230,62 @@ class MatchRunner:
         self._sent = 0
         self._t0 = time.monotonic()
         self.host = hostload.monitor()  # asked only when a decision runs out of time
+        #: per seat, its bot's processes where they can be read (a bot launched here), else None
+        self.meters = list(meters) if meters is not None else [None] * spec.num_seats
+        #: per seat, a timeout found the host's, until the bot's late answer or the match's end says
+        #: what it ran on that decision in all: (its fault's index, the first reading, the host's load)
+        self._unsettled: dict[int, tuple[int, hostload.Reading, str]] = {}
 
     # --- faults -------------------------------------------------------------
 
     def _fault(self, seat: int, kind: FaultKind, detail: str, decision: int | None = None,
-               host_overloaded: bool = False) -> str:
-        """Charge a fault to the seat; returns its detail as kept (escaped, at most MAX_DETAIL characters)."""
+               cpu: hostload.Spent | None = None) -> str:
+        """Charge a fault to the seat; returns its detail as kept (escaped, at most MAX_DETAIL characters).
+        ``cpu``: a timeout's measure of the bot, which says whether it is the host's."""
         number = self.decisions if decision is None else decision
         detail = capped(detail, MAX_DETAIL)
         self.counts[seat][kind] += 1
         if sum(self.counts[seat].values()) <= MAX_FAULT_RECORDS:  # a flood is counted, not kept
-            self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail, host_overloaded))
+            hosts = cpu is not None and cpu.hosts
+            self.faults.append(Fault(seat, kind, number, time.monotonic() - self._t0, detail, hosts, cpu))
         return detail
 
     def _stray_reporter(self, seat: int) -> Callable[[str], None]:
         def report(detail: str) -> None:
             if self.out[seat] is None:  # a seat already out (e.g. timed out) is not charged again
                 self._fault(seat, FaultKind.WRONG_ID, detail, decision=-1)
+            elif seat in self._unsettled:  # its late answer: what it ran on that decision in all
+                self._settle(seat)
         return report
+
+    def _timed_out(self, seat: int, budget: float, first: hostload.Reading | None, load: hostload.Load) -> str:
+        """Charge a timeout: its detail says what the bot spent over the decision's measured part
+        and whose time it was, or why that is not measured, and the host's load meanwhile."""
+        meter, spent = self.meters[seat], None
+        if meter is None:
+            unmeasured = "a bot not launched here"
+        elif first is None:  # the runner's own loop ran that late
+            unmeasured = "the referee's first reading came too late"
+        else:
+            spent = meter.spent(first, budget)
+            unmeasured = "none of its processes found"
+        detail = _timeout_detail(budget, unmeasured if spent is None else spent, load.describe())
+        self._fault(seat, FaultKind.TIMEOUT, detail, cpu=spent)
+        if spent is not None and spent.hosts and self.faults and self.faults[-1].cpu is spent:
+            self._unsettled[seat] = (len(self.faults) - 1, first, load.describe())
+        return detail
+
+    def _settle(self, seat: int) -> None:
+        """A timeout found the host's, judged again by the CPU its bot ran on the decision in all,
+        now (its late answer, or the match's end): more than its clock, it is the bot's own."""
+        index, first, load = self._unsettled.pop(seat)
+        fault = self.faults[index]
+        total = self.meters[seat].read().since(first, fault.cpu.clock)
+        if total is None:
+            return
+        spent = dataclasses.replace(fault.cpu, total=total.ran)
+        detail = capped(_timeout_detail(spent.clock, spent, load), MAX_DETAIL)
+        self.faults[index] = dataclasses.replace(fault, detail=detail, host_overloaded=spent.hosts, cpu=spent)
 
     # --- events ---------------------------------------------------------------
 
@@ -274,6 +318,10 @@ class MatchRunner:
                             tuple(state.action_names(legal)), self.clock.decision_s, self.banks[seat])
         budget = self.clock.decision_s + self.banks[seat]
         started = time.monotonic()
+        meter, first = self.meters[seat], []
+        # the bot's first reading, only in a decision that runs long (none costs a fast one anything)
+        probe = asyncio.get_running_loop().call_later(
+            self.clock.decision_s * hostload.PROBE_AT, lambda: first.append(meter.read())) if meter else None
         try:
             # a deadline on this task, not wait_for (which wraps the call in a task of its own)
             async with asyncio.timeout(budget):
@@ -281,17 +329,16 @@ class MatchRunner:
         except TimeoutError:
             self.banks[seat] = 0.0
             self.out[seat] = FaultKind.TIMEOUT
-            detail = f"no answer within {budget:.3f} s (decision time + bank)"
-            load = self.host.since(started)
-            if load.overloaded:
-                detail += f"; the host was overloaded meanwhile ({load.describe()})"
-            self._fault(seat, FaultKind.TIMEOUT, detail, host_overloaded=load.overloaded)
+            detail = self._timed_out(seat, budget, first[0] if first else None, self.host.since(started))
             return request_id, default, FaultKind.TIMEOUT, detail
         except SeatGone as gone:
             self.out[seat] = FaultKind.DISCONNECT
             detail = f"connection lost: {gone}"
             self._fault(seat, FaultKind.DISCONNECT, detail)
             return request_id, default, FaultKind.DISCONNECT, detail
+        finally:
+            if probe is not None:
+                probe.cancel()
         elapsed = time.monotonic() - started
         times = self.times[seat]
         times[0] += 1
@@ -361,6 +408,8 @@ class MatchRunner:
             for seat, (request_id, action, fault, reason) in zip(seats, answers):
                 self._play(seat, action, fault, reason, request_id)
             self._flush_events()
+        for seat in list(self._unsettled):  # the bots that have not answered late: what they ran until now
+            self._settle(seat)
         results = state.results()
         outcome = MatchOutcome(self.game_id, state, self.seat_names, self.faults,
                                records.to_record(state, seats=list(self.seat_names)), self.counts)
@@ -377,9 +426,21 @@ class MatchRunner:
         return outcome
 
 
+def _timeout_detail(budget: float, spent: hostload.Spent | str, load: str) -> str:
+    """What a timeout's fault says: the bot's measure and whose time it was, or why it is not
+    measured (``spent``, a string); and the host's load meanwhile (``load``), as a fact."""
+    if isinstance(spent, str):
+        measure = f"its CPU not measured ({spent}): whose is not said"
+    else:
+        measure = spent.describe()
+    return f"no answer within {budget:.3f} s (decision time + bank); {measure}; host: {load}"
+
+
 async def run_match(game_id: str, spec: GameSpec, options: dict[str, Any], shoe: Shoe,
                     links: Sequence[SeatLink], seat_names: Sequence[str], clock: Clock = Clock(),
-                    on_public_event: Callable[[int, Event], None] | None = None) -> MatchOutcome:
-    """Play one match to the end. Never raises for anything a seat does."""
-    runner = MatchRunner(game_id, spec, options, shoe, links, seat_names, clock, on_public_event)
+                    on_public_event: Callable[[int, Event], None] | None = None,
+                    meters: Sequence[hostload.BotCpu | None] | None = None) -> MatchOutcome:
+    """Play one match to the end. Never raises for anything a seat does. ``meters``: per seat, its
+    bot's processes where they can be read (:class:`~referee.hostload.BotCpu`), else None."""
+    runner = MatchRunner(game_id, spec, options, shoe, links, seat_names, clock, on_public_event, meters)
     return await runner.run()

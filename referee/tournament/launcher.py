@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from referee import files
+from referee import files, hostload
 from referee.tournament import paths, sandbox
 from referee.tournament.config import BotSpec
 from referee.tournament.sandbox import ProcessTree, Sandbox
@@ -356,6 +356,14 @@ class Launcher:
             return None
         return self._ended(bot, bot.process)
 
+    def meter(self, name: str) -> hostload.BotCpu | None:
+        """The processes of the launched bot (or process started for one match) that connects as
+        ``name``, read as the kernel counts their threads' time: its cgroups' threads, or without
+        them its process tree's; None for a bot not launched here."""
+        bot = self.bots.get(name) or self.for_match.get(name) or \
+            next((b for b in self.bots.values() if b.name == name), None)
+        return hostload.BotCpu(lambda: _threads(bot)) if bot is not None else None
+
     def log_tail(self, name: str, lines: int = 10) -> tuple[Path | None, list[str]]:
         """The bot's log file and its last ``lines`` lines (none without a log directory: its
         output went to this process's stderr). Waits a moment for an ended process's last output."""
@@ -520,6 +528,16 @@ def _check_program(program: str, cwd: str | None) -> None:
     found = os.path.exists(os.path.join(cwd or ".", program)) if os.sep in program else shutil.which(program)
     if not found:
         raise CommandNotFound(errno.ENOENT, os.strerror(errno.ENOENT), program)
+
+
+def _threads(bot: Launched) -> list[int]:
+    """The threads of a launched bot's current process: its cgroups', or its process tree's."""
+    tree, process = bot.tree, bot.process  # once: a restart may replace them meanwhile
+    if tree is not None:
+        return tree.threads()
+    if process is None or process.poll() is not None:
+        return []
+    return list(hostload.tree_threads(process.pid))
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:

@@ -299,8 +299,9 @@ def _start_playing(store: Store, schedule: Schedule, announce: Callable[[str], N
 
 
 def host_account(executor: Any, store: Store | None) -> None:
-    """The host's load during the run, in the store (``meta`` key ``host``) and, when it was
-    overloaded for long or while decisions timed out, in one line of the run's output."""
+    """The host's load during the run and whose its timeouts were, in the store (``meta`` key
+    ``host``) and, when it was overloaded for long or a decision timed out, in one line of the
+    run's output."""
     if store is not None:
         store.set_meta("host", executor.host.to_json())
     if (line := executor.host.line()) is not None:

@@ -538,6 +538,15 @@ class ProcessTree:
                 pass
         return found
 
+    def threads(self) -> list[int]:
+        """The ids of every thread of the tree now (a v1 group's ``tasks``)."""
+        for group in self.dirs:
+            try:
+                return [int(line) for line in (group / "tasks").read_text().split()]
+            except OSError:
+                continue
+        return []
+
     def kill(self, patience: float = 5.0) -> None:
         """SIGKILL every process in the tree until none is left (forks racing the kill included)."""
         deadline = time.monotonic() + patience

@@ -5,6 +5,7 @@
 Modes (how it misbehaves, once ``--after`` decisions have gone well):
   random      a uniformly random legal action, by name (or --by-index)
   late        sleeps --sleep seconds before every answer
+  burn        computes --cpu seconds of CPU (its thread's own clock) before every answer
   illegal     answers an action the rules refuse (a card it does not hold...)
   garbage     answers a name that is no action at all
   badindex    answers an index past the end of the legal list
@@ -20,6 +21,7 @@ Modes (how it misbehaves, once ``--after`` decisions have gone well):
   huge        answers with a 10 MB message (past the referee's limit)
   sessions    opens --flood extra sessions that say hello and then idle
   reconnect   closes its stream mid-game and comes back with a new session
+--pin CPU binds it (every thread) to that CPU before it starts.
 It prints one JSON line per message it receives when --trace is given;
 --dump FILE writes every message exactly as received (4-byte length, bytes);
 --script FILE answers the actions listed in that JSON file, in order.
@@ -51,6 +53,8 @@ def main() -> None:
     p.add_argument("--mode", default="random")
     p.add_argument("--after", type=int, default=0, help="good decisions before misbehaving")
     p.add_argument("--sleep", type=float, default=0.0)
+    p.add_argument("--cpu", type=float, default=0.0, help="seconds of CPU a decision takes in mode burn")
+    p.add_argument("--pin", type=int, default=None, help="the CPU it runs on")
     p.add_argument("--capacity", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--by-index", action="store_true")
@@ -61,6 +65,8 @@ def main() -> None:
     p.add_argument("--dump")
     p.add_argument("--script")
     args = p.parse_args()
+    if args.pin is not None:  # before any thread starts: they all inherit it
+        os.sched_setaffinity(0, {args.pin})
     if args.token_fd is not None:
         with open(args.token_fd) as pipe:
             args.token = pipe.readline().strip()
@@ -141,6 +147,10 @@ def play_session(args, rng, script, dump) -> str:
         if misbehave:
             if args.mode == "late":
                 time.sleep(args.sleep)
+            elif args.mode == "burn":
+                until = time.thread_time() + args.cpu
+                while time.thread_time() < until:
+                    pass
             elif args.mode == "illegal":
                 reply.name = illegal_action(req)
             elif args.mode == "garbage":

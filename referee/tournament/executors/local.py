@@ -63,5 +63,5 @@ class LocalExecutor(Executor):
                    sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         outcome = await self.referee.arena.run_match(self.game, self.options, seating.lineup, seed=seating.seed,
                                                      clock=self.clock, game_id=match_id or None, gone=self.gone,
-                                                     sessions=sessions, hold=True)
+                                                     sessions=sessions, hold=True, meter=self.launcher.meter)
         return outcome.results, outcome.record
