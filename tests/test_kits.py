@@ -100,7 +100,7 @@ def copies(tmp_path_factory) -> dict[str, Copy]:
     """Every kit, copied out of the repository and built there with its one command (when its
     toolchain is here: else why not). A build that fails fails."""
     out = tmp_path_factory.mktemp("kits")
-    assert not out.is_relative_to(ROOT)
+    assert not out.is_relative_to(ROOT), f"{out}: copy the kits out of the repository (a --basetemp outside it)"
     found = {}
     for name, kit in KITS.items():
         if kit.build is None:

@@ -41,12 +41,16 @@ def generate(out_dir: Path) -> list[Path]:
 
 
 def kit_copies(root: Path) -> list[Path]:
-    """Each starter kit's copy of the .proto files (``sample_bots/KIT/proto/...``), rewritten from proto/."""
+    """Each starter kit's copy of the .proto files (``sample_bots/KIT/proto/...``), rewritten from
+    proto/ where it differs (a copy left alone keeps its time: the kit's build is not remade)."""
     written = []
     for kit_proto in sorted(root.glob("sample_bots/*/proto")):
         for name in PROTOS:
-            shutil.copyfile(PROTO_DIR / name, kit_proto / name)
-            written.append(kit_proto / name)
+            copy = kit_proto / name
+            if not copy.is_file() or copy.read_bytes() != (PROTO_DIR / name).read_bytes():
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(PROTO_DIR / name, copy)
+            written.append(copy)
     return written
 
 

@@ -164,16 +164,15 @@ class BotSpec:
 
     @classmethod
     def from_command(cls, name: str, command: str, protocol: str = "grpc") -> BotSpec:
-        """A launched bot from its name and its command line (split as a shell does); a
-        ValueError if the name is not a bot name, the command is empty, or its program lies in a
-        home directory (its sandbox would show all of it). It runs in the current
-        directory, but a program of its own named by a path outside it (``/srv/g/bot``; not
-        one of the runtime's, such as ``/usr/bin/python3``) runs in its own directory, the
-        program's as resolved, which is then the bot's directory (its sandbox shows it, not the
-        current one): as ``command = ["/srv/g/bot"]``, ``cwd = "/srv/g"`` in a ``[[bots]]``
-        table. What the command's arguments name by absolute path (``python /x/mybot.py``: the
-        directory /x, where its own modules are too) is its data: the one who typed the command
-        named it."""
+        """A launched bot from its name and its command line (split as a shell does). Its
+        directory (``cwd``) is the current one, but for a program of its own named by a path
+        outside it (:func:`paths.elsewhere`: ``/srv/g/bot``): then the program's own, as
+        ``command = ["/srv/g/bot"]``, ``cwd = "/srv/g"`` in a ``[[bots]]`` table, which its
+        sandbox shows instead of the current directory. What its arguments name by absolute path
+        (``python /x/mybot.py``: the directory /x, where its own modules are too) is its data:
+        the one who typed the command named it. A ValueError if the name is not a bot name, the
+        command is empty, or its program lies right in a home directory (its sandbox would show
+        all of the home)."""
         if not BOT_NAME.match(name):
             raise ValueError(f"bad bot name {name!r}")
         parts = tuple(shlex.split(command))
