@@ -27,8 +27,9 @@ test: install
 	$(BIN)/python -m pytest -q -n 2
 
 # The starter kits (docs/writing-a-bot.md, "Another language"): C++, Go and the C stdio bot built,
-# the Node bot's packages installed. tests/test_kits.py builds each kit it finds a toolchain for
-# (a no-op once built: the generated C++ and Go code is compiled once and kept under build/).
+# the Node bot's packages installed, each in its directory (examples/kits.toml plays them there;
+# the generated C++ and Go code is compiled once and kept under build/). Each kit also builds
+# alone, from a copy outside the repository (its README): tests/test_kits.py builds and plays such copies.
 kits: sample_bots/node/node_modules/.package-lock.json
 	$(MAKE) -C sample_bots/stdio_c
 	$(MAKE) -C sample_bots/cpp -j2

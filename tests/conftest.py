@@ -6,7 +6,9 @@ hands, quick play). Slow end-to-end tests carry the ``e2e`` marker
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,16 +17,18 @@ from harness import invoke_cli
 
 
 def pytest_sessionstart(session):
-    """With workers side by side (``make test``: ``-n 2``), the starter kits whose toolchains are
-    here are built before any test runs: a kit built by tests/test_kits.py on one worker would
-    change the sample bots' version (their directory is the repository) under another worker's
-    tests that compare versions. Not for the fast tests, which play no kit."""
+    """With workers side by side (``make test``: ``-n 2``), the Node kit's packages are installed
+    (when missing) before any test runs: installed by tests/test_node_bot.py on one worker, they
+    would change the sample bots' version (their directory is the repository) under another
+    worker's tests that compare versions. (tests/test_kits.py builds the kits in copies outside the
+    repository.) Not for the fast tests, which play no kit."""
     if hasattr(session.config, "workerinput") or not getattr(session.config.option, "numprocesses", None) \
             or "not e2e" in (session.config.option.markexpr or ""):
         return
-    from test_kits import build_all
+    from test_node_bot import install  # a test module: imported only for this session's start
 
-    build_all()  # a build that fails is reported by tests/test_kits.py
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        install()  # an install that fails (or hangs) is reported by tests/test_node_bot.py
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The Node.js sample bot (sample_bots/node) plays both games against a real referee.
 
-The bot loads proto/referee/v1/referee.proto at run time with
+The bot loads its kit's copy of proto/referee/v1/referee.proto at run time with
 @grpc/proto-loader, so this also checks that the .proto alone is enough for a
 bot in another language. Skipped only when ``node`` is not installed; when
 sample_bots/node/node_modules is missing, ``npm ci`` installs the locked
@@ -26,7 +26,18 @@ pytestmark = pytest.mark.e2e
 
 NODE_DIR = ROOT / "sample_bots" / "node"
 BOT = NODE_DIR / "bot.js"
+INSTALLED = NODE_DIR / "node_modules" / "@grpc" / "grpc-js"  # what `npm ci` installs
 VARIANTS = {"double": True, "blind": True, "pairs": True, "rounds": 2}
+
+
+def install() -> subprocess.CompletedProcess | None:
+    """``npm ci`` in sample_bots/node when its packages are missing and npm is here (None: nothing
+    to run). conftest.py runs it before workers start: it writes into the repository."""
+    npm = shutil.which("npm")
+    if npm is None or INSTALLED.is_dir():
+        return None
+    return subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True, text=True,
+                          timeout=300, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +45,13 @@ def node() -> str:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
-    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        npm = shutil.which("npm")
-        assert npm is not None, "node is installed but npm is not: cannot install sample_bots/node"
-        try:
-            done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=NODE_DIR, capture_output=True,
-                                  text=True, timeout=300, check=False)
-        except subprocess.TimeoutExpired as err:
-            pytest.fail(f"npm ci in {NODE_DIR} timed out:\n{err.stdout}\n{err.stderr}")
-        assert done.returncode == 0, f"npm ci in {NODE_DIR} failed:\n{done.stdout}\n{done.stderr}"
+    assert INSTALLED.is_dir() or shutil.which("npm") is not None, \
+        "node is installed but npm is not: cannot install sample_bots/node"
+    try:
+        done = install()
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"npm ci in {NODE_DIR} timed out:\n{err.stdout}\n{err.stderr}")
+    assert done is None or done.returncode == 0, f"npm ci in {NODE_DIR} failed:\n{done.stdout}\n{done.stderr}"
     return node
 
 

@@ -270,3 +270,35 @@ def test_a_match_command_sees_the_directories_it_names():
     spec = BotSpec.from_command("mine", f"python {ROOT / 'tests' / 'bots' / 'memory_bot.py'} --x /nowhere")
     assert spec.data == (str(ROOT / "tests" / "bots"),)
     assert paths.outside(spec.command, Path("/"), [Path(p) for p in spec.data]) is None
+
+
+def test_a_match_program_outside_the_current_directory_runs_in_its_own(tmp_path, monkeypatch):
+    """``referee match --bot g=/srv/g/bot``: its directory is the program's (as resolved), which its
+    sandbox shows, and nothing it names lies outside it; a program inside the current directory,
+    the runtime's, or one that is not there keeps the current directory (issue 34, item 4)."""
+    here, own = tmp_path / "here", tmp_path / "g"
+    here.mkdir()
+    own.mkdir()
+    program = own / "bot"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (here / "link").symlink_to(program)
+    (here / "mine").write_text("#!/bin/sh\n")
+    monkeypatch.chdir(here)
+    for written in (str(program), "../g/bot", "./link"):
+        spec = BotSpec.from_command("g", f"{written} --weights w.bin")
+        assert (spec.command, spec.cwd) == ((str(program), "--weights", "w.bin"), str(own)), written
+        assert paths.outside(spec.command, Path(spec.cwd), [Path(p) for p in spec.data]) is None
+    for command in ("./mine", f"{sys.executable} -m sample_bots.random", "/usr/bin/env true", "/no/such/bot"):
+        spec = BotSpec.from_command("g", command)
+        assert (spec.command, spec.cwd) == (tuple(command.split()), None), command
+
+
+def test_a_match_program_right_in_a_home_is_refused_in_one_line(tmp_path, monkeypatch, invoke):
+    (tmp_path / "bot").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(paths, "homes", lambda: {tmp_path})
+    why = f"its program {tmp_path / 'bot'} lies in the home directory {tmp_path}, which its sandbox would show whole"
+    with pytest.raises(ValueError, match=why):
+        BotSpec.from_command("g", str(tmp_path / "bot"))
+    result = invoke("match", "aegis", "--bot", f"g={tmp_path / 'bot'}", "--bot", "r=python -m sample_bots.random")
+    assert result.exit_code == 2 and f"Invalid value for --bot: {why}" in result.output, result.output

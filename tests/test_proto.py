@@ -1,4 +1,5 @@
-"""The committed generated code (referee/v1/) is what proto/ generates today.
+"""The committed generated code (referee/v1/) is what proto/ generates today, and the starter
+kits' copies of proto/ are proto/.
 
 tools/gen_proto.py is the one way generated code is made; this test runs it
 into a temporary folder and compares every file, byte for byte, with the
@@ -16,7 +17,7 @@ from grpc_tools import grpc_version
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "referee" / "v1"
-HINT = "run `make proto` (python tools/gen_proto.py) and commit referee/v1/"
+HINT = "run `make proto` (python tools/gen_proto.py) and commit referee/v1/ and sample_bots/*/proto/"
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +61,16 @@ def test_the_package_exposes_the_referee_service():
         assert callable(getattr(referee_pb2_grpc.RefereeServicer, name))
     assert hasattr(referee_pb2_grpc, "RefereeStub")
     assert hasattr(referee_pb2_grpc, "add_RefereeServicer_to_server")
+
+
+def test_each_kits_copy_of_the_proto_is_proto():
+    """A starter kit keeps a copy of proto/ (sample_bots/KIT/proto/: it builds from a copy outside
+    the repository); `make proto` rewrites them, and none may drift from proto/."""
+    copies = sorted(ROOT.glob("sample_bots/*/proto"))
+    assert {c.parent.name for c in copies} >= {"cpp", "go", "node"}, copies
+    for copy in copies:
+        files = sorted(p.relative_to(copy) for p in copy.rglob("*") if p.is_file())
+        originals = sorted(p.relative_to(ROOT / "proto") for p in (ROOT / "proto").rglob("*") if p.is_file())
+        assert files == originals, f"{copy.relative_to(ROOT)} holds {files}, proto/ {originals}: {HINT}"
+        drifted = [str(f) for f in files if (copy / f).read_bytes() != (ROOT / "proto" / f).read_bytes()]
+        assert not drifted, f"{copy.relative_to(ROOT)} drifted from proto/: {', '.join(drifted)}: {HINT}"

@@ -4,11 +4,15 @@ The one way generated code is made: ``python tools/gen_proto.py [OUT_DIR]``.
 With no argument it writes into the repository (``referee/v1/``, committed so
 that bots can ``pip install`` the package without grpcio-tools);
 tests/test_proto.py regenerates into a temporary directory and fails when the
-committed files are stale.
+committed files are stale. Into the repository it also copies proto/ into each
+starter kit that keeps a copy of its own (``sample_bots/KIT/proto/``: the kit
+builds from a copy outside the repository); tests/test_proto.py fails when a
+copy differs from proto/.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -36,7 +40,21 @@ def generate(out_dir: Path) -> list[Path]:
     return written + [init]
 
 
+def kit_copies(root: Path) -> list[Path]:
+    """Each starter kit's copy of the .proto files (``sample_bots/KIT/proto/...``), rewritten from
+    proto/ where it differs (a copy left alone keeps its time: the kit's build is not remade)."""
+    written = []
+    for kit_proto in sorted(root.glob("sample_bots/*/proto")):
+        for name in PROTOS:
+            copy = kit_proto / name
+            if not copy.is_file() or copy.read_bytes() != (PROTO_DIR / name).read_bytes():
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(PROTO_DIR / name, copy)
+            written.append(copy)
+    return written
+
+
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
-    for path in generate(target):
+    for path in generate(target) + (kit_copies(ROOT) if target == ROOT else []):
         print(path.relative_to(target))

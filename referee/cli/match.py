@@ -27,10 +27,13 @@ from referee.tournament.config import BotSpec
 @game_argument
 @click.option("--bot", "bots", multiple=True, type=BotCommand(), metavar="NAME=COMMAND",
               help='A bot and the command that starts it, e.g. --bot rnd="python -m sample_bots.random" '
-                   "(repeatable; the kit's --address/--name/--token/--capacity are appended).")
+                   "(repeatable; the kit's --address/--name/--token/--capacity are appended). A program named "
+                   "by a path outside the current directory, e.g. --bot mine=/srv/mybot/bot, runs in its own "
+                   "directory, which is what its sandbox shows.")
 @click.option("--stdio-bot", "stdio_bots", multiple=True, type=BotCommand("stdio"), metavar="NAME=COMMAND",
               help='A bot that reads stdin and writes stdout (protocol = "stdio", docs/protocol.md §16), e.g. '
-                   "--stdio-bot mine=./mybot (repeatable; its command is run as it is).")
+                   "--stdio-bot mine=./mybot (repeatable; its command is run as it is, and a program outside the "
+                   "current directory runs in its own, as with --bot).")
 @click.option("--lineup", help="Bot names per seat, comma-separated (default: the bots in order, "
                                "repeated to fill the seats).")
 @seed_option

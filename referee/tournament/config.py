@@ -164,10 +164,15 @@ class BotSpec:
 
     @classmethod
     def from_command(cls, name: str, command: str, protocol: str = "grpc") -> BotSpec:
-        """A launched bot from its name and its command line (split as a shell does); a
-        ValueError if the name is not a bot name or the command is empty. What the command
-        names by absolute path (``python /x/mybot.py``: the directory /x, where its own modules
-        are too) is its data: the one who typed the command named it."""
+        """A launched bot from its name and its command line (split as a shell does). Its
+        directory (``cwd``) is the current one, but for a program of its own named by a path
+        outside it (:func:`paths.elsewhere`: ``/srv/g/bot``): then the program's own, as
+        ``command = ["/srv/g/bot"]``, ``cwd = "/srv/g"`` in a ``[[bots]]`` table, which its
+        sandbox shows instead of the current directory. What its arguments name by absolute path
+        (``python /x/mybot.py``: the directory /x, where its own modules are too) is its data:
+        the one who typed the command named it. A ValueError if the name is not a bot name, the
+        command is empty, or its program lies right in a home directory (its sandbox would show
+        all of the home)."""
         if not BOT_NAME.match(name):
             raise ValueError(f"bad bot name {name!r}")
         parts = tuple(shlex.split(command))
@@ -175,7 +180,13 @@ class BotSpec:
             raise ValueError("the command is empty")
         named = [os.path.abspath(p) for p in parts[1:] if os.path.isabs(p) and os.path.exists(p)]
         data = {p if os.path.isdir(p) else os.path.dirname(p) for p in named}
-        return cls(name, parts, protocol=protocol, data=tuple(sorted(data)))
+        program, cwd = paths.elsewhere(parts[0], Path.cwd()), None
+        if program is not None:  # its own directory, not the current one
+            if program.parent in paths.homes():
+                raise ValueError(f"its program {program} lies in the home directory {program.parent}, which its "
+                                 f"sandbox would show whole (give the bot a directory of its own)")
+            parts, cwd = (str(program), *parts[1:]), str(program.parent)
+        return cls(name, parts, cwd, protocol=protocol, data=tuple(sorted(data)))
 
 
 @dataclass(frozen=True)

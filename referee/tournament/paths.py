@@ -61,6 +61,18 @@ def program_home(program: str) -> Path | None:
     return real.parent if real.name == "bin" else real
 
 
+def elsewhere(program: str, cwd: Path) -> Path | None:
+    """Where a program named by a path really is (resolved), when it is a bot's own and lies
+    outside ``cwd``: neither inside it nor in the runtime (``/usr/bin/python3`` is the runtime's).
+    None for a program found on PATH, inside ``cwd``, in the runtime, or that is not there."""
+    if os.sep not in program:
+        return None
+    real = (cwd / program).resolve()
+    if not real.is_file() or inside(real, cwd.resolve()) or any(inside(real, r) for r in runtime()):
+        return None
+    return real
+
+
 def named(argv: Sequence[str], cwd: Path) -> list[Path]:
     """What a command names that its sandbox must show: its program when named by a path
     (``./mybot``, ``/opt/x/run``), and every argument that is an absolute path that exists."""

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// A sample referee bot in Node.js: it loads proto/referee/v1/referee.proto at run
-// time (no generated code), opens one Play session, and plays every seat it is
-// given, of Confirmation or Aegis, several games at once if --capacity allows.
+// A sample referee bot in Node.js: it loads proto/referee/v1/referee.proto (the kit's
+// own copy, beside this file) at run time (no generated code), opens one Play session, and
+// plays every seat it is given, of Confirmation or Aegis, several games at once if
+// --capacity allows.
 //
 //   npm ci
 //   node bot.js --address HOST:PORT --name NAME --token-fd FD [--capacity N] [--games N]
@@ -22,7 +23,7 @@ const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 const PROTOCOL_VERSION = 1;
-const DEFAULT_PROTO = path.join(__dirname, "..", "..", "proto", "referee", "v1", "referee.proto");
+const DEFAULT_PROTO = path.join(__dirname, "proto", "referee", "v1", "referee.proto");
 
 // ---------------------------------------------------------------- cards
 
