@@ -30,6 +30,7 @@ from referee.tournament import stdio
 from referee.tournament.config import BotSpec, ConfigError, load
 from referee.tournament.launcher import STDIO_RELAY, Launcher
 from referee.tournament.schedule import Seating
+from referee.untrusted import quoted
 from referee.v1 import referee_pb2 as pb
 
 # --- the lines ------------------------------------------------------------------------------
@@ -120,10 +121,12 @@ def test_a_bot_line_is_read_in_camel_case_or_the_protos_names_and_a_bad_one_says
 def test_the_answer_to_a_line_that_does_not_parse_is_malformed_in_every_game():
     """The relay answers a bad line with this name: no game's notation may read it as an action,
     so that the referee charges a malformed answer whatever the game."""
-    text = stdio.MALFORMED.format(number=3, why="Failed to load JSON: Expecting value: line 1 column 1 (char 0).")
-    for name, spec in games.GAMES.items():
-        with pytest.raises(ActionSyntaxError):
-            spec.new(seed=1).parse_action(text)
+    for line in ("XYZZY", "AS", "STOP", "BID 3", "CONFIRM", ""):  # the bot's line is quoted in it: even an action
+        text = stdio.MALFORMED.format(number=3, line=quoted(line),
+                                      why="Failed to load JSON: Expecting value: line 1 column 1 (char 0).")
+        for name, spec in games.GAMES.items():
+            with pytest.raises(ActionSyntaxError):
+                spec.new(seed=1).parse_action(text)
 
 
 def test_a_bad_line_answers_the_oldest_request_still_open():
