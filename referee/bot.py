@@ -52,10 +52,9 @@ log = logging.getLogger("referee.bot")
 #: where a bot started without ``--address`` looks for the referee
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 #: what a bot that was given no address is told when the default one does not answer
-NO_ADDRESS_HINT = ("no --address was given, so it tried the default: a launched bot gets --address and the rest "
-                   "appended to its command, which run_bot reads from sys.argv (a bot that parses its own "
-                   "arguments first passes the others on: run_bot(decide, rest)); a bot entered with "
-                   "protocol = \"stdio\" gets none, and this kit speaks gRPC, not stdio")
+NO_ADDRESS_HINT = ("no --address given, so it tried the default: a launched bot gets --address and the rest "
+                   "appended to its command, for run_bot to read in sys.argv (pass them on: run_bot(decide, rest)); "
+                   "under protocol = \"stdio\" it gets none: this kit speaks gRPC")
 #: the most characters of an error the kit sends the referee (it quotes at most 200)
 ERROR_CHARS = 200
 #: failures of ``decide`` logged with their traceback; after those, a line each
@@ -302,7 +301,7 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(message)s")
     address = args.address or DEFAULT_ADDRESS
-    hint = "" if args.address else f"; {NO_ADDRESS_HINT}"
+    hint = "" if args.address else f"\n{args.name}: {NO_ADDRESS_HINT}"  # a line of its own: a log's tail shows it whole
     played = 0
     delay, lost_since, told = 0.2, time.monotonic(), False
     while True:
@@ -322,12 +321,14 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
         if session.games_ended:
             lost_since, delay, told = time.monotonic(), 0.2, False
         if time.monotonic() - lost_since > args.retry_for:
-            print(f"{args.name}: no referee at {address} for {args.retry_for:.0f} s ({why}); giving up{hint}",
-                  file=sys.stderr)
+            print(f"{args.name}: no referee at {address} for {args.retry_for:g} s ({why}); giving up"
+                  f"{'' if told else hint}", file=sys.stderr)
             sys.exit(4)
         if not told:  # the first failure of an outage: where, and why (a log with nothing says nothing)
-            log.warning("%s: cannot reach the referee at %s (%s%s); trying again for %.0f s%s", args.name, address,
-                        why, f": {detail}" if detail else "", args.retry_for, hint)
+            log.warning("%s: cannot reach the referee at %s (%s%s); trying again for %g s", args.name, address,
+                        why, f": {detail}" if detail else "", args.retry_for)
+            if hint:
+                log.warning(hint.lstrip("\n"))
             told = True
         else:
             log.info("%s: session ended (%s); reconnecting in %.1f s", args.name, why, delay)

@@ -62,7 +62,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from referee.process import tune_gc
-from referee.untrusted import capped, quoted
+from referee.untrusted import QUOTE_CHARS, capped, quoted
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -75,7 +75,7 @@ QUIET_AFTER = 5
 #: what a line that does not parse answers: a text no game's notation reads as an action
 MALFORMED = "(stdio) line {number} is not a BotMessage in proto3 JSON: {line}: {why}"
 #: characters of a line that does not parse quoted in the answer's name (the fault's detail) and in the log
-NAME_QUOTE_CHARS, LOG_QUOTE_CHARS = 60, 200
+NAME_QUOTE_CHARS, LOG_QUOTE_CHARS = 40, 200
 #: characters of the parser's reason kept
 WHY_CHARS = 160
 
@@ -302,8 +302,8 @@ class StdioRelay:
             return None
         game_id, seat, request_id = oldest
         say(f"{bad}: the malformed answer to request {request_id} of {capped(game_id, 80)} seat {seat}")
-        name = MALFORMED.format(number=number, line=quoted(text, NAME_QUOTE_CHARS), why=why)
-        return pb.BotMessage(action=pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat, name=name))
+        return pb.BotMessage(action=pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat,
+                                                   name=malformed_name(number, text, why)))
 
     def tell_if_silent(self, when: str) -> None:
         """Once, in the log: the bot has written nothing on its stdout (``when``: at what moment), and
@@ -323,6 +323,14 @@ class StdioRelay:
             say(f"{when}, and the bot has written nothing on its stdout, though it read {read}the {self.sent} "
                 f"bytes of the referee's messages on its stdin: a stdio bot answers each request with one line "
                 f"of JSON on stdout, and flushes it (docs/protocol.md §16)")
+
+
+def malformed_name(number: int, line: str, why: str) -> str:
+    """The answer to a line that does not parse: its head quoted and the reason, in at most QUOTE_CHARS
+    characters (what the runner keeps whole in the fault's detail, the engine's reason after it)."""
+    head = MALFORMED.format(number=number, line=quoted(line, NAME_QUOTE_CHARS), why="")
+    room = QUOTE_CHARS - len(head)
+    return head + (why if len(why) <= room else capped(why, max(1, room - 32)))
 
 
 def unread_bytes(stream: BinaryIO | None) -> int | None:
