@@ -301,7 +301,7 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(message)s")
     address = args.address or DEFAULT_ADDRESS
-    hint = "" if args.address else f"\n{args.name}: {NO_ADDRESS_HINT}"  # a line of its own: a log's tail shows it whole
+    hint = None if args.address else f"{args.name}: {NO_ADDRESS_HINT}"  # a line of its own: a log's tail shows it whole
     played = 0
     delay, lost_since, told = 0.2, time.monotonic(), False
     while True:
@@ -321,14 +321,15 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
         if session.games_ended:
             lost_since, delay, told = time.monotonic(), 0.2, False
         if time.monotonic() - lost_since > args.retry_for:
-            print(f"{args.name}: no referee at {address} for {args.retry_for:g} s ({why}); giving up"
-                  f"{'' if told else hint}", file=sys.stderr)
+            print(f"{args.name}: no referee at {address} for {args.retry_for:g} s ({why}); giving up", file=sys.stderr)
+            if hint and not told:
+                print(hint, file=sys.stderr)
             sys.exit(4)
         if not told:  # the first failure of an outage: where, and why (a log with nothing says nothing)
             log.warning("%s: cannot reach the referee at %s (%s%s); trying again for %g s", args.name, address,
                         why, f": {detail}" if detail else "", args.retry_for)
             if hint:
-                log.warning(hint.lstrip("\n"))
+                log.warning(hint)
             told = True
         else:
             log.info("%s: session ended (%s); reconnecting in %.1f s", args.name, why, delay)
