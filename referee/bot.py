@@ -12,19 +12,28 @@ backoff when the referee goes away), follows every game the session plays
 (several at once: ``--capacity``), and answers each decision request with
 what ``decide`` returns. ``game`` is a :class:`GameView`: the game's name,
 rule options, the bot's seat, the seat names, the events seen so far, and
-the clock. A ``decide`` that raises is answered with the first legal action
-(and the error printed), so a bug costs a decision, not the game.
+the clock. A ``decide`` that raises is answered with an ``error`` (what it
+raised, and where): the referee plays the first legal action and charges an
+``error`` fault (docs/protocol.md §7), so a bug costs a decision, not the game,
+and shows in the standings; the traceback goes to the bot's log.
+
+Where it connects and why it cannot are in the log too: the first failure to
+reach the referee is logged (with a hint when no ``--address`` was given: a
+launched bot must pass the launcher's arguments on), and so is giving up.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
+import os
 import queue
 import random
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +48,17 @@ from referee.v1 import referee_pb2_grpc as pb_grpc
 
 PROTOCOL_VERSION = 1
 log = logging.getLogger("referee.bot")
+
+#: where a bot started without ``--address`` looks for the referee
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+#: what a bot that was given no address is told when the default one does not answer
+NO_ADDRESS_HINT = ("no --address given, so it tried the default: a launched bot gets --address and the rest "
+                   "appended to its command, for run_bot to read in sys.argv (pass them on: run_bot(decide, rest)); "
+                   "under protocol = \"stdio\" it gets none: this kit speaks gRPC")
+#: the most characters of an error the kit sends the referee (it quotes at most 200)
+ERROR_CHARS = 200
+#: failures of ``decide`` logged with their traceback; after those, a line each
+TRACEBACKS = 3
 
 
 @dataclass
@@ -107,6 +127,7 @@ class BotSession:
         self.on_game_end = on_game_end
         self.games: dict[tuple[str, int], GameView] = {}
         self.games_ended = 0
+        self._failures = itertools.count(1)  # decide's failures (next() is atomic: the workers share it)
         self._outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()  # C-coded: cheaper per reply
         self._workers = ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="decide")
 
@@ -184,17 +205,29 @@ class BotSession:
         reply = pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat)
         try:
             choice = self.decide(observation, legal, view)
-        except Exception:  # noqa: BLE001 - a bug in decide costs one decision
-            log.exception("%s: decide failed; answering the first legal action", self.name)
-            choice = 0
-        if isinstance(choice, int) and not isinstance(choice, bool):
-            reply.index = choice
+        except Exception as err:  # noqa: BLE001 - a bug in decide costs one decision, and is said so
+            reply.error = self._failed(err, game_id, seat)
         else:
-            reply.name = str(choice)
+            if isinstance(choice, int) and not isinstance(choice, bool):
+                reply.index = choice
+            else:
+                reply.name = str(choice)
         self._outbox.put(pb.BotMessage(action=reply))
 
+    def _failed(self, err: Exception, game_id: str, seat: int) -> str:
+        """Log what ``decide`` raised (the traceback, for the first few) and return the error to answer."""
+        error = describe_error(err)
+        number = next(self._failures)
+        if number <= TRACEBACKS:
+            log.error("%s: decide raised (game %s seat %d): the referee plays the first legal action and charges "
+                      "an error fault", self.name, game_id, seat, exc_info=err)
+        else:
+            log.error("%s: decide raised again (game %s seat %d): %s (%d times in this session; the first %d "
+                      "tracebacks are above)", self.name, game_id, seat, error, number, TRACEBACKS)
+        return error
+
     def _on_result(self, result: pb.ActionResult) -> None:
-        if result.status == pb.ActionResult.SUBSTITUTED:
+        if result.status == pb.ActionResult.SUBSTITUTED and result.fault != pb.FAULT_ERROR:  # that one is logged
             log.warning("%s: game %s seat %d: %s was played for us: %s", self.name, result.game_id,
                         result.seat, result.action, result.reason)
 
@@ -206,6 +239,15 @@ class BotSession:
         view.receive_events(end.events)
         if self.on_game_end is not None:
             self.on_game_end(view, orjson.loads(end.results_json))
+
+
+def describe_error(err: BaseException) -> str:
+    """What an exception says, in a line, with where it was raised: ``KeyError: 'AS' (at mybot.py:12 in decide)``."""
+    text = " ".join(f"{type(err).__name__}: {err}".split()) if str(err) else type(err).__name__
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name})" if frames else ""
+    room = max(20, ERROR_CHARS - len(where))
+    return (text if len(text) <= room else text[:room - 3] + "...") + where
 
 
 def token_from_fd(fd: int) -> str:
@@ -240,7 +282,8 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
     or ``--retry-for`` seconds pass without a connection. Ends (exit code 0) when the
     referee ends the session (its stream closes with status OK): it has no more games for it."""
     parser = argparse.ArgumentParser(description=f"{default_name}: a bot for the referee")
-    parser.add_argument("--address", default="127.0.0.1:50051", help="the referee (HOST:PORT or unix:PATH)")
+    parser.add_argument("--address", default=None,
+                        help=f"the referee (HOST:PORT or unix:PATH; default {DEFAULT_ADDRESS})")
     parser.add_argument("--name", default=default_name, help="the bot's name in line-ups")
     parser.add_argument("--token", default="", help="the bot's secret token (for a bot started by hand)")
     parser.add_argument("--token-fd", type=int, default=None, metavar="FD",
@@ -257,14 +300,18 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
     tune_gc()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format=f"%(asctime)s {args.name} %(levelname)s %(message)s")
+    address = args.address or DEFAULT_ADDRESS
+    hint = None if args.address else f"{args.name}: {NO_ADDRESS_HINT}"  # a line of its own: a log's tail shows it whole
     played = 0
-    delay, lost_since = 0.2, time.monotonic()
+    delay, lost_since, told = 0.2, time.monotonic(), False
     while True:
-        session = BotSession(decide, args.address, args.name, token, args.capacity, on_game_end, args.seed)
+        session = BotSession(decide, address, args.name, token, args.capacity, on_game_end, args.seed)
+        detail = ""
         try:
             why = session.run(max_games=args.games - played if args.games else 0)
         except grpc.RpcError as err:
             why = f"connection: {err.code().name}"
+            detail = " ".join((err.details() or "").split())
         played += session.games_ended
         if why.startswith("refused"):
             print(f"{args.name}: {why}", file=sys.stderr)
@@ -272,12 +319,20 @@ def run_bot(decide: Decide, argv: Sequence[str] | None = None, default_name: str
         if args.games and played >= args.games or why == "closed":
             return
         if session.games_ended:
-            lost_since = time.monotonic()
-            delay = 0.2
+            lost_since, delay, told = time.monotonic(), 0.2, False
         if time.monotonic() - lost_since > args.retry_for:
-            print(f"{args.name}: no referee at {args.address} for {args.retry_for:.0f} s ({why})", file=sys.stderr)
+            print(f"{args.name}: no referee at {address} for {args.retry_for:g} s ({why}); giving up", file=sys.stderr)
+            if hint and not told:
+                print(hint, file=sys.stderr)
             sys.exit(4)
-        log.info("%s: session ended (%s); reconnecting in %.1f s", args.name, why, delay)
+        if not told:  # the first failure of an outage: where, and why (a log with nothing says nothing)
+            log.warning("%s: cannot reach the referee at %s (%s%s); trying again for %g s", args.name, address,
+                        why, f": {detail}" if detail else "", args.retry_for)
+            if hint:
+                log.warning(hint)
+            told = True
+        else:
+            log.info("%s: session ended (%s); reconnecting in %.1f s", args.name, why, delay)
         time.sleep(delay)
         delay = min(delay * 2, 5.0)
 

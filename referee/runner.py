@@ -13,8 +13,10 @@ server, a scripted fake in the tests, or :class:`AbsentSeat`). The policy:
   timeout in which the bot (or the referee) was starved of CPU is the host's,
   marked ``host_overloaded`` (the rule: :mod:`referee.hostload`);
 - an answer that does not parse (**malformed**), that the rules refuse
-  (**illegal**), or that names another request (**wrong_id**) is replaced by
-  the default, and the seat goes on being asked;
+  (**illegal**), that names another request (**wrong_id**), or that says the
+  bot's own code failed (**error**: ``ActionReply.error``, what a kit answers
+  when the bot's decision raised) is replaced by the default, and the seat goes
+  on being asked;
 - a seat whose connection is lost (**disconnect**), or that no session of its
   bot came to play (**no_session**), plays by default to the end.
 
@@ -48,6 +50,7 @@ class FaultKind(StrEnum):
     WRONG_ID = "wrong_id"
     DISCONNECT = "disconnect"
     NO_SESSION = "no_session"
+    ERROR = "error"  # last: a kind added later goes at the end (the store's columns, the tables' cells)
 
 
 @dataclass(frozen=True)
@@ -93,11 +96,13 @@ class Reply:
     """A seat's answer: the action by name or by index in the legal list.
 
     ``wrong_id`` marks an answer tagged with another request's id (the link
-    delivers it to the request it must have meant, as a fault)."""
+    delivers it to the request it must have meant, as a fault); ``error``, an
+    answer that names no action but says what failed in the bot's own code."""
 
     name: str | None = None
     index: int | None = None
     wrong_id: bool = False
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -352,6 +357,9 @@ class MatchRunner:
             detail = "the answer names another request id"
             self._fault(seat, FaultKind.WRONG_ID, detail)
             return request_id, default, FaultKind.WRONG_ID, detail
+        if reply.error is not None:
+            detail = self._fault(seat, FaultKind.ERROR, f"the bot's own code failed: {quoted(reply.error)}")
+            return request_id, default, FaultKind.ERROR, detail
         return (request_id, *self._check(seat, legal, reply))
 
     def _check(self, seat: int, legal: list[int], reply: Reply) -> tuple[int, FaultKind | None, str]:

@@ -31,6 +31,7 @@ FAULTS = {
     None: pb.FAULT_NONE, FaultKind.TIMEOUT: pb.FAULT_TIMEOUT, FaultKind.ILLEGAL: pb.FAULT_ILLEGAL,
     FaultKind.MALFORMED: pb.FAULT_MALFORMED, FaultKind.WRONG_ID: pb.FAULT_WRONG_ID,
     FaultKind.DISCONNECT: pb.FAULT_DISCONNECT, FaultKind.NO_SESSION: pb.FAULT_NO_SESSION,
+    FaultKind.ERROR: pb.FAULT_ERROR,
 }
 
 # Every request carries its seat's observation as JSON, so the encoder is on the
@@ -265,6 +266,8 @@ def reply(message: pb.ActionReply) -> tuple[int, str, int, Reply]:
     choice = message.WhichOneof("choice")
     if choice == "index":
         answer = Reply(index=message.index)
+    elif choice == "error":
+        answer = Reply(error=message.error)
     else:
         answer = Reply(name=message.name if choice == "name" else "")
     return message.request_id, message.game_id, message.seat, answer

@@ -63,7 +63,9 @@ def test_the_bot_waits_for_the_referee_and_reconnects():
 
 
 @pytest.mark.e2e
-def test_a_decide_that_raises_costs_a_decision_not_the_game(tmp_path):
+def test_a_decide_that_raises_costs_a_decision_not_the_game_and_is_charged_as_an_error(tmp_path):
+    """Issue 34, item 2: the kit answers what decide raised; the referee plays the first legal action
+    and charges an error fault (the bot is broken, not weak), and the seat goes on being asked."""
     (tmp_path / "buggy.py").write_text(textwrap.dedent("""
         from referee.bot import run_bot
         def decide(observation, legal, game):
@@ -74,12 +76,22 @@ def test_a_decide_that_raises_costs_a_decision_not_the_game(tmp_path):
     """))
 
     async def main(server, bots):
-        for n in "ab":
-            bots.script(tmp_path / "buggy.py", n)
-        return await server.arena.run_match("aegis", {}, ["a", "b"], seed=2)
+        procs = [bots.script(tmp_path / "buggy.py", n) for n in "ab"]
+        out = await server.arena.run_match("aegis", {}, ["a", "b"], seed=2)
+        for proc in procs:
+            proc.kill()
+        return out, [proc.communicate()[1] for proc in procs]
 
-    out = serve(main)
-    assert out.state.is_terminal() and out.faults == []
+    out, logs = serve(main)
+    assert out.state.is_terminal() and out.faults
+    assert {f.kind for f in out.faults} == {"error"}
+    assert all(f.detail.startswith("the bot's own code failed: 'RuntimeError: oops (at buggy.py:") for f in out.faults)
+    counted = [c["error"] for c in out.results["faults"]]
+    assert sum(counted) == len(out.faults)  # every one counted (and kept: fewer than 50 a seat)
+    assert sum(counted) < len(out.state.actions)  # only the decisions that raised were substituted
+    for log, n in zip(logs, counted):  # the first tracebacks in full, then a line each
+        assert log.count("Traceback (most recent call last)") == min(n, 3), log[-2000:]
+        assert log.count("decide raised") == n
 
 
 def test_events_are_kept_as_text_and_parsed_in_order_when_read():
@@ -201,8 +213,28 @@ def test_bots_play_through_a_unix_socket():
     assert out.state.is_terminal() and out.faults == []
 
 
-def test_no_referee_at_a_unix_address_is_said_in_one_line(tmp_path):
+def test_no_referee_at_a_unix_address_is_said_where_and_why_then_given_up_in_one_line(tmp_path):
     missing = tmp_path / "none.sock"
     code, err = stderr_of(["--name", "x", "--address", f"unix:{missing}", "--retry-for", "1"])
     assert code == 4
-    assert err.strip() == f"x: no referee at unix:{missing} for 1 s (connection: UNAVAILABLE)"
+    first, *_, last = err.strip().splitlines()
+    assert f"x: cannot reach the referee at unix:{missing} (connection: UNAVAILABLE: " in first
+    assert "No such file or directory" in first and first.endswith("trying again for 1 s")
+    assert last == f"x: no referee at unix:{missing} for 1 s (connection: UNAVAILABLE); giving up"
+    assert "--address" not in err  # it was given one: no hint about a missing address
+
+
+def test_a_bot_given_no_address_says_it_tried_the_default_and_why():
+    """Issue 34, item 2: a bot that drops the launcher's arguments tries the default address; its
+    log says so at once (not an empty log) and what to do."""
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 50051)) == 0:
+            pytest.skip("something listens at the default address, 127.0.0.1:50051, on this machine")
+    code, err = stderr_of(["--name", "x", "--retry-for", "0.5"])
+    assert code == 4
+    first, hint, *_, last = err.strip().splitlines()
+    assert "x: cannot reach the referee at 127.0.0.1:50051 (connection: UNAVAILABLE: " in first
+    assert hint.endswith('x: no --address given, so it tried the default: a launched bot gets --address and the '
+                         'rest appended to its command, for run_bot to read in sys.argv (pass them on: '
+                         'run_bot(decide, rest)); under protocol = "stdio" it gets none: this kit speaks gRPC')
+    assert last == "x: no referee at 127.0.0.1:50051 for 0.5 s (connection: UNAVAILABLE); giving up"

@@ -31,7 +31,7 @@ REFEREE = Path(sys.executable).with_name("referee")
 GAMES = {"aegis": "", "confirmation": "\n[tournament.options]\nrounds = 2\ndouble = true\nblind = true\n"}
 DEAL_SETS = {"aegis": 3, "confirmation": 2}
 DOCS_BOTS = ("docs_only", "docs_grpc")
-FAULTS = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
+FAULTS = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session", "error")
 
 
 # ---------------------------------------------------------------- the checker, on the docs' own examples

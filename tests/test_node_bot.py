@@ -10,6 +10,7 @@ dependencies first (a failing install fails the test).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -167,6 +168,33 @@ def test_node_bots_answer_legally_and_leave_after_their_games(played):
     assert played["codes"] == dict.fromkeys(played["codes"], 0), f"exit codes {played['codes']}\n{bots.logs()}"
     assert "policy failed" not in bots.logs() and "the referee played" not in bots.logs(), bots.logs()
     assert "session " in bots.log("node0") and "done after 4 game(s)" in bots.log("node-solo"), bots.logs()
+
+
+def test_a_node_bot_whose_policy_throws_is_charged_error_faults_not_taken_for_a_weak_bot(node, tmp_path):
+    """The Node.js kit, as the Python kit, answers what its policy threw (ActionReply.error): the referee
+    plays the first legal action and charges an error fault; the bot plays on (issue 34, item 2)."""
+    buggy = tmp_path / "buggy.js"
+    buggy.write_text(f"const bot = require({json.dumps(str(BOT))});\n"
+                     "bot.POLICIES.aegis = () => { throw new TypeError(\"my bug\"); };\n"
+                     "bot.main();\n")
+    bots = Bots(tmp_path)
+
+    async def main():
+        async with RefereeServer(connect_timeout=15.0) as server:
+            try:
+                bots.start("buggy", [node, str(buggy), "--address", server.address, "--name", "buggy", "--games", "1"])
+                bots.python_random(server.address, "py-random", "--seed", "5")
+                return await asyncio.wait_for(server.arena.run_match("aegis", {}, ["buggy", "py-random"], seed=22),
+                                              timeout=90)
+            finally:
+                bots.kill()
+
+    outcome = asyncio.run(main())
+    assert outcome.state.is_terminal() and outcome.faults, bots.logs()
+    assert {(f.seat, f.kind) for f in outcome.faults} == {(0, "error")}, bots.logs()
+    assert outcome.faults[0].detail == "the bot's own code failed: 'TypeError: my bug'"
+    assert outcome.results["faults"][0]["error"] == len(outcome.faults)
+    assert "policy failed: TypeError: my bug" in bots.log("buggy")
 
 
 def test_a_refused_node_bot_exits_with_code_3(node):

@@ -62,7 +62,7 @@ def test_well_behaved_seats_play_a_whole_game_with_no_fault():
     assert all(link.substitutions == [] for link in links)  # nothing was substituted
     assert records.replay(out.record).results == out.state.results()
     assert out.results["faults"][0] == dict.fromkeys(("timeout", "illegal", "malformed", "wrong_id",
-                                                      "disconnect", "no_session"), 0)
+                                                      "disconnect", "no_session", "error"), 0)
     for seat, link in enumerate(links):
         assert link.info.seat == seat and link.results == out.results
         # a seat gets exactly the events it may see, in order
@@ -83,6 +83,7 @@ def test_every_request_carries_the_seats_observation_and_legal_actions():
     (Reply(index=999), "malformed"),
     (Reply(name="BID 14"), "malformed"),
     (Reply(wrong_id=True), "wrong_id"),
+    (Reply(error="KeyError: 'AS' (at mybot.py:12 in decide)"), "error"),
 ])
 def test_a_bad_answer_is_replaced_by_the_first_legal_action(answer, kind):
     bad = ScriptedSeat(lambda d, n: answer if n == 1 else Reply(index=0))
@@ -93,6 +94,21 @@ def test_a_bad_answer_is_replaced_by_the_first_legal_action(answer, kind):
     assert first.fault == kind and first.action == "BID 0" and first.reason
     assert out.state.bids[1] == 0
     assert bad.asked > 1  # the seat goes on being asked
+
+
+def test_an_error_the_bot_answers_is_its_own_fault_quoted_escaped_and_capped():
+    """A kit whose decide raised answers what it raised: charged as an error (not a weak move),
+    its text quoted as any text of the bot's, escaped and cut."""
+    said = "ValueError: \x1b[2J" + "x" * 5000
+    bad = ScriptedSeat(lambda d, n: Reply(error=said) if n % 2 else Reply(index=0))
+    out = play("aegis", [bad, ScriptedSeat(seed=1)])
+    errors = [f for f in out.faults if f.kind == "error"]
+    assert errors and all(f.seat == 0 for f in out.faults) and len(errors) == len(out.faults)
+    assert out.results["faults"][0]["error"] == (bad.asked + 1) // 2 and out.results["faults"][1]["error"] == 0
+    detail = errors[0].detail
+    assert detail.startswith("the bot's own code failed: 'ValueError: \\x1b[2Jxxx") and "\x1b" not in detail
+    assert f"({len(said)} characters, " in detail and len(detail) <= 300
+    assert bad.substitutions[0].fault == "error" and out.state.is_terminal()
 
 
 def test_an_illegal_answer_names_the_rule():

@@ -434,7 +434,7 @@ def test_tally_counts_units():
     tally = sprt_units.Tally(S.SPRT(0, 20))
     zero = {"timeout": 0, "illegal": 0}
     results = [{"scores": [10, 2], "placing": [1, 2], "faults": [zero, {"timeout": 2, "malformed": 5}]},
-               {"scores": [10, 2], "placing": [1, 2], "faults": [{"wrong_id": 1}, {"no_session": 1}]}]
+               {"scores": [10, 2], "placing": [1, 2], "faults": [{"wrong_id": 1, "error": 3}, {"no_session": 1}]}]
     unit = sprt_units.make_unit("aegis", 0, sprt_units.unit_lineups("aegis", "c", "b"), results, "c", "b")
     assert unit.scores == (1.0, 0.0) and unit.margins == (8.0, -8.0) and unit.points == 1.0
     tally.add(unit)
@@ -444,8 +444,10 @@ def test_tally_counts_units():
     report = sprt_report.summary(setup, tally, Verdict.INTERRUPTED)
     assert report["units"] == 1 and report["points_per_unit"] == 0.0 and report["verdict"] == "interrupted"
     assert "interrupted" in sprt_report.text(report) and "**SPRT `c` vs `b`**" in sprt_report.markdown(report)
-    # faults by kind: malformed answers are not illegal actions, wrong ids and missing sessions are their own
-    assert "faults t/i/m/w/d/n: c 0/0/0/0/0/1, b 2/0/5/1/0/0;" in sprt_report.text(report)
+    # faults by kind: malformed answers are not illegal actions, wrong ids, missing sessions and errors of the
+    # bot's own code (a decide that raised) are their own
+    assert "faults t/i/m/w/d/n/e: c 0/0/0/0/0/1/0, b 2/0/5/1/0/0/3;" in sprt_report.text(report)
+    assert report["faults"]["b"]["error"] == 3 and "error" not in report["faults"]["c"]
     json.dumps(report, allow_nan=False)
 
 

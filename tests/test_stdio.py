@@ -30,6 +30,7 @@ from referee.tournament import stdio
 from referee.tournament.config import BotSpec, ConfigError, load
 from referee.tournament.launcher import STDIO_RELAY, Launcher
 from referee.tournament.schedule import Seating
+from referee.untrusted import quoted
 from referee.v1 import referee_pb2 as pb
 
 # --- the lines ------------------------------------------------------------------------------
@@ -120,10 +121,31 @@ def test_a_bot_line_is_read_in_camel_case_or_the_protos_names_and_a_bad_one_says
 def test_the_answer_to_a_line_that_does_not_parse_is_malformed_in_every_game():
     """The relay answers a bad line with this name: no game's notation may read it as an action,
     so that the referee charges a malformed answer whatever the game."""
-    text = stdio.MALFORMED.format(number=3, why="Failed to load JSON: Expecting value: line 1 column 1 (char 0).")
-    for name, spec in games.GAMES.items():
-        with pytest.raises(ActionSyntaxError):
-            spec.new(seed=1).parse_action(text)
+    for line in ("XYZZY", "AS", "STOP", "BID 3", "CONFIRM", ""):  # the bot's line is quoted in it: even an action
+        text = stdio.MALFORMED.format(number=3, line=quoted(line),
+                                      why="Failed to load JSON: Expecting value: line 1 column 1 (char 0).")
+        for name, spec in games.GAMES.items():
+            with pytest.raises(ActionSyntaxError):
+                spec.new(seed=1).parse_action(text)
+
+
+def test_a_bad_line_is_quoted_in_the_log_escaped_and_capped(capsys):
+    """Issue 34, item 8: the log quotes the line that is not a message (through referee.untrusted)."""
+    relay = stdio.StdioRelay(None, "unused", "bot", "", 1)
+    relay.open.sent(request(3, "g1", 0))
+    line = b"\x1b]0;owned\x07 not JSON \xff" + b"y" * 1000 + b"\n"
+    answer = relay._malformed(7, line, "Failed to load JSON: Expecting value: line 1 column 1 (char 0).")
+    said = capsys.readouterr().err
+    assert said.startswith("stdio relay: line 7 is not a BotMessage in proto3 JSON: '\\x1b]0;owned\\x07 not JSON "
+                           "\\xff" + "y" * 170 + "...' (1024 characters, 194 kept) (Failed to load JSON: Expecting "
+                           "value: line 1 column 1 (char 0).): the malformed answer to request 3 of g1 seat 0")
+    assert said.isascii() and "\x1b" not in said and said.count("\n") == 1
+    assert answer.action.request_id == 3 and answer.action.name.startswith(
+        "(stdio) line 7 is not a BotMessage in proto3 JSON: '\\x1b]0;owned\\x07 not JSON \\xff")
+    assert "(1024 characters, 34 kept): Failed to load JSON" in answer.action.name  # the bad byte: 4 characters
+    relay._malformed(8, b"also not JSON\n", "why")  # no request open: logged, quoted, ignored
+    assert capsys.readouterr().err == ("stdio relay: line 8 is not a BotMessage in proto3 JSON: 'also not JSON' (why); "
+                                       "no request is open: ignored\n")
 
 
 def test_a_bad_line_answers_the_oldest_request_still_open():
@@ -303,9 +325,13 @@ def test_a_stdio_bot_misbehaving_is_treated_as_a_grpc_bot_doing_the_same(twin_ma
         assert stdio_bot.record["actions"] == grpc_bot.record["actions"], log[-2000:]
         assert faults(stdio_bot) == faults(grpc_bot), log[-2000:]
         assert stdio_bot.results["scores"] == grpc_bot.results["scores"]
-    if mode == "garbage":
+    if mode == "garbage":  # the line is quoted, escaped and capped: in the fault's detail (its head) and the log
         detail = next(f["detail"] for f in stdio_bot.record["meta"]["faults"])
-        assert "(stdio) line 2 is not a BotMessage in proto3 JSON" in detail, detail
+        assert "(stdio) line 2 is not a BotMessage in proto3 JSON: 'XYZZY 42, not JSON \\" in detail, detail
+        assert "x1b[31m####" in detail  # the escape, escaped (and again by the engine's repr)
+        assert "(300 characters, 37 kept): Failed to load JSON: " in detail and "\x1b" not in detail
+        assert ("stdio relay: line 2 is not a BotMessage in proto3 JSON: 'XYZZY 42, not JSON \\x1b[31m" + "#" * 173
+                + "...' (300 characters, 197 kept) (Failed to load JSON: ") in log, log[-2000:]
     if mode == "huge":
         assert "longer than 256 KB: the session is closed" in log
 

@@ -159,10 +159,10 @@ def test_ratings_command_prints_the_anchor_and_the_los_matrix(tmp_path, invoke):
 
 def faulty_rows() -> list[MatchRow]:
     """rows() with faults of every kind charged to x and y: x 681 malformed answers, 2 timeouts and one
-    answer with a wrong id; y 4 illegal actions, 3 disconnects and a seat with no session."""
+    answer with a wrong id; y 4 illegal actions, 3 disconnects, a seat with no session and 66 errors."""
     out = rows()
     charged = {"x": {"malformed": 681, "timeout": 2, "wrong_id": 1}, "y": {"illegal": 4, "disconnect": 3,
-                                                                          "no_session": 1}}
+                                                                          "no_session": 1, "error": 66}}
     for bot, kinds in charged.items():
         row = next(r for r in out if r.lineup[0] == bot)
         row.results["faults"][0] = dict(kinds)
@@ -171,15 +171,15 @@ def faulty_rows() -> list[MatchRow]:
 
 def test_faults_are_counted_by_kind_in_the_text_json_and_csv_tables():
     st = standings.compute("aegis", faulty_rows(), bootstrap=0)
-    x = {"timeout": 2, "illegal": 0, "malformed": 681, "wrong_id": 1, "disconnect": 0, "no_session": 0}
-    y = {"timeout": 0, "illegal": 4, "malformed": 0, "wrong_id": 0, "disconnect": 3, "no_session": 1}
+    x = {"timeout": 2, "illegal": 0, "malformed": 681, "wrong_id": 1, "disconnect": 0, "no_session": 0, "error": 0}
+    y = {"timeout": 0, "illegal": 4, "malformed": 0, "wrong_id": 0, "disconnect": 3, "no_session": 1, "error": 66}
     text = standings.report(st)
     header = next(line for line in text.splitlines() if line.lstrip().startswith("rank"))
-    assert header.endswith("faults t/i/m/w/d/n")
+    assert header.endswith("faults t/i/m/w/d/n/e")
     cells = {line.split()[1]: line.split()[-1] for line in text.splitlines() if line.split()[1:2] in (["x"], ["y"])}
-    assert cells == {"x": "2/0/681/1/0/0", "y": "0/4/0/0/3/1"}  # malformed no longer counted as illegal
-    assert ("faults t/i/m/w/d/n: timeouts / illegal actions / malformed answers / answers with a wrong request id "
-            "/ disconnects / seats it had no session for") in text
+    assert cells == {"x": "2/0/681/1/0/0/0", "y": "0/4/0/0/3/1/66"}  # malformed no longer counted as illegal
+    assert ("faults t/i/m/w/d/n/e: timeouts / illegal actions / malformed answers / answers with a wrong request id "
+            "/ disconnects / seats it had no session for / errors of its own code (a decision that raised)") in text
     data = {line["name"]: line for line in standings.to_json(st)["standings"]}
     assert data["x"]["faults"] == x and data["y"]["faults"] == y and data["z"]["faults"] == dict.fromkeys(x, 0)
     assert not {"timeouts", "illegal", "disconnects"} & set(data["x"])

@@ -272,8 +272,10 @@ def test_the_report_and_the_live_page_count_faults_by_kind(tmp_path):
     directory = small_results(tmp_path / "res", "aegis", matches=4)
     store = Store(directory)
     row = next(store.matches())
-    faults = [{"timeout": 2, "illegal": 0, "malformed": 681, "wrong_id": 1, "disconnect": 0, "no_session": 0},
-              {"timeout": 0, "illegal": 4, "malformed": 0, "wrong_id": 0, "disconnect": 3, "no_session": 1}]
+    faults = [{"timeout": 2, "illegal": 0, "malformed": 681, "wrong_id": 1, "disconnect": 0, "no_session": 0,
+               "error": 0},
+              {"timeout": 0, "illegal": 4, "malformed": 0, "wrong_id": 0, "disconnect": 3, "no_session": 1,
+               "error": 66}]
     store.db.execute("UPDATE matches SET results = ? WHERE key = ?", (json.dumps({**row.results, "faults": faults}),
                                                                       row.key))
     store.db.commit()
@@ -284,13 +286,13 @@ def test_the_report_and_the_live_page_count_faults_by_kind(tmp_path):
         assert cell[1] == "/".join(str(n) for n in kinds.values())
         assert dict(re.findall(r'data-([a-z-]+)="(\d+)"', cell[0])) == {
             k.replace("_", "-"): str(n) for k, n in kinds.items()}
-    assert "faults t/i/m/w/d/n" in text
+    assert "faults t/i/m/w/d/n/e" in text
     listed = f"{row.lineup[0]} (seat 0): timeout 2, malformed 681, wrong_id 1; {row.lineup[1]} (seat 1): illegal 4, " \
-             f"disconnect 3, no_session 1"
+             f"disconnect 3, no_session 1, error 66"
     assert listed in text
     table = live.standings_source(store, 0)()
     store.close()
-    assert table["headers"][-1] == "faults t/i/m/w/d/n"
+    assert table["headers"][-1] == "faults t/i/m/w/d/n/e"
     cells = {r[1]: r[-1] for r in table["rows"]}
     assert {bot: cells[bot] for bot in charged} == {bot: "/".join(map(str, k.values())) for bot, k in charged.items()}
 

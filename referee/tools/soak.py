@@ -31,7 +31,7 @@ fills several seats of a tournament does.
 
 Counted per bot and variant, over the tested bot's seats only: matches,
 decisions (its actions in the records), faults by kind as the runner records them (``timeout``,
-``illegal``, ``malformed``, ``wrong_id``, ``disconnect``, ``no_session``),
+``illegal``, ``malformed``, ``wrong_id``, ``disconnect``, ``no_session``, ``error``),
 with the first fault details, and the decision times as the referee's clock
 saw them (request sent to answer received; the record's ``meta``): the
 slowest, the mean, and how many went past the decision time into the bank.

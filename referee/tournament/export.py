@@ -137,7 +137,7 @@ def export(store: Store, out: Path) -> Exported:
 
 def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
-    its faults (all kinds together, then each kind: ``timeout0``, ... ``no_session0``: every fault counted;
+    its faults (all kinds together, then each kind: ``timeout0``, ... ``error0``: every fault counted;
     the record's ``meta.fault_counts`` has them by kind, ``meta.faults`` the first 50 of each seat), the
     seconds, the record file (empty for the matches ``without_record``), per seat the version of its bot
     (the short id of ``referee/tournament/versions.py``; empty: not known), and whether the standings

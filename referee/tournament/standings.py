@@ -38,14 +38,15 @@ FAULT_WORDS = {
     FaultKind.WRONG_ID: "answers with a wrong request id",
     FaultKind.DISCONNECT: "disconnects",
     FaultKind.NO_SESSION: "seats it had no session for",
+    FaultKind.ERROR: "errors of its own code (a decision that raised)",
 }
-#: the header of the fault cell: the first letter of each kind, "faults t/i/m/w/d/n"
+#: the header of the fault cell: the first letter of each kind, "faults t/i/m/w/d/n/e"
 FAULTS_HEADER = "faults " + "/".join(kind[0] for kind in FaultKind)
 FAULTS_LEGEND = f"{FAULTS_HEADER}: " + " / ".join(FAULT_WORDS[kind] for kind in FaultKind)
 
 
 def fault_cell(counts: Mapping[str, int]) -> str:
-    """A bot's faults by kind, as the tables print them: ``0/0/681/0/0/0`` (:data:`FAULTS_HEADER`)."""
+    """A bot's faults by kind, as the tables print them: ``0/0/681/0/0/0/0`` (:data:`FAULTS_HEADER`)."""
     return "/".join(str(counts.get(kind, 0)) for kind in FaultKind)
 
 

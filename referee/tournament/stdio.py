@@ -19,13 +19,20 @@ server sees a gRPC bot like any other. Then, both ways at once:
 - each line the bot writes to stdout is parsed as a ``BotMessage`` in proto3
   JSON and sent as it is. Blank lines are skipped. A line that does not parse
   is a **malformed answer**: it answers the oldest request the bot has open
-  with a name no game's notation reads (``(stdio) line N ...``), so the referee
-  substitutes and records a ``malformed`` fault as for any bad name (the
-  reason quoted in the fault's detail); with no request open it is only
+  with a name no game's notation reads (``(stdio) line N ...``, the line
+  quoted and the reason), so the referee substitutes and records a
+  ``malformed`` fault as for any bad name; the log quotes the line (escaped
+  and capped, :mod:`referee.untrusted`); with no request open it is only
   logged. A line longer than :data:`MAX_LINE` ends the session at once, as a
   message over the server's limit breaks a gRPC stream (its seats are lost:
   ``disconnect``), and the bot is stopped;
 - the bot's stderr is the relay's: the bot's log.
+
+A bot that has written nothing on its stdout when one of its decisions times out
+(or when it ends) is told apart in its log: one that has not read its stdin
+either does not speak this protocol (a gRPC bot entered with ``protocol =
+"stdio"``: it gets no arguments here, and connects nowhere); one that read it
+and answered nothing has forgotten to answer on stdout, or to flush.
 
 When the bot ends (or closes its stdout), the session ends; when the session
 ends, the bot's stdin is closed and it has :data:`GRACE_S` to exit before it
@@ -37,11 +44,14 @@ referee refused the session, 1 when the relay ended the bot.
 from __future__ import annotations
 
 import argparse
+import array
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import termios
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
@@ -52,6 +62,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from referee.process import tune_gc
+from referee.untrusted import QUOTE_CHARS, capped, quoted
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -62,7 +73,11 @@ GRACE_S = 2.0
 #: lines that did not parse and had no request to answer: logged one by one up to this many, then counted
 QUIET_AFTER = 5
 #: what a line that does not parse answers: a text no game's notation reads as an action
-MALFORMED = "(stdio) line {number} is not a BotMessage in proto3 JSON: {why}"
+MALFORMED = "(stdio) line {number} is not a BotMessage in proto3 JSON: {line}: {why}"
+#: characters of a line that does not parse quoted in the answer's name (the fault's detail) and in the log
+NAME_QUOTE_CHARS, LOG_QUOTE_CHARS = 40, 200
+#: characters of the parser's reason kept
+WHY_CHARS = 160
 
 EXIT_REFUSED, EXIT_ENDED = 3, 1
 
@@ -209,6 +224,9 @@ class StdioRelay:
         self.refused = False
         self.overlong = False   # the bot wrote a line over MAX_LINE: the relay ended the session
         self.unanswerable = 0   # lines that did not parse with no request open
+        self.lines = 0          # lines read from the bot's stdout
+        self.sent = 0           # bytes written to its stdin
+        self.told_silent = False  # its log says it wrote nothing (silence())
 
     def run(self) -> None:
         """Until the session or the bot's stdout ends."""
@@ -226,11 +244,16 @@ class StdioRelay:
             messages = message.batch.messages if message.WhichOneof("kind") == "batch" else (message,)
             for one in messages:
                 self.open.sent(one)
+                if one.WhichOneof("kind") == "result" and one.result.fault == pb.FAULT_TIMEOUT:
+                    r = one.result
+                    self.tell_if_silent(f"request {r.request_id} ({capped(r.game_id, 80)} seat {r.seat}) timed out")
+            data = b"".join(to_line(one) for one in messages)
             try:
-                stdin.write(b"".join(to_line(one) for one in messages))
+                stdin.write(data)
                 stdin.flush()
             except (BrokenPipeError, ValueError):  # the bot closed its stdin (or ended): the session is over
                 return
+            self.sent += len(data)
             if message.WhichOneof("kind") == "refusal":
                 self.refused = True
                 say(f"refused by the referee ({pb.Refusal.Reason.Name(message.refusal.reason)}): "
@@ -240,11 +263,10 @@ class StdioRelay:
     def _messages(self) -> Iterator[pb.BotMessage]:
         """The Hello, then the bot's lines, parsed; at the end of its output the session ends."""
         yield self.hello
-        number = 0
         stdout = self.bot.stdout
         try:
             while line := stdout.readline(MAX_LINE + 1):
-                number += 1
+                self.lines = number = self.lines + 1
                 if len(line) > MAX_LINE:  # what came before it is sent; then the session ends
                     self.overlong = True
                     say(f"line {number} is longer than {MAX_LINE // 1024} KB: the session is closed (its seats "
@@ -256,7 +278,7 @@ class StdioRelay:
                 try:
                     message = parse_line(line)
                 except ValueError as err:
-                    malformed = self._malformed(number, str(err))
+                    malformed = self._malformed(number, line, str(err))
                     if malformed is not None:
                         yield malformed
                     continue
@@ -266,20 +288,59 @@ class StdioRelay:
             if self.unanswerable > QUIET_AFTER:
                 say(f"{self.unanswerable} lines did not parse with no request open (the first {QUIET_AFTER} shown)")
 
-    def _malformed(self, number: int, why: str) -> pb.BotMessage | None:
-        """The answer that a line that does not parse makes to the oldest open request; None if none is open."""
-        why = why if len(why) <= 160 else why[:157] + "..."
+    def _malformed(self, number: int, line: bytes, why: str) -> pb.BotMessage | None:
+        """The answer that a line that does not parse makes to the oldest open request; None if none is open.
+        The log quotes the line, and the answer's name its head (escaped and capped: the bot wrote them)."""
+        text = line.removesuffix(b"\n").decode("utf-8", "backslashreplace")
+        why = capped(why, WHY_CHARS)
+        bad = f"line {number} is not a BotMessage in proto3 JSON: {quoted(text, LOG_QUOTE_CHARS)} ({why})"
         oldest = self.open.take_oldest()
         if oldest is None:
             self.unanswerable += 1
             if self.unanswerable <= QUIET_AFTER:
-                say(f"line {number} is not a BotMessage in proto3 JSON ({why}); no request is open: ignored")
+                say(f"{bad}; no request is open: ignored")
             return None
         game_id, seat, request_id = oldest
-        say(f"line {number} is not a BotMessage in proto3 JSON ({why}): the malformed answer to request "
-            f"{request_id} of {game_id} seat {seat}")
+        say(f"{bad}: the malformed answer to request {request_id} of {capped(game_id, 80)} seat {seat}")
         return pb.BotMessage(action=pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat,
-                                                   name=MALFORMED.format(number=number, why=why)))
+                                                   name=malformed_name(number, text, why)))
+
+    def tell_if_silent(self, when: str) -> None:
+        """Once, in the log: the bot has written nothing on its stdout (``when``: at what moment), and
+        whether it read its stdin, which tells a bot that speaks another protocol from one that does
+        not answer (or does not flush)."""
+        if self.lines or self.told_silent or not self.sent:
+            return
+        self.told_silent = True
+        unread = unread_bytes(self.bot.stdin)
+        if unread is not None and unread >= self.sent:
+            say(f"{when}, and the bot has written nothing on its stdout and read nothing of its stdin (the "
+                f"{self.sent} bytes of the referee's messages are still in the pipe): it does not speak stdio. "
+                f"A bot that connects to the referee itself (gRPC, to the --address it is given) is entered "
+                f"without protocol = \"stdio\" (with it, its command gets no arguments and it connects nowhere)")
+        else:
+            read = "" if unread is None else f"{self.sent - unread} of "
+            say(f"{when}, and the bot has written nothing on its stdout, though it read {read}the {self.sent} "
+                f"bytes of the referee's messages on its stdin: a stdio bot answers each request with one line "
+                f"of JSON on stdout, and flushes it (docs/protocol.md §16)")
+
+
+def malformed_name(number: int, line: str, why: str) -> str:
+    """The answer to a line that does not parse: its head quoted and the reason, in at most QUOTE_CHARS
+    characters (what the runner keeps whole in the fault's detail, the engine's reason after it)."""
+    head = MALFORMED.format(number=number, line=quoted(line, NAME_QUOTE_CHARS), why="")
+    room = QUOTE_CHARS - len(head)
+    return head + (why if len(why) <= room else capped(why, max(1, room - 32)))
+
+
+def unread_bytes(stream: BinaryIO | None) -> int | None:
+    """How many bytes written to a pipe its reader has not taken yet (FIONREAD); None if unknown."""
+    count = array.array("i", [0])
+    try:
+        fcntl.ioctl(stream.fileno(), termios.FIONREAD, count)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return count[0]
 
 
 def read_token(fd: int) -> str:
@@ -296,6 +357,7 @@ def _close(stream: BinaryIO) -> None:
 
 def finish(bot: subprocess.Popen, relay: StdioRelay) -> int:
     """Close the bot's stdin, give it GRACE_S to end, then kill it; the relay's exit status."""
+    relay.tell_if_silent("its session is over" if bot.poll() is None else f"the bot ended ({_how(bot.returncode)})")
     threading.Thread(target=_close, args=(bot.stdin,), daemon=True).start()  # a kill unblocks it
     try:
         code = bot.wait(GRACE_S)
@@ -309,6 +371,10 @@ def finish(bot: subprocess.Popen, relay: StdioRelay) -> int:
     if relay.overlong:
         return EXIT_ENDED
     return code
+
+
+def _how(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
 
 def exit_as(code: int) -> None:

@@ -99,6 +99,9 @@ CREATE TABLE IF NOT EXISTS bot_versions (
 CREATE TABLE IF NOT EXISTS digests (path TEXT PRIMARY KEY, stamp TEXT NOT NULL);
 """
 
+#: the columns of ``seats`` a match fills, named: a store older than a fault kind has that kind's column last
+SEAT_COLUMNS = ("match_key", "seat", "bot", "score", "place", *FaultKind, "version")
+
 #: an entry's status (:class:`Entry`)
 PLAYING, DID_NOT_START, WITHDRAWN, DEAD = "playing", "did not start", "withdrawn", "dead"
 #: why an entry marked ``withdrawn = true`` is out
@@ -174,11 +177,21 @@ class Store:
                     or "version" not in {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}:
                 with self._writing("its tables"):
                     self.db.executescript(SCHEMA)
-                    if "version" not in {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}:
-                        self.db.execute("ALTER TABLE seats ADD COLUMN version TEXT")  # a store older than versions
+                    self._add_columns()
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database: {e}") from None
         self._versions: dict[str, str | None] = {}  # the bots' versions of this run (claim): what save records
+
+    def _add_columns(self) -> None:
+        """The columns of ``seats`` that a store written by an older version lacks: ``version``, and
+        the count of each fault kind added since (0 in the matches stored before; their results hold
+        the counts, and those lack the new kinds)."""
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}
+        if "version" not in have:
+            self.db.execute("ALTER TABLE seats ADD COLUMN version TEXT")
+        for kind in FaultKind:
+            if kind not in have:
+                self.db.execute(f"ALTER TABLE seats ADD COLUMN {kind} INTEGER NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         self.db.close()
@@ -451,7 +464,7 @@ class Store:
                             (key, deal_set, str(seed), json.dumps(list(lineup)), json.dumps(results),
                              json.dumps(record), seconds, time.time()))
             self.db.executemany(
-                f"INSERT INTO seats VALUES (?, ?, ?, ?, ?, {', '.join('?' for _ in FaultKind)}, ?)",
+                f"INSERT INTO seats ({', '.join(SEAT_COLUMNS)}) VALUES ({', '.join('?' for _ in SEAT_COLUMNS)})",
                 [(key, seat, bot, results["scores"][seat], results["placing"][seat],
                   *(faults[seat].get(kind, 0) for kind in FaultKind), self._versions.get(bot))
                  for seat, bot in enumerate(lineup)])

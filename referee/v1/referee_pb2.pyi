@@ -23,6 +23,7 @@ class Fault(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_WRONG_ID: _ClassVar[Fault]
     FAULT_DISCONNECT: _ClassVar[Fault]
     FAULT_NO_SESSION: _ClassVar[Fault]
+    FAULT_ERROR: _ClassVar[Fault]
 DATA_JSON: DataForm
 DATA_TYPED: DataForm
 DATA_BOTH: DataForm
@@ -33,6 +34,7 @@ FAULT_MALFORMED: Fault
 FAULT_WRONG_ID: Fault
 FAULT_DISCONNECT: Fault
 FAULT_NO_SESSION: Fault
+FAULT_ERROR: Fault
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "action", "actions")
@@ -61,18 +63,20 @@ class Hello(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., token: _Optional[str] = ..., capacity: _Optional[int] = ..., batching: _Optional[bool] = ..., data_form: _Optional[_Union[DataForm, str]] = ...) -> None: ...
 
 class ActionReply(_message.Message):
-    __slots__ = ("request_id", "game_id", "seat", "name", "index")
+    __slots__ = ("request_id", "game_id", "seat", "name", "index", "error")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     game_id: str
     seat: int
     name: str
     index: int
-    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., name: _Optional[str] = ..., index: _Optional[int] = ...) -> None: ...
+    error: str
+    def __init__(self, request_id: _Optional[int] = ..., game_id: _Optional[str] = ..., seat: _Optional[int] = ..., name: _Optional[str] = ..., index: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ActionReplies(_message.Message):
     __slots__ = ("replies",)
@@ -262,20 +266,22 @@ class GameEnd(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., placing: _Optional[_Iterable[int]] = ..., results_json: _Optional[str] = ..., events: _Optional[_Iterable[_Union[GameEvent, _Mapping]]] = ..., confirmation: _Optional[_Union[ConfirmationResults, _Mapping]] = ..., aegis: _Optional[_Union[AegisResults, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[SeatFaults, _Mapping]]] = ...) -> None: ...
 
 class SeatFaults(_message.Message):
-    __slots__ = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
+    __slots__ = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session", "error")
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     ILLEGAL_FIELD_NUMBER: _ClassVar[int]
     MALFORMED_FIELD_NUMBER: _ClassVar[int]
     WRONG_ID_FIELD_NUMBER: _ClassVar[int]
     DISCONNECT_FIELD_NUMBER: _ClassVar[int]
     NO_SESSION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     timeout: int
     illegal: int
     malformed: int
     wrong_id: int
     disconnect: int
     no_session: int
-    def __init__(self, timeout: _Optional[int] = ..., illegal: _Optional[int] = ..., malformed: _Optional[int] = ..., wrong_id: _Optional[int] = ..., disconnect: _Optional[int] = ..., no_session: _Optional[int] = ...) -> None: ...
+    error: int
+    def __init__(self, timeout: _Optional[int] = ..., illegal: _Optional[int] = ..., malformed: _Optional[int] = ..., wrong_id: _Optional[int] = ..., disconnect: _Optional[int] = ..., no_session: _Optional[int] = ..., error: _Optional[int] = ...) -> None: ...
 
 class SpectateRequest(_message.Message):
     __slots__ = ("game_id", "token", "data_form")

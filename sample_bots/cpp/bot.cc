@@ -8,6 +8,10 @@
 // = DATA_TYPED: no JSON library) and plays both games by a few plain rules, the same as the other
 // starter kits': enough to beat the random bot. Replace choose() with your own.
 //
+// An exception thrown by choose() ends the process: its seats are charged a disconnect and the
+// launcher starts it again before its next match. To play on instead, catch it and answer the
+// request with set_error(what()) in place of set_index: an error fault (docs/protocol.md §4).
+//
 // Exit codes: 0 the referee ended the session, 1 the stream broke, 2 bad usage, 3 refused.
 
 #include <grpcpp/grpcpp.h>

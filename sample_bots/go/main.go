@@ -9,6 +9,10 @@
 // = DATA_TYPED: no JSON) and plays both games by a few plain rules, the same as the other starter
 // kits': enough to beat the random bot. Replace choose with your own.
 //
+// A panic in choose ends the process: its seats are charged a disconnect and the launcher starts it
+// again before its next match. To play on instead, recover and answer the request with
+// Choice: &pb.ActionReply_Error{Error: ...} in place of the index: an error fault (docs/protocol.md §4).
+//
 // grpc.Dial and grpc.WithInsecure are grpc-go 1.33's; the current grpc-go still has them
 // (deprecated) and offers grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
 // instead (docs/protocol.md §13).

@@ -112,18 +112,32 @@ function playAegis(obs, legal) {
 
 const POLICIES = { confirmation: playConfirmation, aegis: playAegis };
 
-// The index in `legal` of the action to play; any problem falls back to 0 (the referee's default).
+// What to answer: { index } in `legal` of the action to play (0, the referee's default, for a game
+// it has no policy for or an action its policy did not find), or { error } when the policy threw:
+// the referee then plays its default and charges an error fault (docs/protocol.md §4), so a bug
+// shows in the standings instead of passing for weak play.
 function decide(request, game) {
   const legal = request.legal_actions;
   try {
     const obs = JSON.parse(request.observation_json);
     const policy = POLICIES[game || obs.game];
     const index = policy ? legal.indexOf(policy(obs, legal)) : 0;
-    return index >= 0 ? index : 0;
+    return { index: index >= 0 ? index : 0 };
   } catch (err) {
-    console.error(`${request.game_id} seat ${request.seat}: policy failed (${err.message}); playing ${legal[0]}`);
-    return 0;
+    const error = `${err.name}: ${err.message}`.replace(/\s+/g, " ").slice(0, 200);
+    console.error(`${request.game_id} seat ${request.seat}: policy failed: ${err.stack || error}`);
+    return { error };
   }
+}
+
+// The ActionReply to a request: its ids, and the action by name (or by index), or the error.
+function reply(request, game, byIndex) {
+  const answer = { request_id: request.request_id, game_id: request.game_id, seat: request.seat };
+  const { index, error } = decide(request, game);
+  if (error !== undefined) answer.error = error;
+  else if (byIndex) answer.index = index;
+  else answer.name = request.legal_actions[index];
+  return answer;
 }
 
 // ---------------------------------------------------------------- the session
@@ -246,11 +260,7 @@ function main() {
         // request.events: what happened since this seat's last request (kind, actor,
         // JSON.parse(data_json)); this bot reads the observation instead.
         const start = games.get(`${request.game_id}/${request.seat}`);
-        const index = decide(request, start && start.game);
-        const reply = { request_id: request.request_id, game_id: request.game_id, seat: request.seat };
-        if (args.byIndex) reply.index = index;
-        else reply.name = request.legal_actions[index];
-        call.write({ action: reply });
+        call.write({ action: reply(request, start && start.game, args.byIndex) });
         break;
       }
       case "result": {
@@ -299,4 +309,4 @@ function main() {
 
 if (require.main === module) main();
 
-module.exports = { decide, playConfirmation, playAegis, tokenFromFd };
+module.exports = { POLICIES, decide, reply, playConfirmation, playAegis, tokenFromFd, main };

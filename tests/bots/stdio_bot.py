@@ -9,7 +9,7 @@ Modes (how it misbehaves, once ``--after`` decisions have gone well):
   crash     the process dies (os._exit(1)) in the middle of a game
   hang      stops answering (keeps reading nothing, sleeps forever)
   illegal   answers an action the rules refuse
-  garbage   writes a line that is not JSON at all instead of its answer
+  garbage   writes a line that is not JSON at all instead of its answer (an escape in it, 300 characters)
   flood     writes --flood junk replies (for request ids nobody sent) before every real answer
   huge      writes a 10 MB line instead of its answer
   chatter   also writes lines of debug text to stdout, without end, from a thread of its own
@@ -34,6 +34,10 @@ class Request:
 
     def __init__(self, legal_actions: list[str]):
         self.legal_actions = legal_actions
+
+
+#: what the garbage mode writes: not JSON, with an escape sequence (it must reach no log raw) and long
+GARBAGE = "XYZZY 42, not JSON \x1b[31m" + "#" * 276
 
 
 def write(line: str) -> None:
@@ -77,7 +81,7 @@ def main() -> None:
             elif args.mode == "illegal":
                 reply["name"] = illegal_action(Request(legal))
             elif args.mode == "garbage":
-                write("XYZZY 42, not JSON")
+                write(GARBAGE)
                 continue
             elif args.mode == "flood":
                 for _ in range(args.flood):

@@ -305,7 +305,8 @@ class Executor(ABC):
                 ended = self.launcher.not_running(name)
                 if ended is not None:
                     started = not ended.startswith("cannot start")
-                    failures[bot] = f"ended before it connected ({ended})" if started else ended
+                    failures[bot] = f"ended before it connected ({ended}){self._hint(bot, ended)}" if started \
+                        else ended
                     del waiting[bot]
                 elif self._connected(name) is not False:  # connected, or the referee cannot tell
                     del waiting[bot]
@@ -313,8 +314,23 @@ class Executor(ABC):
                 break
             await asyncio.sleep(0.05)
         for bot in waiting:
-            failures[bot] = f"did not connect within {timeout:g} s"
+            failures[bot] = f"did not connect within {timeout:g} s{self._hint(bot, None)}"
         return failures
+
+    def _hint(self, bot: str, ended: str | None) -> str:
+        """What may be wrong with a launched bot that has not connected: ``ended``, how its process ended
+        before it did (None: it still runs). A gRPC bot that ends at once with exit code 0 is most often
+        a stdio bot (its stdin is empty: it had nothing to answer)."""
+        launched = self.launcher.bots.get(bot)
+        if launched is None or launched.spec.protocol == "stdio":  # the relay's own lines in its log say more
+            return ""
+        if ended is None:
+            return (" (its process runs: it connects elsewhere than the --address it is given, or it takes longer "
+                    "to start than startup_s)")
+        if ended == "exit code 0":
+            return ("; a bot that ends at once with exit code 0 is often a stdio bot, which finds its stdin empty: "
+                    "enter it with protocol = \"stdio\" in its [[bots]] table (referee match: --stdio-bot)")
+        return ""
 
     def not_ready(self, outcome: str) -> BotsNotReady:
         """The error of a run that cannot go on without the bots withdrawn at the start-up check."""

@@ -133,7 +133,7 @@ AEGIS_EVENTS = {
 # §10's results table: winner and ended_by are "int; optional uint32" and "string; optional string"
 AEGIS_RESULTS = {"winner": Opt(U32), "ended_by": Opt(STR), "draw": AEGIS_DRAW, "num_games": U32,
                  "games": rep(DEAL_RESULT)}
-FAULT_KINDS = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session")
+FAULT_KINDS = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session", "error")
 
 OBSERVATIONS = {"confirmation": CONFIRMATION_OBSERVATION, "aegis": AEGIS_OBSERVATION}
 EVENTS = {"confirmation": CONFIRMATION_EVENTS, "aegis": AEGIS_EVENTS}
