@@ -461,6 +461,10 @@ class Store:
         s = played.seating
         self.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
 
+    def deal_sets_stored(self) -> set[int]:
+        """The deal sets of the stored matches (counted or not)."""
+        return {row[0] for row in self.db.execute("SELECT DISTINCT deal_set FROM matches")}
+
     def deal_sets_dealt(self) -> int:
         """How many deal sets the stored matches were dealt from: the last one's number + 1 (0: none)."""
         last = self.db.execute("SELECT MAX(deal_set) FROM matches").fetchone()[0]
