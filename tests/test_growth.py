@@ -139,6 +139,7 @@ def test_a_late_entry_on_deal_sets_a_report_may_have_shown_is_said_in_one_line(t
     import dataclasses
 
     from referee.tournament import config as tconfig
+    from referee.tournament import release
     from referee.tournament.run import late_entries
     from referee.tournament.schedule import Schedule, Seating
 
@@ -150,18 +151,21 @@ def test_a_late_entry_on_deal_sets_a_report_may_have_shown_is_said_in_one_line(t
     pairs = (("a", "b"), ("b", "a"), ("a", "late"), ("late", "a"), ("b", "late"), ("late", "b"))
     grown = Schedule(tuple(Seating(k, 1, lineup) for k in (0, 1) for lineup in pairs), (), "")
     assert late_entries(given, store, grown) is None  # no run recorded a schedule: nothing played before
+    store.set_schedule(["0:a|b", "0:b|a", "0:a|c"])  # deal set 0 was not over: held, never shown
+    release.note_seen(store)  # as a run notes what nothing holds
+    assert late_entries(given, store, grown) is None
     store.set_schedule(["0:a|b", "0:b|a"])
+    store.db.execute("INSERT INTO entries VALUES ('c', 2, 'did not start', 'exit code 3')")  # every record held
+    release.note_seen(store)
+    assert late_entries(given, store, grown) is None
+    store.db.execute("DELETE FROM entries")
+    release.note_seen(store)  # c is withdrawn: nothing holds deal set 0, a report may show it
     assert late_entries(given, store, grown) == (
         "late entries and new versions: late play deal set 0 played before they came and not held since: a report "
         "of this directory may already have shown their records (an entrant who read it knows those deals); the "
         "seed is given in the tournament file, so no secret deal set can take their place (leave seed out of the "
         "file: docs/security.md)")
     assert late_entries(dataclasses.replace(given, seed_drawn=True), store, grown) is None
-    store.set_schedule(["0:a|b", "0:b|a", "0:a|c"])  # deal set 0 was not over: held, never shown
-    assert late_entries(given, store, grown) is None
-    store.set_schedule(["0:a|b", "0:b|a"])
-    store.db.execute("INSERT INTO entries VALUES ('c', 2, 'did not start', 'exit code 3')")  # every record held
-    assert late_entries(given, store, grown) is None
     store.close()
 
 

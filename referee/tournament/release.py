@@ -225,11 +225,13 @@ def note_seen(store: Store, deal_sets: Iterable[int] | None = None) -> None:
 
 def seen(store: Store) -> frozenset[int]:
     """The deal sets that anyone but the organiser may have seen: those whose records nothing held
-    at some moment (noted by each run: :func:`note_seen`; and those :func:`free` now), and, of a
-    drawn seed, those a printed master seed deals (every seed but the last was printed before the
-    next was drawn; the last once the store says so) among the deal sets dealt or retired so far
-    (those after are dealt from a new secret seed: :func:`referee.tournament.run.keep_deals_secret`)."""
-    out = set(json.loads(store.meta(SEEN) or "[]")) | free(store)
+    at some moment (noted by each run: :func:`note_seen`, as a deal set is over, as the run ends,
+    and as the next one claims the directory, before anything it changes holds them again), and,
+    of a drawn seed, those a printed master seed deals (every seed but the last was printed before
+    the next was drawn; the last once the store says so) among the deal sets dealt or retired so
+    far (those after are dealt from a new secret seed: :func:`referee.tournament.run.keep_deals_secret`).
+    Not those :func:`free` right now: a run that brings an entry back frees what it is about to play."""
+    out = set(json.loads(store.meta(SEEN) or "[]"))
     config = json.loads(store.meta("config") or "{}")
     if config.get("seed_drawn"):
         last = max((first for first, _ in config.get("later_seeds", [])), default=0)

@@ -223,9 +223,9 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     keep_deals_secret(config, store, plan, kept_out, announce)
     full = plan(kept_out)
     bots = [b for b in config.bots if b.name not in kept_out]
+    if full.seatings:  # what an entry back or late is to play is held from now on, not when it starts
+        store.set_schedule(s.key for s in full.seatings)
     if not missing(full, store.done()):  # nothing to play, no bot to start
-        if full.seatings:
-            store.set_schedule(s.key for s in full.seatings)
         adaptive.record(store, full)
         store.set_entries(PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
