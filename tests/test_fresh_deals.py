@@ -270,3 +270,161 @@ def test_a_run_holds_and_notes_what_a_death_and_a_deal_set_over_leave():
     assert releases.over(0)
     releases.hold([1])  # an entry of deal set 1 died for good: it would play it again
     assert [releases.stored(x) for x in s[2:]] == [[], []] and not releases.over(1)
+
+
+# --- the attacks: real bot processes, in the sandbox --------------------------------------------------
+
+
+def attack_competition(tmp: Path, bot: str, deals: dict | None, seed: int | None = None) -> Path:
+    """The victim, a third bot and the hostile ``entrant`` (``tests/bots/hostile/BOT``, its
+    ``deals.json`` holding ``deals`` if not None) on two deal sets of Aegis, in bubblewrap, a fresh
+    process per match, absent = "withdraw"; the seed drawn (or ``seed``, given)."""
+    require_sandbox()
+    for name in ("victim", "third", "entrant"):
+        (tmp / name).mkdir(parents=True, exist_ok=True)
+    shutil.copy(HOSTILE / bot, tmp / "entrant" / bot)
+    if deals is not None:
+        (tmp / "entrant" / "deals.json").write_text(json.dumps(deals))
+    bots = tables(random_bot("victim", 1), random_bot("third", 2), ("entrant", ["python", bot], "entrant"))
+    path = write_tournament(tmp / "t.toml", bots, game="aegis", deal_sets=2, seed=seed or 1, concurrency=1,
+                            extra='isolation = "match"\nabsent = "withdraw"')
+    if seed is None:
+        path.write_text(path.read_text().replace("seed = 1\n", ""))
+    return path
+
+
+def hands_from_seed(master: int, deal_sets: range) -> dict[str, list[list[str]]]:
+    """What anyone who read a printed master seed computes: each deal set's hands of the first game, by seat."""
+    known = {}
+    for k in deal_sets:
+        events = games.get("aegis").new({}, seed=deal_seed(master, k)).events
+        by_seat = {e.seat: e.data["cards"] for e in events if e.kind == "hand" and e.data["game"] == 1}
+        known[str(k)] = [by_seat[0], by_seat[1]]
+    return known
+
+
+def what_was_given_out(out: Path, stderr: str) -> dict[str, list[list[str]]]:
+    """Every hand the entrant can learn after a run: the report the organiser publishes, and the
+    master seeds the run printed (each deal set's hands computed from them)."""
+    published = run_cli("view", out, "--bootstrap", "0")
+    assert published.returncode == 0, published.stderr
+    known = published_hands(out / "report" / "replays")
+    for line in stderr.splitlines():
+        if found := re.match(r"master seed: (\d+)", line):
+            firsts = [0, *(int(k) for k in re.findall(r"deal sets from (\d+) on", line)), 10 ** 6]
+            seeds = [int(found.group(1)), *(int(s) for s in re.findall(r"on: seed (\d+)", line))]
+            for (first, after), seed in zip(zip(firsts, firsts[1:]), seeds):
+                known.update({k: v for k, v in hands_from_seed(seed, range(first, min(after, 8))).items()
+                              if k not in known})
+    return known
+
+
+def opponents_known(out: Path) -> tuple[list[dict], dict[str, list[str]]]:
+    """The entrant's LEARNED reports, and the truth: its opponent's hand in the first game of each
+    of its matches that count."""
+    store = Store(out, create=False)
+    try:
+        truth = {}
+        for row in store.matches():
+            if "entrant" in row.lineup:
+                opponent = 1 - row.lineup.index("entrant")
+                truth[row.key] = next(e.data["cards"] for e in records.replay(store.record(row.key)).state.events
+                                      if e.kind == "hand" and e.seat == opponent and e.data["game"] == 1)
+    finally:
+        store.close()
+    return reports(out / "logs" / "entrant.log", "LEARNED"), truth
+
+
+def first_hands(out: Path, key: str) -> list[list[str]]:
+    """The hands of a stored match's first game, by seat."""
+    store = Store(out, create=False)
+    try:
+        events = records.replay(store.record(key)).state.events
+    finally:
+        store.close()
+    by_seat = {e.seat: e.data["cards"] for e in events if e.kind == "hand" and e.data["game"] == 1}
+    return [by_seat[0], by_seat[1]]
+
+
+def right(learned: list[dict], truth: dict[str, list[str]]) -> list[dict]:
+    return [r for r in learned if r["opponent_hand"] and sorted(r["opponent_hand"]) == sorted(truth.get(r["game_id"], []))]
+
+
+def stored_seeds(out: Path) -> dict[str, int]:
+    store = Store(out, create=False)
+    try:
+        return {key: int(seed) for key, seed in store.db.execute("SELECT key, seed FROM matches")}
+    finally:
+        store.close()
+
+
+def results(out: Path) -> dict[str, tuple]:
+    """Every match that counts: its scores, placing and faults, by key."""
+    store = Store(out, create=False)
+    try:
+        return {r.key: (r.scores, r.placing, r.faults) for r in store.matches()}
+    finally:
+        store.close()
+
+
+@pytest.mark.e2e
+def test_a_resubmitted_version_learns_nothing_from_the_published_report_and_seed(tmp_path):
+    """Issue 34 item 1. The entrant plays honestly, the run ends and prints its seed, the organiser
+    publishes the report; its author reads every hand there (and computes them from the seed) and
+    resubmits (--rerun). Its new version plays no deal set that was given out: the run retires them,
+    every entry plays two fresh ones, dealt from a new secret seed, and it knows none of its
+    opponents' hands. Before, it replayed deal sets 0 and 1 knowing every one of them."""
+    path = attack_competition(tmp_path, "late.py", {})  # its first version: deals.json knows nothing
+    first = run_cli("tournament", path, "--quiet", "--bootstrap", "20")
+    assert first.returncode == 0 and re.search(r"master seed: \d+", first.stderr), first.stderr
+    out = tmp_path / "out"
+    before = stored_seeds(out)
+    known = what_was_given_out(out, first.stderr)
+    assert {"0", "1"} <= set(known) and all(len(hand) == 5 for hands in known.values() for hand in hands)
+    assert published_hands(out / "report" / "replays") == {k: known[k] for k in ("0", "1")}  # the seed agrees
+    (tmp_path / "entrant" / "deals.json").write_text(json.dumps(known))  # a new version, tuned to those deals
+    second = run_cli("tournament", path, "--quiet", "--bootstrap", "20", "--rerun", "entrant")
+    assert second.returncode == 0, second.stderr
+    learned, truth = opponents_known(out)
+    assert len(truth) == 8 and {r["game_id"] for r in learned} >= set(truth)  # it played all its matches
+    assert right(learned, truth) == [], f"{len(right(learned, truth))} of {len(truth)} opponents' hands known"
+    assert ("deal sets 0 and 1 retired: entrant would play them (a new version, an entry back or a late one)"
+            in second.stderr and "every entry plays deal sets 2 and 3 instead, dealt from a secret seed"
+            in second.stderr), second.stderr
+    new = {key: seed for key, seed in stored_seeds(out).items() if key not in before}
+    assert len(new) == 12 and not set(new.values()) & set(before.values())  # no new match on a deal given out
+    assert all(first_hands(out, key) != known.get(key.split(":")[0]) for key in new)
+    counted = results(out)
+    assert set(counted) == set(new)  # the standings: every entry on the new deal sets, a round robin of them
+    assert re.search(r"master seed: \d+ .*; deal sets from 2 on: seed \d+", second.stderr), second.stderr
+
+
+@pytest.mark.e2e
+def test_an_entry_that_died_at_its_first_decision_learns_nothing_when_it_comes_back(tmp_path):
+    """Issue 35 item 5. Under absent = "withdraw" the entrant passes its start-up check, then dies at
+    its first decision, every time: dead, out for good, the others play on. Before, nothing was held
+    for it: the run printed the master seed and the report published every replay, and brought back
+    with --rerun it knew its opponent's hand in its matches. Now every deal set it would play on
+    its return is held (no replay, no seed): it comes back knowing nothing. The control, where it
+    plays from the start on the same deals, gives every match the same results."""
+    path = attack_competition(tmp_path / "attack", "comeback.py", None)
+    first = run_cli("tournament", path, "--quiet", "--bootstrap", "20")
+    assert first.returncode == 5 and "withdrawn: bot entrant died" in first.stderr, first.stderr
+    out = tmp_path / "attack" / "out"
+    known = what_was_given_out(out, first.stderr)
+    (tmp_path / "attack" / "entrant" / "deals.json").write_text(json.dumps(known))  # "fixed": a new version
+    second = run_cli("tournament", path, "--quiet", "--bootstrap", "20", "--rerun", "entrant")
+    assert second.returncode == 0, second.stderr
+    learned, truth = opponents_known(out)
+    assert len(truth) == 8 and {r["game_id"] for r in learned} >= set(truth)
+    assert right(learned, truth) == [], f"{len(right(learned, truth))} of {len(truth)} opponents' hands known"
+    assert known == {} and "retired" not in second.stderr  # nothing was given out: its deal sets, still secret
+    assert "master seed: not printed: it deals every deal set, and records are held while entrant died for " \
+           "good" in first.stderr
+    store = Store(out, create=False)
+    master = store.config()["seed"]
+    store.close()
+    control_path = attack_competition(tmp_path / "control", "comeback.py", {}, seed=master)
+    control = run_cli("tournament", control_path, "--quiet", "--bootstrap", "20")
+    assert control.returncode == 0, control.stderr
+    assert results(out) == results(tmp_path / "control" / "out")
