@@ -28,7 +28,8 @@ stored matches are taken as theirs). The ``meta`` key ``incomplete`` names the
 bots that died for good in the last run that played, with how many of their
 matches are missing; ``seed_released`` is set once a run has ended and printed
 its master seed (a drawn seed is secret until then); ``to_play``, the deal sets an
-entry that did not start would come back to play (:mod:`referee.tournament.release`). The pages read the
+entry that did not start or died for good would come back to play, ``seen``, those whose
+records nothing held at some moment (:mod:`referee.tournament.release`). The pages read the
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
 last match (:meth:`Store.dates`) here.
 
