@@ -272,6 +272,45 @@ def test_a_run_holds_and_notes_what_a_death_and_a_deal_set_over_leave():
     assert [releases.stored(x) for x in s[2:]] == [[], []] and not releases.over(1)
 
 
+@pytest.mark.e2e
+def test_a_deal_set_over_before_a_death_stays_seen_and_one_after_stays_secret(tmp_path):
+    """The run notes a deal set as seen the moment it is over (a report could show it from then
+    on), before the entry that dies later holds it again: brought back, that entry plays the deal
+    sets it never left free (1 and 2) and a fresh one in place of the one that was (0)."""
+    (tmp_path / "dies").mkdir()
+    bot = tmp_path / "dies" / "bot.py"
+    bot.write_text("import os, sys\nfrom referee.bot import run_bot\n\n"
+                   "def decide(obs, legal, game):\n"
+                   "    if game.game_id.split(':')[0].split('/')[-1] != '0':\n        os._exit(1)  # from deal set 1 on, every time\n"
+                   "    return 0\n\nrun_bot(decide)\n")
+    tables = '\n[limits]\nsandbox = "none"\n' + "".join(
+        f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{cwd}"\n' for name, command, cwd in (
+            ("a", ["python", "-m", "sample_bots.random", "--seed", "1"], ROOT),
+            ("b", ["python", "-m", "sample_bots.random", "--seed", "2"], ROOT),
+            ("dies", ["python", "bot.py"], tmp_path / "dies")))
+    path = write_tournament(tmp_path / "t.toml", tables, game="aegis", deal_sets=3, seed=1, concurrency=1,
+                            extra='absent = "withdraw"')
+    path.write_text(path.read_text().replace("seed = 1\n", ""))
+    first = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert first.returncode == 5 and "withdrawn: bot dies died" in first.stderr, first.stderr
+    assert "master seed: not printed" in first.stderr
+    store = opened(tmp_path)
+    try:
+        assert release.seen(store) == {0} and release.held_in(store).holds(1) and release.held_in(store).holds(2)
+    finally:
+        store.close()
+    bot.write_text(bot.read_text().replace("!= '0'", "== 'never'"))  # fixed: a new version
+    second = run_cli("tournament", path, "--quiet", "--bootstrap", "0", "--rerun", "dies")
+    assert second.returncode == 0, second.stderr
+    assert re.search(r"deal set 0 retired: dies would play it .*; every entry plays deal set 3 instead",
+                     second.stderr), second.stderr
+    store = opened(tmp_path)
+    try:
+        assert {row.deal_set for row in store.matches()} == {1, 2, 3} and store.count() == 18
+    finally:
+        store.close()
+
+
 # --- the attacks: real bot processes, in the sandbox --------------------------------------------------
 
 

@@ -13,7 +13,8 @@ A deal set that a run leaves unfinished (interrupted, or a bot that died)
 keeps its records held: a later run may still play the rest of it. And while an
 entry "did not start" or died for good (``absent = "withdraw"``), a run releases
 nothing it would come back to play: the next run tries the first again, ``--rerun``
-brings the second back, and either would play those deal sets.
+brings the second back, and either would play those deal sets (a deal set in which
+a bot died is held until the run knows whether it died for good: :meth:`Releases.hold`).
 
 What gives records out of a results directory holds back the same (:func:`held`,
 :class:`Held`): the report shows a held match's results but no replay (and the

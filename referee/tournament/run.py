@@ -24,6 +24,7 @@ from typing import Any
 
 from referee import games
 from referee.files import WriteFailed
+from referee.runner import FaultKind
 from referee.tournament import adaptive, growth, release
 from referee.tournament.config import TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
@@ -333,9 +334,12 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
         def save(p: Played, releases: Releases = releases) -> None:
             nonlocal finished, played
             store.save_played(p)
-            if releases.over(p.seating.deal_set):  # nothing holds it now: seen, for good
+            if withdraw and _died_in(p):  # held until the run knows whether it is out for good (then awaited)
+                releases.hold([p.seating.deal_set])
+            free = releases.stored(p.seating)
+            if releases.over(p.seating.deal_set):  # nothing holds it now: seen, for good (before spectators see it)
                 release.note_seen(store, [p.seating.deal_set])
-            executor.release(releases.stored(p.seating))
+            executor.release(free)
             finished += 1
             played += 1
             if progress:
@@ -360,6 +364,13 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
                      f"the other entries play on")
         out |= dead.keys()
         again = True
+
+
+def _died_in(played: Played) -> bool:
+    """Whether a seat of the match lost its bot (it died, or did not come back: a disconnect or no
+    session): the bot may have died for good."""
+    return any(seat.get(FaultKind.DISCONNECT) or seat.get(FaultKind.NO_SESSION)
+               for seat in played.results.get("faults") or ())
 
 
 def late_entries(config: TournamentConfig, store: Store, schedule: Schedule) -> str | None:
