@@ -133,24 +133,39 @@ def test_the_grown_directory_plays_only_the_new_matches(runs):
 
 
 def test_a_late_entry_on_deal_sets_a_report_may_have_shown_is_said_in_one_line(tmp_path):
+    """With a seed given in the file (no secret to keep: nothing is retired), a late entry or a new
+    version on a deal set that may have been seen is said in one line; with a drawn seed, never
+    (the run retires that deal set instead: tests/test_fresh_deals.py)."""
+    import dataclasses
+
+    from referee.tournament import config as tconfig
+    from referee.tournament import release
     from referee.tournament.run import late_entries
     from referee.tournament.schedule import Schedule, Seating
 
+    given = tconfig.load(two_bots(tmp_path))
     store = Store(tmp_path / "out")
+    store.set_meta("config", json.dumps(given.describe()))
     for lineup in (("a", "b"), ("b", "a")):
         store.save(f"0:{'|'.join(lineup)}", 0, 1, lineup, {"scores": [1, 0], "placing": [1, 2]}, {}, 0.1)
     pairs = (("a", "b"), ("b", "a"), ("a", "late"), ("late", "a"), ("b", "late"), ("late", "b"))
     grown = Schedule(tuple(Seating(k, 1, lineup) for k in (0, 1) for lineup in pairs), (), "")
-    assert late_entries(store, grown) is None  # no run recorded a schedule: nothing played before
-    store.set_schedule(["0:a|b", "0:b|a"])
-    assert late_entries(store, grown) == (
-        "late entries: late join deal set 0 played before they came and not held since: a report of this "
-        "directory may already have shown their records (an entrant who read it knows those deals)")
+    assert late_entries(given, store, grown) is None  # no run recorded a schedule: nothing played before
     store.set_schedule(["0:a|b", "0:b|a", "0:a|c"])  # deal set 0 was not over: held, never shown
-    assert late_entries(store, grown) is None
+    release.note_seen(store)  # as a run notes what nothing holds
+    assert late_entries(given, store, grown) is None
     store.set_schedule(["0:a|b", "0:b|a"])
     store.db.execute("INSERT INTO entries VALUES ('c', 2, 'did not start', 'exit code 3')")  # every record held
-    assert late_entries(store, grown) is None
+    release.note_seen(store)
+    assert late_entries(given, store, grown) is None
+    store.db.execute("DELETE FROM entries")
+    release.note_seen(store)  # c is withdrawn: nothing holds deal set 0, a report may show it
+    assert late_entries(given, store, grown) == (
+        "late entries and new versions: late play deal set 0 played before they came and not held since: a report "
+        "of this directory may already have shown their records (an entrant who read it knows those deals); the "
+        "seed is given in the tournament file, so no secret deal set can take their place (leave seed out of the "
+        "file: docs/security.md)")
+    assert late_entries(dataclasses.replace(given, seed_drawn=True), store, grown) is None
     store.close()
 
 

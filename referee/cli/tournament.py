@@ -153,19 +153,19 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
                                                                         server)))
     store = tgauntlet.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
     try:
-        schedule = tgauntlet.make_schedule(cfg, trun.out_for_good(store))
+        plan = tgauntlet.planner(cfg, store)
+        schedule = plan(trun.out_for_good(store))
         note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
         if not progress.quiet:
             click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
                        f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
                        f"results in {cfg.tournament.output}", err=True)
-        play_with_progress(cfg.tournament, lambda out: tgauntlet.make_schedule(cfg, out), store, progress, server,
-                           admin_token, first=cfg.candidate)
+        play_with_progress(cfg.tournament, plan, store, progress, server, admin_token, first=cfg.candidate)
         rows = list(store.matches())
         if not rows:
             raise click.UsageError(f"{store.directory}: no finished matches yet")
         check_anchor(rows, anchor)
-        played = tgauntlet.make_schedule(cfg, set(store.out()))  # without the entries that did not start, if any
+        played = plan(set(store.out()))  # without the entries that did not start, if any
         note = f"schedule: {played.note}; {len(played.seatings)} match(es)"
         against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap, confidence=confidence)
         verdict = tgauntlet.verdict(cfg.candidate, against, confidence)
@@ -302,7 +302,8 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
     elif cfg.seed_drawn:
         dealt = store.deal_sets_dealt()  # a later seed that dealt nothing yet stays secret, for its deal sets
         later = "".join(f"; deal sets from {first} on: seed {seed}, drawn when they were added after the one "
-                        f"before was printed" for first, seed in cfg.later_seeds if first < dealt)
+                        f"before was printed" for first, seed in cfg.with_deals(store.config()).later_seeds
+                        if first < dealt)
         click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again){later}",
                    err=True)
 

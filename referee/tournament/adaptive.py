@@ -1,7 +1,10 @@
 """Adaptive scheduling with a stated stopping rule: ``[tournament] schedule = "adaptive"``.
 
 A round robin plays every table on every deal set. An adaptive tournament plays deal set after
-deal set (deal set ``k`` is its round ``k``), and before each one chooses which **tables** play it:
+deal set (deal set ``k`` is its round ``k``; a round whose deal set was retired, because it may
+have been seen while a match was still to be dealt from it, is dropped, its matches no longer
+counted, and the rounds after it take fresh deal sets: :func:`referee.tournament.run.keep_deals_secret`),
+and before each one chooses which **tables** play it:
 a table is a set of entries that sit down together (as many as the game has seats, or every entry
 when there are fewer), and it plays the deal set in every line-up the game gives it and every
 rotation of each (``GameSpec.seat_groups`` of the table, then :func:`~.schedule.rotations`: Aegis's
@@ -392,11 +395,13 @@ class Planner:
         from referee.stats.ratings import rank_posterior
         from referee.tournament.standings import pair_results_of
 
-        entries = [name for name in self.config.entries if name not in out]
-        rounds = stored_rounds(self.store)
+        config = self.config.with_deals(self.store.config())
+        entries = [name for name in config.entries if name not in out]
+        chosen = stored_rounds(self.store)
+        rounds = tuple(r for r in chosen if r.deal_set not in config.retired)
         if len(entries) < 2:
             return Schedule((), (), f"{len(entries)} entry in play: nothing to play", rounds, None)
-        seatings = seatings_of(self.game, rounds, entries, self.config.seed, self.config.later_seeds)
+        seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds)
         done = self.store.done()
         stop = None
         if all(s.key in done for s in seatings):
@@ -406,9 +411,10 @@ class Planner:
             posterior = rank_posterior(outcomes) if outcomes else None
             stop = verdict(self.rule, posterior, entries, len(rounds), len(rows))
             if stop is None:
-                tables = next_tables(self.game, entries, rounds, posterior, self.rule, self.config.seed)
-                rounds = (*rounds, Round(len(rounds), tables))
-                seatings = seatings_of(self.game, rounds, entries, self.config.seed, self.config.later_seeds)
+                tables = next_tables(self.game, entries, rounds, posterior, self.rule, config.seed)
+                fresh = 1 + max([r.deal_set for r in chosen] + list(config.retired), default=-1)
+                rounds = (*rounds, Round(fresh, tables))
+                seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds)
         note = f"adaptive ({self.rule.describe()}): {len(rounds)} deal set(s) chosen"
         return Schedule(tuple(seatings), tuple(t for r in rounds for t in r.tables), note, rounds, stop)
 

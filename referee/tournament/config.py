@@ -78,6 +78,7 @@ import re
 import secrets
 import shlex
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,9 @@ class TournamentConfig:
     #: the deal sets a directory added after its drawn seed was released, dealt from new secret seeds:
     #: ``(first deal set, seed)`` each (kept in the store; :func:`referee.tournament.run.with_stored_seed`)
     later_seeds: tuple[tuple[int, int], ...] = ()
+    #: the deal sets retired because they may have been seen while a match was still to be dealt from
+    #: them: the schedule skips them (kept in the store; :func:`referee.tournament.run.keep_deals_secret`)
+    retired: tuple[int, ...] = ()
     #: "round-robin": every table on each of ``deal_sets`` deal sets; "adaptive": deal set after deal set,
     #: the tables chosen where the ranking is least certain, until ``rule`` (:mod:`.adaptive`); then
     #: ``deal_sets`` is the rule's cap, ``max_deal_sets``
@@ -260,9 +264,17 @@ class TournamentConfig:
             "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
             "seed_drawn": self.seed_drawn,
             **({"later_seeds": [list(pair) for pair in self.later_seeds]} if self.later_seeds else {}),
+            **({"retired": list(self.retired)} if self.retired else {}),
             **publication(self.title, self.description),
         }
 
+
+    def with_deals(self, stored: Mapping[str, Any]) -> TournamentConfig:
+        """This configuration with the deals a results directory holds now, from its ``stored``
+        description (:meth:`describe`): the later seeds and the retired deal sets (a run may add
+        to both while it plays: :func:`referee.tournament.run.keep_deals_secret`)."""
+        return replace(self, later_seeds=tuple((int(a), int(b)) for a, b in stored.get("later_seeds", [])),
+                                   retired=tuple(int(k) for k in stored.get("retired", [])))
 
     def _adaptive(self) -> dict[str, Any]:
         """An adaptive tournament's keys, for its description (none for a round robin)."""

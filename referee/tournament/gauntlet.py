@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,13 @@ from referee.tournament import config as tconfig
 from referee.stats import ratings
 from referee.stats.headtohead import elo_difference, upper_bound
 from referee.tournament.config import ConfigFile, TournamentConfig
-from referee.tournament.run import Progress, claim_store, play_schedule
+from referee.tournament.run import Plan, Progress, claim_store, play_schedule
 from referee.tournament.schedule import (
     Schedule,
     Seating,
     deal_seed,
     master_seed,
+    numbers,
     rotations,
 )
 from referee.tournament.standings import TOO_FEW, WIDEST, Shown, pair_results_of, shown, signed_elo
@@ -150,7 +151,7 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
         note = f"the candidate at the table with {_number(others)} baselines, every deal set in every rotation; {how}"
     bases = [rotations(g) for g in groups]
     seatings = [Seating(k, deal_seed(master_seed(t.seed, t.later_seeds, k), k), lineup)
-                for k in range(t.deal_sets) for group in bases for lineup in group]
+                for k in numbers(t.deal_sets, t.retired) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
 
 
@@ -162,6 +163,12 @@ def _number(n: int) -> str:
 # --- running a gauntlet ---------------------------------------------------------------
 
 
+def planner(cfg: GauntletConfig, store: Store) -> Plan:
+    """The gauntlet's plan, on the deals ``store`` holds when it is asked (:func:`~referee.tournament.run.planner`)."""
+    return lambda out: make_schedule(replace(cfg, tournament=cfg.tournament.with_deals(store.config())),
+                                     out)
+
+
 def open_store(cfg: GauntletConfig, rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None) -> Store:
     """The output directory's store, bound to this gauntlet (refuses another configuration's;
     ``rerun``: :func:`~referee.tournament.run.claim_store`)."""
@@ -171,8 +178,8 @@ def open_store(cfg: GauntletConfig, rerun: Sequence[str] = (), announce: Callabl
 async def run(cfg: GauntletConfig, store: Store, progress: Progress | None = None, server: str | None = None,
               admin_token: str | None = None, connect_timeout: float = 30.0) -> int:
     """Play every match of the gauntlet's schedule not yet in the store; returns how many were played."""
-    return await play_schedule(cfg.tournament, lambda out: make_schedule(cfg, out), store, progress, server,
-                               admin_token, connect_timeout)
+    return await play_schedule(cfg.tournament, planner(cfg, store), store, progress, server, admin_token,
+                               connect_timeout)
 
 
 # --- the candidate against each baseline ------------------------------------------------

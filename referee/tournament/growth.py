@@ -4,7 +4,9 @@ What shapes every match's result never changes in a directory (the fingerprint: 
 options, seed, clock, isolation, absent; :meth:`Store.claim` refuses a change in one line).
 The rest may only grow:
 
-- ``deal_sets`` may rise; it may not fall below a deal set that has matches stored;
+- ``deal_sets`` may rise; it may not fall below a deal set that has matches stored (of those not
+  retired: a deal set that may have been seen while a match was still to be dealt from it is
+  retired, and the next fresh one takes its place, :func:`referee.tournament.run.keep_deals_secret`);
 - entries may be added (anywhere in the file) or marked ``withdrawn = true``; an entry with
   matches stored may not leave the file (withdraw it instead), one without may;
 - ``max_groups`` may change.
@@ -21,15 +23,18 @@ four entries up, every combination of four keeps its line-ups when entries join.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
+from referee.tournament.schedule import numbers
 from referee.tournament.store import Store, StoreError
 
 
-def check(store: Store, bots: list[dict[str, Any]], deal_sets: int) -> str | None:
+def check(store: Store, bots: list[dict[str, Any]], deal_sets: int, retired: Collection[int] = ()) -> str | None:
     """Refuse (:class:`StoreError`, one line) a file that shrinks what the directory holds: an
-    entry with stored matches left out, fewer deal sets than it has matches of. ``bots``: the
-    file's bots as its configuration describes them. Returns what grew, in a line (None: nothing)."""
+    entry with stored matches left out, fewer deal sets than it has matches of (``retired`` ones
+    aside). ``bots``: the file's bots as its configuration describes them. Returns what grew, in a
+    line (None: nothing)."""
     if store.count(every=True) == 0:
         return None
     names = [b["name"] for b in bots]
@@ -39,9 +44,11 @@ def check(store: Store, bots: list[dict[str, Any]], deal_sets: int) -> str | Non
         raise StoreError(f"bot {gone[0]} has matches stored in {store.directory} but is not in the tournament "
                          f"file: keep its [[bots]] table (with withdrawn = true it is neither played nor ranked), "
                          f"or use a new output directory")
-    last = store.db.execute("SELECT MAX(deal_set) FROM matches").fetchone()[0]
-    if last >= deal_sets:
-        raise StoreError(f"{store.directory} holds matches of deal sets 0 to {last}, more than deal_sets = "
+    live = store.deal_sets_stored() - set(retired)
+    if live and max(live) > numbers(deal_sets, retired)[-1]:
+        held = f"deal sets 0 to {max(live)}" if not retired else \
+            f"matches of {len(live)} deal sets (and {len(set(retired))} retired)"
+        raise StoreError(f"{store.directory} holds {'matches of ' if not retired else ''}{held}, more than deal_sets = "
                          f"{deal_sets}: a tournament only grows (raise deal_sets, or use a new output directory)")
     return grown(store.config(), bots, deal_sets)
 

@@ -71,6 +71,19 @@ def master_seed(seed: int, later_seeds: Sequence[tuple[int, int]], deal_set: int
     return seed
 
 
+def numbers(deal_sets: int, retired: Collection[int] = ()) -> list[int]:
+    """The numbers of a schedule's ``deal_sets`` deal sets: the first that are not ``retired`` (a
+    deal set that may have been seen when a match was still to be dealt from it: docs/security.md,
+    :func:`referee.tournament.release.exposed`)."""
+    out: list[int] = []
+    k = 0
+    while len(out) < deal_sets:
+        if k not in retired:
+            out.append(k)
+        k += 1
+    return out
+
+
 def rotations(base: Sequence[str]) -> list[tuple[str, ...]]:
     """The distinct seat rotations of a line-up, in order."""
     seen: list[tuple[str, ...]] = []
@@ -82,13 +95,15 @@ def rotations(base: Sequence[str]) -> list[tuple[str, ...]]:
 
 
 def make_schedule(game: str, options: dict[str, Any], bots: Sequence[str], deal_sets: int, seed: int,
-                  max_groups: int = 70, later_seeds: Sequence[tuple[int, int]] = ()) -> Schedule:
+                  max_groups: int = 70, later_seeds: Sequence[tuple[int, int]] = (),
+                  retired: Collection[int] = ()) -> Schedule:
+    """Every line-up of the bots' groups on each of ``deal_sets`` deal sets (those not ``retired``)."""
     if len(bots) < 2:
         raise ValueError("a schedule needs at least two bots")
     groups, note = games.get(game).seat_groups(bots, options, max_groups)
     bases = [rotations(g) for g in groups]
     seatings = [Seating(k, deal_seed(master_seed(seed, later_seeds, k), k), lineup)
-                for k in range(deal_sets) for group in bases for lineup in group]
+                for k in numbers(deal_sets, retired) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
 
 

@@ -28,7 +28,8 @@ stored matches are taken as theirs). The ``meta`` key ``incomplete`` names the
 bots that died for good in the last run that played, with how many of their
 matches are missing; ``seed_released`` is set once a run has ended and printed
 its master seed (a drawn seed is secret until then); ``to_play``, the deal sets an
-entry that did not start would come back to play (:mod:`referee.tournament.release`). The pages read the
+entry that did not start or died for good would come back to play, ``seen``, those whose
+records nothing held at some moment (:mod:`referee.tournament.release`). The pages read the
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
 last match (:meth:`Store.dates`) here.
 
@@ -473,6 +474,10 @@ class Store:
         """A match as an executor hands it over (:class:`~referee.tournament.executors.Played`)."""
         s = played.seating
         self.save(s.key, s.deal_set, s.seed, s.lineup, played.results, played.record, played.seconds)
+
+    def deal_sets_stored(self) -> set[int]:
+        """The deal sets of the stored matches (counted or not)."""
+        return {row[0] for row in self.db.execute("SELECT DISTINCT deal_set FROM matches")}
 
     def deal_sets_dealt(self) -> int:
         """How many deal sets the stored matches were dealt from: the last one's number + 1 (0: none)."""
