@@ -119,6 +119,8 @@ def runs(tmp_path_factory) -> dict[str, dict]:
     found = {}
     for kind in ("attack", "control"):
         tmp = layout(tmp_path_factory.mktemp(kind))
+        for link in (tmp / "data.txt", tmp / "attacker" / "data.txt"):  # to /etc/shadow, out of its directory:
+            link.unlink()  # a bot holding one is refused before its first match (tests/test_versions.py)
         args = ["--honest"] if kind == "control" else [
             "--read", "data.txt", "--read", "notes.txt", "--read", "home/notes/secret.txt", "--read", "t.toml",
             "--list", "out-link", "--store", "out-link/results.sqlite", "--list", "home-link", "--list", "victim-link",
