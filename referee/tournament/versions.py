@@ -327,14 +327,15 @@ def _take(bot: BotSpec, hide: Iterable[Path], cache: Cache | None,
     files: dict[str, str] = {}
     named: list[Path] = []
     links: list[tuple[PurePath, str]] = []
+    runtime, commanded = [str(r) for r in paths.runtime()], set(commanded)
     try:
         for path in sorted(found):
             copy = None
             # the runtime and its data are shown as themselves (the organiser's), but for what its command names
-            if writer is not None and not any(paths.inside(path, r) for r in paths.runtime()) \
-                    and (path in commanded or not any(paths.inside(path, d) for d in data)):
+            if writer is not None and not _under(str(path), runtime) \
+                    and (path in commanded or not _under(str(path), [str(d) for d in data])):
                 copy = path.relative_to("/")
-                named += [] if paths.inside(path, cwd) else [path]
+                named += [] if _under(str(path), [str(cwd)]) else [path]
             if stat.S_ISLNK(found[path].st_mode):
                 target = os.readlink(path)
                 files[str(path)] = f"link to {target}"
@@ -351,6 +352,11 @@ def _take(bot: BotSpec, hide: Iterable[Path], cache: Cache | None,
             writer.close()
     version = {"command": list(bot.command), "cwd": bot.cwd, "files": files}
     return version, Snapshot(tree, cwd, tuple(named)) if tree is not None else None
+
+
+def _under(path: str, folders: Iterable[str]) -> bool:
+    """:func:`referee.tournament.paths.inside` for absolute paths as strings (per file: quicker)."""
+    return any(path == f or path.startswith(f if f.endswith("/") else f + "/") for f in folders)
 
 
 def _regular_or_link(path: Path, bot: str, allowed: Sequence[Path], budget: _Budget) -> os.stat_result:
@@ -381,10 +387,11 @@ def _regular_or_link(path: Path, bot: str, allowed: Sequence[Path], budget: _Bud
 
 def _digest(path: Path, listed: os.stat_result, bot: str, cache: Cache | None, budget: _Budget,
             writer: _Tree | None, copy: PurePath | None) -> str:
-    """The SHA-256 of a regular file, opened once (not through a link, never waiting on it), and
-    with ``copy`` its content written there in ``writer``'s tree as it is read. A file whose
-    size, times and inode (as ``listed``, or once opened) are those cached is not hashed again:
-    not even opened, unless it is copied."""
+    """The SHA-256 of a regular file, opened once (not through a link, never waiting on it). With
+    ``copy``, the file is copied there in ``writer``'s tree and the copy is what is hashed: the
+    version is what the bot will run. A file whose size, times and inode (as ``listed``, or once
+    opened and again once copied) are those cached is not hashed again: not even opened, unless
+    it is copied."""
     hit = cache.get(str(path)) if cache is not None else None
     if copy is None and hit is not None and hit[:4] == _stamp(listed):
         return hit[4]
@@ -398,21 +405,15 @@ def _digest(path: Path, listed: os.stat_result, bot: str, cache: Cache | None, b
             raise VersionRefused(f"bot {bot}: its file {_shown(path)} changed into something that is not a "
                                  f"regular file while it was read")
         stamp = _stamp(st)
-        known = hit[4] if hit is not None and hit[:4] == stamp else None
         out = writer.file(copy, 0o555 if st.st_mode & 0o111 else 0o444) if writer is not None and copy else None
-        if known is not None and out is None:
-            return known
-        try:
-            digest = _read(fd, out, budget, hashing=known is None)
-            if known is not None:
-                if _stamp(os.fstat(fd)) == stamp:
-                    return known
-                os.lseek(fd, 0, os.SEEK_SET)  # changed while it was copied: copied again, hashed
-                os.ftruncate(out, 0)
-                os.lseek(out, 0, os.SEEK_SET)
-                digest = _read(fd, out, budget, hashing=True)
-        finally:
-            if out is not None:
+        if out is None:
+            digest = _hashed(fd, budget)
+        else:
+            try:
+                _copied(fd, out, st.st_size, budget)
+                unchanged = hit is not None and hit[:4] == stamp == _stamp(os.fstat(fd))
+                digest = hit[4] if unchanged else _hashed(out, budget, again=True)
+            finally:
                 os.close(out)
     except OSError as err:
         return f"unreadable: {err.strerror or err}"
@@ -428,18 +429,36 @@ def _stamp(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _read(fd: int, out: int | None, budget: _Budget, hashing: bool) -> str:
-    """Read ``fd`` to its end, written to ``out`` (if any), hashed (if ``hashing``)."""
+def _hashed(fd: int, budget: _Budget, again: bool = False) -> str:
+    """The SHA-256 of what ``fd`` holds, from its start (``again``: a copy already counted)."""
     h = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, _CHUNK):
+        budget.reading(0 if again else len(chunk))
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def _copied(fd: int, out: int, size: int, budget: _Budget) -> None:
+    """``fd`` copied into ``out``: by the kernel (no pass through this process), else read and
+    written; a copy that came out short (a file system whose kernel copy stops early) is made again."""
+    copied = 0
+    try:
+        while moved := os.copy_file_range(fd, out, _CHUNK * 64):
+            copied += moved
+            budget.reading(moved)
+    except OSError:  # no kernel copy between these two (another file system): by hand
+        copied = -1
+    if copied >= size:
+        return
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.lseek(out, 0, os.SEEK_SET)
+    os.ftruncate(out, 0)
     while chunk := os.read(fd, _CHUNK):
         budget.reading(len(chunk))
-        if hashing:
-            h.update(chunk)
-        if out is not None:
-            view_ = memoryview(chunk)
-            while view_:
-                view_ = view_[os.write(out, view_):]
-    return h.hexdigest()
+        view_ = memoryview(chunk)
+        while view_:
+            view_ = view_[os.write(out, view_):]
 
 
 class _Tree:
@@ -478,7 +497,7 @@ class _Tree:
         if parent is None:
             return None
         try:
-            return os.open(rel.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
+            return os.open(rel.name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
                            dir_fd=parent)
         except FileExistsError:
             return None
