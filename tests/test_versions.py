@@ -30,7 +30,7 @@ from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournam
 from test_redteam import HOSTILE, random_bot, tables
 
 from referee.tournament import config as tconfig
-from referee.tournament import paths, sandbox, versions
+from referee.tournament import sandbox, versions
 from referee.tournament.config import BotSpec, ConfigError
 from referee.tournament.store import Store
 
@@ -474,3 +474,17 @@ def test_a_bot_rewritten_during_the_run_plays_what_was_hashed(tmp_path):
     control_ran, _, control, control_store = rewritten_run(tmp_path / "control", rewrite=False)
     control_store.close()
     assert set(control_ran) == {"reviewed"} and victim == control
+
+
+def test_the_cost_tool_prints_its_figures(capsys, monkeypatch):
+    """A tiny run of python -m referee.tools.versions_cost (the figures come from a 200 MB bot)."""
+    from referee.tools import versions_cost
+
+    monkeypatch.setattr(versions, "RACY_S", 0.0)
+    versions_cost.main(["--mb", "1", "--files", "10"])
+    out = capsys.readouterr().out
+    for figure in ("first version (every file read)", "run start with its snapshot (read, hashed, copied)",
+                   "resumed run's snapshot (the cache: copied, not hashed)", "showing its snapshot (one bind)",
+                   "removing the copy"):
+        assert figure in out, out
+    assert "CHANGED?" not in out

@@ -6,9 +6,10 @@ names as its **data** (``data = [...]`` in its ``[[bots]]`` table, or for every 
 referee's packages, and the installation of a program found on PATH). Every one of these is
 resolved (symlinks followed) before it is bound, and every path the bot's command names, by
 absolute path or as its program, must lie inside them once resolved: a data file that is a
-symlink to ``/etc/shadow`` is refused, not followed. Masked even inside what it sees: the
-output directory, the tournament file, the other bots' directories and data, and home
-directories; so a ``cwd`` that is, or leads through a symlink into, one of those is refused.
+symlink to ``/etc/shadow`` is refused, not followed. Masked even inside what it sees: what
+the run writes (:func:`written`: the output directory, the files its output goes to), the
+tournament file, the other bots' directories and data, and home directories; so a ``cwd``
+that is, or leads through a symlink into, one of those is refused.
 
 :func:`layout` checks a tournament's bots (config.py calls it: one line, exit 2, before the
 first match); :func:`outside` is the check :func:`~referee.tournament.sandbox.bwrap_command`

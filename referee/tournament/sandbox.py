@@ -13,12 +13,16 @@ installation of a program found on PATH), its own directory (``cwd``) and its
 data, all read-only and resolved first (:mod:`referee.tournament.paths`: a
 command naming anything outside them is refused); its own ``/proc`` and
 ``/dev``; the referee's Unix socket at ``/run/referee``, its only way out.
-Masked even inside those directories: the output directory, the tournament
-file, other bots' directories and data, and home directories. Of its own
-directory it sees exactly what its version covers (:func:`versions.view`):
-``__pycache__``, version control, tools' caches and other runs' output masked,
-and with ``files`` declared only those. Its environment is only PATH, HOME,
-TMPDIR, the locale and its ``env`` table.
+Masked even inside those directories: what the run writes (the output
+directory, its redirected output), the tournament file, other bots' directories
+and data, and home directories. Of its own directory it sees exactly what its
+version covers: in a run that keeps versions, the private copy of its files
+taken as they were hashed (:class:`versions.Snapshot`, bound at its own path:
+a change to its files during the run reaches no process of it); otherwise the
+directory (:func:`versions.view`), ``__pycache__``, version control, tools'
+caches, other runs' output and what its ``exclude`` names masked, and with
+``files`` declared only those. Its environment is only PATH, HOME, TMPDIR, the
+locale and its ``env`` table.
 
 Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
 and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
