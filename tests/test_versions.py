@@ -88,13 +88,31 @@ def test_what_a_run_hides_is_left_out_of_every_version(tmp_path):
 
     own = bot_dir(tmp_path, {"bot.py": "x", "sprt.md": "a report", "sprt.toml": "", "out/results.sqlite": "",
                              "sprt.json": "{}"})
-    spec = BotSpec("new", ("python", "bot.py"), str(own))
+    spec = BotSpec("new", ("python", "bot.py", "--read", "sprt.toml"), str(own))  # named: hidden all the same
     setup = SprtSetup("aegis", {}, spec, BotSpec("old", ("python", "bot.py"), str(own)), 1, None,
                       output=own / "out", source=own / "sprt.toml", markdown=own / "sprt.md")
     hidden = setup.hidden()
     assert set(versions.of(spec, hidden)["files"]) == {str(own / "bot.py"), str(own / "sprt.json")}
     argv = sandbox.bwrap_command(["python", "bot.py"], cwd=own, socket_dir=None, hide=hidden)
     assert not sandbox_shows(argv, own / "sprt.md") and not sandbox_shows(argv, own / "sprt.toml")
+    snapshots = versions.Snapshots(tmp_path / "snaps")
+    snapshots.take(spec, hidden)
+    copy = snapshots.trees["new"].copy_of(own)
+    assert sorted(p.name for p in copy.iterdir()) == ["bot.py", "sprt.json"]
+
+
+def test_what_a_command_names_through_a_link_or_in_what_is_hidden_is_not_copied(tmp_path):
+    """A word of its command that names the results store through a link, or a home's file, is
+    neither in its version nor in its snapshot (the copy would have shown the store's seeds)."""
+    own = bot_dir(tmp_path, {"bot.py": "x", "out/results.sqlite": "seeds", "home/secret.txt": "s"})
+    (own / "out-link").symlink_to(own / "out")
+    spec = BotSpec("b", ("python", "bot.py", "--read", "out-link/results.sqlite", "--read", "home/secret.txt",
+                         str(own / "out" / "results.sqlite")), str(own))
+    snapshots = versions.Snapshots(tmp_path / "snaps")
+    version = snapshots.take(spec, [own / "out", own / "home"])
+    assert set(version["files"]) == {str(own / "bot.py"), str(own / "out-link")}
+    tree = snapshots.trees["b"].copy_of(own)
+    assert sorted(p.name for p in tree.iterdir()) == ["bot.py", "out-link"] and (tree / "out-link").is_symlink()
 
 
 def test_exclude_leaves_build_products_out_of_the_version_and_the_sandbox(tmp_path):

@@ -328,9 +328,9 @@ class Store:
         dead = set() if empty else {row[0] for row in self.db.execute("SELECT name FROM entries WHERE status = ?",
                                                                      (DEAD,))}
         playing = [b for b in bots if not (b.withdrawn or b.name in dead) or b.name in rerun]  # the others keep theirs
-        if snapshot:
-            self.snapshots = versions.Snapshots(self.directory / versions.SNAPSHOTS)
-        take = self.snapshots.take if self.snapshots is not None else versions.of
+        copies = versions.Snapshots(self.directory / versions.SNAPSHOTS)  # a killed run's, if any, removed
+        self.snapshots = copies if snapshot else None
+        take = copies.take if snapshot else versions.of
         current = {b.name: take(b, [*hide, *versions.apart(b, bots)], cache) for b in playing}
         before = {} if empty else json.loads(self.meta("versions") or "{}")  # none: older than versions
         for name, version in current.items():

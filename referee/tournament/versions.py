@@ -318,7 +318,10 @@ def _take(bot: BotSpec, hide: Iterable[Path], cache: Cache | None,
     hidden = {Path(p).resolve() for p in hide} | paths.homes()
     data = [Path(p).resolve() for p in bot.data]
     budget = _Budget(bot.name, cwd)
-    commanded = command_files(cwd, bot.command)
+    # what its command names, at its own place (not through a link), but for what the run hides
+    # (``--look t.toml`` names the tournament file, ``--read out-link/results.sqlite`` a store)
+    commanded = [p for p in command_files(cwd, bot.command)
+                 if p.parent.resolve() == p.parent and not _under(str(p), [str(h) for h in hidden])]
     found: dict[Path, os.stat_result] = {}
     for path in itertools.chain(own_files(cwd, bot.files, hidden, _excluded(cwd, bot.exclude)), commanded):
         if path not in found:  # counted as it is found: a directory of a million files is refused early
@@ -536,8 +539,8 @@ def _roots(cwd: Path, declared: Iterable[str], hidden: set[Path], excluded: set[
         return [cwd]
     roots = []
     for root in (p for pattern in declared for p in _declared(cwd, pattern)):
-        if any(root == h or h in root.parents for h in hidden | excluded):
-            continue
+        if any(root == h or h in root.parents for h in hidden | excluded) or root.parent.resolve() != root.parent:
+            continue  # left out, or reached through a link (it would lead out, or into what is masked)
         parts = root.relative_to(cwd).parts if cwd in root.parents else ()
         between = [cwd.joinpath(*parts[:n]) for n in range(1, len(parts))]  # the directories down to it
         if root.is_dir() and not root.is_symlink() and masked(root) or any(masked(d) for d in between):
