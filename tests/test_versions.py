@@ -284,7 +284,8 @@ def test_a_link_stays_a_link_and_must_lead_among_the_bots_files_its_data_or_the_
         (own / name).symlink_to(target)
     spec = BotSpec("b", ("python", "bot.py"), str(own), data=(str(data),))
     files = versions.of(spec)["files"]
-    assert files[str(own / "lib" / "alias.py")] == "link to real.py" and files[str(own / "lib" / "up")] == "link to .."
+    assert files[str(own / "lib" / "alias.py")] == files[str(own / "lib" / "real.py")]  # the file it leads to
+    assert files[str(own / "lib" / "up")] == "link to .." and files[str(own / "broken")] == "link to nowhere"
     assert files[str(own / "table")] == f"link to {data / 'table.txt'}" and files[str(own / "env")] == \
         "link to /usr/bin/env"
     assert files[str(own / "lib" / "real.py")] == hashlib.sha256(b"y").hexdigest()

@@ -25,14 +25,14 @@ other bots' directories and data (:func:`apart`): masked). What the runner canno
 compared either: an interpreter upgrade, its data (``data = [...]``, the organiser's), files
 outside its directory that it reads at run time, its ``env``. An external bot has no version here.
 
-**A version is regular files, read once.** A link is recorded as a link (its target, not
-followed: what it leads to is hashed as itself when it is one of the bot's files), and must lead,
-resolved, into the bot's directory, its data or the runtime; a device, a named pipe, a socket or
-a link leading elsewhere refuses the bot (:class:`VersionRefused`, one line naming the file:
-reading ``/dev/zero`` or a FIFO as root would stall the run). So do more than
-:data:`MAX_FILES` files, :data:`MAX_MB` megabytes, or :data:`MAX_SECONDS` spent reading them.
-Each regular file is opened once (not following a link, not blocking), and what is hashed is
-what is copied into the bot's snapshot.
+**A version is regular files, read once.** A link is not followed: it is recorded by the digest
+of the file it leads to when that is one of the bot's files (hashed as itself), else by its
+target (``link to TARGET``); it must lead, resolved, into the bot's directory, its data or the
+runtime; a device, a named pipe, a socket or a link leading elsewhere refuses the bot
+(:class:`VersionRefused`, one line naming the file: reading ``/dev/zero`` or a FIFO as root would
+stall the run). So do more than :data:`MAX_FILES` files, :data:`MAX_MB` megabytes, or
+:data:`MAX_SECONDS` spent reading them. Each regular file is opened once (not following a link,
+not blocking), and what is hashed is what is copied into the bot's snapshot.
 
 Reading every file each run would cost a 200 MB bot a few seconds (``python -m
 referee.tools.versions_cost`` measures it): a ``cache`` (kept in the results directory) maps
@@ -346,6 +346,10 @@ def _take(bot: BotSpec, hide: Iterable[Path], cache: Cache | None,
                     links.append((copy, target))  # made last: nothing is written through a link
             else:
                 files[str(path)] = _digest(path, found[path], bot.name, cache, budget, writer, copy)
+        for path in (p for p in found if stat.S_ISLNK(found[p].st_mode)):
+            real = Path(os.path.realpath(path))  # a link to one of its files: that file's digest, not read again
+            if real in found and stat.S_ISREG(found[real].st_mode):
+                files[str(path)] = files[str(real)]
         if writer is not None:
             for copy, target in links:
                 writer.link(copy, target)
