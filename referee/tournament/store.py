@@ -306,7 +306,6 @@ class Store:
         whatever it held. Records the entries (``bots``, in their order). With ``snapshot``, each
         launched bot's files are copied as they are hashed (:attr:`snapshots`, in the directory until
         :meth:`close`: what its sandbox shows). Returns how many were dropped, by bot."""
-
         self._take_lock(announce)
         stored = self.meta("fingerprint")
         empty = self.count(every=True) == 0
