@@ -330,7 +330,6 @@ def test_a_snapshot_holds_what_was_hashed_and_a_later_change_does_not_reach_it(t
     for name in ("bot.py", "lib/m.py", "notes/n.txt"):
         copy = snap.copy_of(own / name)
         assert hashlib.sha256(copy.read_bytes()).hexdigest() == version["files"][str(own / name)]
-        assert not os.access(copy, os.W_OK) or os.getuid() == 0
         assert stat.S_IMODE(copy.stat().st_mode) == 0o444
     assert stat.S_IMODE(snap.copy_of(own / "run.sh").stat().st_mode) == 0o555
     assert os.readlink(snap.copy_of(own / "lib" / "alias.py")) == "m.py"
