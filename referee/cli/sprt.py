@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 from click.core import ParameterSource
@@ -126,7 +127,8 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         if isinstance(err, (click.ClickException, ConfigError)):
             raise
         raise click.UsageError(str(err)) from None
-    setup = dataclasses.replace(setup, executor=chosen_executor(setup.executor, executor, address, server))
+    setup = dataclasses.replace(setup, executor=chosen_executor(setup.executor, executor, address, server),
+                                markdown=Path(markdown_file) if markdown_file else None)
 
     store = sprt_run.open_store(setup, rerun, announce=lambda line: click.echo(line, err=True))
     tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta, model=setup.elo_model))

@@ -30,7 +30,7 @@
     command = ["python", "-m", "sample_bots.random", "--seed", "1"]
     cwd = "."                   # relative to this file
     env = { PYTHONUNBUFFERED = "1" }
-    files = ["sample_bots", "referee"]   # what its version covers (default: every file of cwd)
+    files = ["sample_bots/*.py", "referee"]   # what its version covers (default: every file of cwd)
 
     [[bots]]
     name = "gone"
@@ -41,6 +41,7 @@
     name = "mine-c"
     command = ["./mybot"]
     protocol = "stdio"          # reads the referee's messages on stdin, answers on stdout (default "grpc")
+    exclude = ["build"]         # left out of its version (build products, caches), and of its sandbox
     data = ["nets/big.onnx"]    # paths this bot may read besides its cwd (relative to this file)
 
     [[bots]]
@@ -160,6 +161,8 @@ class BotSpec:
     withdrawn: bool = False
     #: what its version covers, relative to ``cwd``: files, directories, glob patterns (empty: all of cwd)
     files: tuple[str, ...] = ()
+    #: what its version leaves out of those (build products, caches): the same kind of patterns
+    exclude: tuple[str, ...] = ()
     #: what it may read besides its ``cwd``: absolute paths, resolved (docs/tournaments.md, paths.py)
     data: tuple[str, ...] = ()
 
@@ -391,7 +394,8 @@ ISOLATIONS = ("tournament", "match")
 _CLOCK = {"decision_ms", "bank_ms"}
 _EXECUTOR = {"kind", "address", "cpus", "working_dir"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
-_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol", "withdrawn", "files", "data"} | _LIMITS
+_BOT = {"name", "command", "cwd", "env", "external", "token", "protocol", "withdrawn", "files", "exclude",
+        "data"} | _LIMITS
 
 
 def load(path: str | Path) -> TournamentConfig:
@@ -606,8 +610,9 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
         if protocol != "grpc":
             raise loc.error(f"bot {name!r} is external: it connects by itself, over gRPC (protocol = \"stdio\" "
                             f"is for a launched bot)", "bots", "protocol", i)
-        if "files" in b:
-            raise loc.error(f"bot {name!r} is external: it has no files here (no version)", "bots", "files", i)
+        for key in ("files", "exclude"):
+            if key in b:
+                raise loc.error(f"bot {name!r} is external: it has no files here (no version)", "bots", key, i)
         if not token:
             raise loc.error(f"bot {name!r} is external: give it a token to connect with", "bots", "name", i)
         if "data" in b:
@@ -632,21 +637,28 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
         raise loc.error(f"bot {name!r}: env must be a table of strings", "bots", "env", i)
     files = () if withdrawn else _files(loc, b, name, i, place.real)
     spec = BotSpec(name, tuple(command), str(place.real), dict(env), False, token, _limits(loc, b, limits, "bots", i),
-                   protocol=protocol, withdrawn=withdrawn, files=files, data=tuple(str(p.real) for p in data))
+                   protocol=protocol, withdrawn=withdrawn, files=files, exclude=_patterns(loc, b, name, i, "exclude"),
+                   data=tuple(str(p.real) for p in data))
     return spec, None if withdrawn else paths.Launched(name, spec.command, place, data)
 
 
 def _files(loc: ConfigFile, b: dict[str, Any], name: str, i: int, cwd: Path) -> tuple[str, ...]:
     """A bot's ``files``: a non-empty list of paths or glob patterns, each matching something under its cwd."""
-    if "files" not in b:
-        return ()
-    files = b["files"]
-    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f for f in files):
-        raise loc.error(f"bot {name!r}: files must be a list of paths or patterns (relative to its cwd)",
-                        "bots", "files", i)
+    files = _patterns(loc, b, name, i, "files")
     from referee.tournament import versions
 
     for pattern in files:
         if not versions.matches(cwd, pattern):
             raise loc.error(f"bot {name!r}: files entry {pattern!r} matches nothing under {cwd}", "bots", "files", i)
-    return tuple(files)
+    return files
+
+
+def _patterns(loc: ConfigFile, b: dict[str, Any], name: str, i: int, key: str) -> tuple[str, ...]:
+    """A bot's ``files`` or ``exclude``: a non-empty list of paths or glob patterns (none if not given)."""
+    if key not in b:
+        return ()
+    found = b[key]
+    if not isinstance(found, list) or not found or not all(isinstance(f, str) and f for f in found):
+        raise loc.error(f"bot {name!r}: {key} must be a list of paths or patterns (relative to its cwd)",
+                        "bots", key, i)
+    return tuple(found)

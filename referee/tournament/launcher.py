@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from referee import files, hostload
-from referee.tournament import paths, sandbox
+from referee.tournament import sandbox, versions
 from referee.tournament.config import BotSpec
 from referee.tournament.sandbox import ProcessTree, Sandbox
 from referee.untrusted import BytesEscaper, capped
@@ -116,19 +116,23 @@ class Launcher:
     def __init__(self, bots: Iterable[BotSpec], address: str, tokens: Mapping[str, str], capacity: Mapping[str, int],
                  log_dir: Path | None, on_exit: Callable[[str], None] | None = None, *,
                  box: Sandbox = Sandbox("none", cgroups=False), socket_dir: Path | None = None,
-                 hide: Iterable[Path] = (), session_tag: str | None = None):
+                 hide: Iterable[Path] = (), session_tag: str | None = None,
+                 snapshots: versions.Snapshots | None = None):
         """``log_dir`` None: the bots' output goes to this process's stderr. ``on_exit(name)`` is
         called (from a thread of the launcher's) each time a bot's process has ended. In a
         bubblewrap ``box``, ``address`` is the one inside it: each bot's own door to the referee,
         the directory ``socket_dir/NAME``, is bound at /run/referee; ``hide`` lists what bots must not see besides
         each other's directories (the output directory, the tournament file). With ``session_tag``,
-        each bot connects as ``NAME#TAG`` (its run's own sessions on a shared referee)."""
+        each bot connects as ``NAME#TAG`` (its run's own sessions on a shared referee). ``snapshots``:
+        the copies of the bots' files taken as their versions were hashed, which their sandboxes
+        show in place of their directories (None: a run that keeps no versions shows the directories)."""
         self.address = address
         self.log_dir = log_dir
         self.on_exit = on_exit
         self.box = box
         self.socket_dir = socket_dir
         self.hide = tuple(hide)
+        self.snapshots = snapshots
         self.bots = {b.name: Launched(b, name=f"{b.name}#{session_tag}" if session_tag else "", token=tokens[b.name],
                               capacity=capacity.get(b.name, 1))
                      for b in bots if not b.external}
@@ -150,14 +154,13 @@ class Launcher:
         command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == "stdio" else [*own, *connect]
         if not self.box.isolated:
             return command
-        cwd = Path(spec.cwd or os.getcwd())
-        data = [Path(p) for p in spec.data]
-        others = paths.others((cwd, data), [(Path(b.spec.cwd) if b.spec.cwd else None, [Path(p) for p in b.spec.data])
-                                            for b in self.bots.values() if b.spec.name != spec.name])
+        others = versions.apart(spec, [b.spec for b in self.bots.values()])
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
-        return sandbox.bwrap_command(command, cwd=cwd, socket_dir=door, hide=self.hide, apart=others,
-                                     env=spec.env, scratch_mb=spec.limits.file_mb, staged=self.box.staged,
-                                     data=data, programs=own[:1], files=spec.files, command=spec.command)
+        snapshot = self.snapshots.trees.get(spec.name) if self.snapshots is not None else None
+        return sandbox.bwrap_command(command, cwd=Path(spec.cwd or os.getcwd()), socket_dir=door, hide=self.hide,
+                                     apart=others, env=spec.env, scratch_mb=spec.limits.file_mb,
+                                     staged=self.box.staged, data=[Path(p) for p in spec.data], programs=own[:1],
+                                     files=spec.files, command=spec.command, exclude=spec.exclude, snapshot=snapshot)
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment

@@ -6,9 +6,10 @@ names as its **data** (``data = [...]`` in its ``[[bots]]`` table, or for every 
 referee's packages, and the installation of a program found on PATH). Every one of these is
 resolved (symlinks followed) before it is bound, and every path the bot's command names, by
 absolute path or as its program, must lie inside them once resolved: a data file that is a
-symlink to ``/etc/shadow`` is refused, not followed. Masked even inside what it sees: the
-output directory, the tournament file, the other bots' directories and data, and home
-directories; so a ``cwd`` that is, or leads through a symlink into, one of those is refused.
+symlink to ``/etc/shadow`` is refused, not followed. Masked even inside what it sees: what
+the run writes (:func:`written`: the output directory, the files its output goes to), the
+tournament file, the other bots' directories and data, and home directories; so a ``cwd``
+that is, or leads through a symlink into, one of those is refused.
 
 :func:`layout` checks a tournament's bots (config.py calls it: one line, exit 2, before the
 first match); :func:`outside` is the check :func:`~referee.tournament.sandbox.bwrap_command`
@@ -21,6 +22,7 @@ import functools
 import importlib.util
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -50,6 +52,22 @@ def homes() -> set[Path]:
     if Path("/home").is_dir():
         found.update(p for p in Path("/home").iterdir() if p.is_dir())
     return {p.resolve() for p in found}
+
+
+def written(*named: Path | str | None) -> list[Path]:
+    """What this run writes, which is no bot's (left out of every version, masked in every
+    sandbox): the paths ``named`` (its output directory, a ``--markdown`` file; None: not given)
+    and the regular files its standard output and error go to (a shell's ``> sprt.json 2> err``)."""
+    found = [Path(p) for p in named if p is not None]
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+            path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+            if stat.S_ISREG(st.st_mode) and path.is_absolute() and os.path.samestat(path.stat(), st):
+                found.append(path)
+        except OSError:  # closed, not a file (a terminal, a pipe), deleted, or no /proc
+            pass
+    return found
 
 
 def program_home(program: str) -> Path | None:

@@ -20,13 +20,14 @@ import dataclasses
 import json
 import secrets
 from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 from referee import games
 from referee.files import WriteFailed
 from referee.runner import FaultKind
-from referee.tournament import adaptive, growth, release
-from referee.tournament.config import TournamentConfig
+from referee.tournament import adaptive, growth, paths, release, sandbox
+from referee.tournament.config import ExecutorSpec, TournamentConfig
 from referee.tournament.executors import Played, executor_for, seat_capacity
 from referee.tournament.release import TO_PLAY, Releases, held_in
 from referee.tournament.schedule import Schedule, Seating, make_schedule, missing, numbers
@@ -56,6 +57,19 @@ def planner(config: TournamentConfig, store: Store) -> Plan:
     return lambda out: schedule_of(config.with_deals(store.config()), out)
 
 
+def hidden(config: TournamentConfig) -> list[Path]:
+    """What the run hides from its bots, and leaves out of their versions: what it writes (its output
+    directory, the files its standard output and error go to) and the tournament file."""
+    return [*paths.written(config.output), *filter(None, [config.source])]
+
+
+def snapshots_wanted(mode: str, executor: ExecutorSpec) -> bool:
+    """Whether a run copies its launched bots' files as it hashes them (:class:`versions.Snapshots`):
+    when they run in bubblewrap (``[limits] sandbox``), which shows them the copy; not on Ray, whose
+    nodes are shipped the files (or have their own)."""
+    return executor.kind != "ray" and sandbox.resolve(mode).isolated
+
+
 def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
                 announce: Callable[[str], None] | None = None) -> Store:
     """The output directory's store, bound to this configuration (refuses another one's, a file
@@ -76,8 +90,8 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
             release.note_seen(store)
 
     try:
-        store.claim(fingerprint, description, config.bots, rerun, announce,
-                    hide=[config.output, *filter(None, [config.source])], check=grows)
+        store.claim(fingerprint, description, config.bots, rerun, announce, hide=hidden(config), check=grows,
+                    snapshot=snapshots_wanted(config.sandbox, config.executor))
     except WriteFailed as err:  # a full disk already: what is stored stays, resumable
         failed = store.stopped(err)
         store.close()
@@ -243,9 +257,9 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
                             game=config.game, options=config.options, clock=config.clock,
                             bots=bots, capacity=capacity,
                             log_dir=config.output / "logs", connect_timeout=connect_timeout,
-                            sandbox=config.sandbox, hide=[config.output, *filter(None, [config.source])],
-                            isolation=config.isolation, startup_s=config.startup_s, announce=announce,
-                            absent=config.absent)
+                            sandbox=config.sandbox, hide=hidden(config), isolation=config.isolation,
+                            startup_s=config.startup_s, announce=announce, absent=config.absent,
+                            snapshots=store.snapshots)
     try:
         try:
             async with executor:

@@ -13,12 +13,16 @@ installation of a program found on PATH), its own directory (``cwd``) and its
 data, all read-only and resolved first (:mod:`referee.tournament.paths`: a
 command naming anything outside them is refused); its own ``/proc`` and
 ``/dev``; the referee's Unix socket at ``/run/referee``, its only way out.
-Masked even inside those directories: the output directory, the tournament
-file, other bots' directories and data, and home directories. Of its own
-directory it sees exactly what its version covers (:func:`versions.view`):
-``__pycache__``, version control, tools' caches and other runs' output masked,
-and with ``files`` declared only those. Its environment is only PATH, HOME,
-TMPDIR, the locale and its ``env`` table.
+Masked even inside those directories: what the run writes (the output
+directory, its redirected output), the tournament file, other bots' directories
+and data, and home directories. Of its own directory it sees exactly what its
+version covers: in a run that keeps versions, the private copy of its files
+taken as they were hashed (:class:`versions.Snapshot`, bound at its own path:
+a change to its files during the run reaches no process of it); otherwise the
+directory (:func:`versions.view`), ``__pycache__``, version control, tools'
+caches, other runs' output and what its ``exclude`` names masked, and with
+``files`` declared only those. Its environment is only PATH, HOME, TMPDIR, the
+locale and its ``env`` table.
 
 Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
 and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
@@ -242,7 +246,8 @@ def _system() -> list[str]:
 def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hide: Iterable[Path] = (),
                   env: Mapping[str, str] | None = None, scratch_mb: int = 0, staged: bool = False,
                   data: Iterable[Path] = (), apart: Iterable[Path] = (), programs: Iterable[str] = (),
-                  files: Sequence[str] = (), command: Sequence[str] = ()) -> list[str]:
+                  files: Sequence[str] = (), command: Sequence[str] = (), exclude: Sequence[str] = (),
+                  snapshot: versions.Snapshot | None = None) -> list[str]:
     """``argv`` run in bubblewrap, in ``cwd`` (visible read-only at its own path, resolved), with
     its ``data`` (the same), reaching the referee through ``socket_dir`` (bound at /run/referee;
     None: the bot keeps the network). Masked even where they lie inside a visible directory:
@@ -256,7 +261,9 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     stdio relay). Of ``cwd`` it shows what the bot's version covers (:func:`versions.view`):
     all of it, or with ``files`` (its ``[[bots]] files``) only those and what its ``command``
     (its own, as its table gives it) names, on an empty read-only ``cwd``; masked inside,
-    ``__pycache__``, version control, tools' caches and other runs' output directories."""
+    ``__pycache__``, version control, tools' caches, other runs' output directories and what its
+    ``exclude`` names. With a ``snapshot`` (:class:`versions.Snapshot`: its files as its version
+    hashed them, in a run that keeps versions) it shows that copy in their place instead."""
     cwd, data = cwd.resolve(), {Path(d).resolve() for d in data}
     why = paths.outside(argv, cwd, data)
     if why is not None:
@@ -274,8 +281,11 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     # the bot's own directory, unless the runtime shows it anyway (or it is not shown: "/")
     mine = cwd in visible and not any(paths.inside(cwd, r) for r in shared)
     mounts = {path: ["--ro-bind", str(path), str(path)] for path in visible}
-    if mine:
-        own = versions.view(cwd, files, command, hidden=masks | visible - {cwd})
+    own = versions.View(None, ())
+    if mine and snapshot is not None:  # the copy of its files, as hashed: nothing else of its directory
+        mounts.update(snapshot.mounts(p for p in visible if p != cwd and paths.inside(p, cwd)))
+    elif mine:
+        own = versions.view(cwd, files, command, hidden=masks | visible - {cwd}, exclude=exclude)
         masks |= set(own.masked)
         if own.shown is not None:  # only these of it, on an empty directory
             mounts[cwd] = ["--size", str(1 << 20), "--tmpfs", str(cwd)]
@@ -294,6 +304,8 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
         if not path.exists() or not any(v in path.parents for v in visible) \
                 or any(paths.inside(v, path) for v in visible):
             continue
+        if mine and snapshot is not None and not any(v in path.parents for v in visible - {cwd}):
+            continue  # in its directory only: not in the copy (its version left it out)
         if path.is_dir():
             args += ["--size", "4096", "--tmpfs", str(path), "--remount-ro", str(path)]
         else:  # unreadable: bubblewrap binds without devices

@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, Any
 
 from referee.files import WriteFailed
 from referee.runner import FaultKind
+from referee.tournament import versions
+from referee.tournament.versions import Snapshots
 
 if TYPE_CHECKING:
     from referee.tournament.config import BotSpec
@@ -182,6 +184,8 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database: {e}") from None
         self._versions: dict[str, str | None] = {}  # the bots' versions of this run (claim): what save records
+        #: the copies of the bots' files taken with their versions (claim, with snapshot), until close
+        self.snapshots: Snapshots | None = None
 
     def _add_columns(self) -> None:
         """The columns of ``seats`` that a store written by an older version lacks: ``version``, and
@@ -196,6 +200,9 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        if self.snapshots is not None:  # the run is over: its bots' copies go
+            self.snapshots.remove()
+            self.snapshots = None
         if self._lock is not None:  # emptied: a lock file with a holder in it is a run that did not end well
             with contextlib.suppress(OSError):
                 self._lock.truncate(0)
@@ -301,7 +308,8 @@ class Store:
 
     def claim(self, fingerprint: str, description: dict[str, Any], bots: Sequence[BotSpec],
               rerun: Sequence[str] = (), announce: Callable[[str], None] | None = None,
-              hide: Sequence[Path] = (), check: Callable[[Store], None] | None = None) -> dict[str, int]:
+              hide: Sequence[Path] = (), check: Callable[[Store], None] | None = None,
+              snapshot: bool = False) -> dict[str, int]:
         """Bind the directory to a tournament and its bots; refuse one that holds another's
         matches (a changed fingerprint: keys of it that an older directory lacks are not
         compared), or matches of a bot that changed since (:mod:`~referee.tournament.versions`;
@@ -309,10 +317,9 @@ class Store:
         those bots are dropped, to be played again (a dead entry plays again), and ``announce``
         is told how many. ``check(store)``, after the fingerprint, may refuse more (a tournament
         file that shrinks what the directory holds). A directory that holds no match is claimed
-        whatever it held. Records the entries (``bots``, in their order). Returns how many were
-        dropped, by bot."""
-        from referee.tournament import versions
-
+        whatever it held. Records the entries (``bots``, in their order). With ``snapshot``, each
+        launched bot's files are copied as they are hashed (:attr:`snapshots`, in the directory until
+        :meth:`close`: what its sandbox shows). Returns how many were dropped, by bot."""
         self._take_lock(announce)
         stored = self.meta("fingerprint")
         empty = self.count(every=True) == 0
@@ -334,8 +341,10 @@ class Store:
         dead = set() if empty else {row[0] for row in self.db.execute("SELECT name FROM entries WHERE status = ?",
                                                                      (DEAD,))}
         playing = [b for b in bots if not (b.withdrawn or b.name in dead) or b.name in rerun]  # the others keep theirs
-        others = {b.name: [Path(o.cwd) for o in bots if o.cwd and o.cwd != b.cwd] for b in playing}
-        current = {b.name: versions.of(b, [*hide, *others[b.name]], cache) for b in playing}
+        copies = versions.Snapshots(self.directory / versions.SNAPSHOTS)  # a killed run's, if any, removed
+        self.snapshots = copies if snapshot else None
+        take = copies.take if snapshot else versions.of
+        current = {b.name: take(b, [*hide, *versions.apart(b, bots)], cache) for b in playing}
         before = {} if empty else json.loads(self.meta("versions") or "{}")  # none: older than versions
         for name, version in current.items():
             if name in rerun or version is None or before.get(name) in (None, version) or not self.played(name):
@@ -387,9 +396,7 @@ class Store:
     def entries(self) -> list[Entry]:
         """Every entry the directory has known, in file order (none in a directory older than entries)."""
         current = json.loads(self.meta("versions") or "{}")
-        from referee.tournament.versions import short_id
-
-        return [Entry(name, status, why, short_id(current.get(name)))
+        return [Entry(name, status, why, versions.short_id(current.get(name)))
                 for name, status, why in self.db.execute("SELECT name, status, why FROM entries ORDER BY position")]
 
     def set_entries(self, status: str, reasons: dict[str, str | None]) -> None:

@@ -21,6 +21,7 @@ from referee.tournament.config import BotSpec
 from referee.tournament.launcher import GAME_END_GRACE_S, Launcher
 from referee.tournament.sandbox import Sandbox
 from referee.tournament.schedule import Seating
+from referee.tournament.versions import Snapshots
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,9 @@ class Executor(ABC):
     opens the referee (:meth:`_open`) and launches every bot that is not
     external with ``capacity[name]`` seats, in the sandbox that ``sandbox``
     (``[limits] sandbox``: auto, bwrap or none) resolves to, hiding ``hide``
-    (the output directory, the tournament file) from them; a launched bot that
+    (the output directory, the tournament file) from them, showing each the copy of its
+    files in ``snapshots`` when it has one (:class:`~referee.tournament.versions.Snapshots`,
+    taken with its version); a launched bot that
     died is started again before its next match, up to its ``max_restarts``.
     Before the first match every bot, launched or external, must be running and
     connected within ``startup_s`` (:meth:`_check_started`); ``announce`` is told,
@@ -120,8 +123,11 @@ class Executor(ABC):
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
                  sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop"):
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop",
+                 snapshots: Snapshots | None = None):
         self.game, self.options, self.clock = game, dict(options), clock
+        #: the copies of the launched bots' files taken with their versions, shown in their sandboxes
+        self.snapshots = snapshots
         self.startup_s = startup_s
         self.announce = announce
         #: "withdraw": a bot not running and connected within startup_s is withdrawn, not a stop
@@ -229,7 +235,7 @@ class Executor(ABC):
             address = await self._open(stack)
             self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended,
                                      box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide,
-                                     session_tag=self.session_tag)
+                                     session_tag=self.session_tag, snapshots=self.snapshots)
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
             if self.isolation != "match":
                 self.launcher.start_all()

@@ -34,6 +34,7 @@ from referee.tournament import paths, sandbox
 from referee.tournament.config import BotSpec, ConfigError, ExecutorSpec
 from referee.tournament.executors.base import BotsDead, Executor, Played
 from referee.tournament.schedule import Seating
+from referee.tournament.versions import Snapshots
 
 INSTALL = "pip install 'referee[ray]'"
 #: how long a match worker may take to start (a Ray worker process, then its bots)
@@ -276,13 +277,14 @@ class RayExecutor(Executor):
     As many workers start as the nodes' CPUs allow, ``spec.cpus`` each (default: one per seat),
     spread over the nodes; each plays one match at a time, so ``concurrency`` is the number of
     workers. A worker that dies has its match played again by another, and a new worker is started
-    in its place where the cluster has room."""
+    in its place where the cluster has room. ``snapshots`` are not used: each node has the files
+    Ray ships it, or its own at the same paths."""
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
                  sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop", *,
-                 spec: ExecutorSpec):
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop",
+                 snapshots: Snapshots | None = None, *, spec: ExecutorSpec):
         external = [b.name for b in bots if b.external]
         if external:
             raise ConfigError(f"bot {external[0]} is external: it connects to one referee, and the ray executor "

@@ -16,6 +16,7 @@ from referee.tournament.config import BotSpec, ConfigError
 from referee.tournament.executors.base import Executor
 from referee.tournament.relay import Relay
 from referee.tournament.schedule import Seating
+from referee.tournament.versions import Snapshots
 
 
 class RemoteRefereeError(RuntimeError):
@@ -45,13 +46,13 @@ class RemoteExecutor(Executor):
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
                  sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop", *,
-                 server: str, admin_token: str | None = None):
+                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop",
+                 snapshots: Snapshots | None = None, *, server: str, admin_token: str | None = None):
         if isolation == "match":
             raise ConfigError('isolation = "match" needs the in-process referee: a remote one knows only the '
                               "bots its tokens name (leave out --server, or use isolation = \"tournament\")")
         super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation,
-                         startup_s, announce, absent)
+                         startup_s, announce, absent, snapshots)
         self.server = server
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)

@@ -9,6 +9,7 @@ from referee.files import WriteFailed
 from referee.stats.sprt import Verdict
 from referee.tournament.sprt.setup import SprtSetup
 from referee.tournament.sprt.units import Tally, make_unit, unit_lineups
+from referee.tournament.run import snapshots_wanted
 from referee.tournament.store import Store
 
 
@@ -25,7 +26,7 @@ def open_store(setup: SprtSetup, rerun: Sequence[str] = (),
     store = Store(setup.output)
     try:  # the directory's lock: one run at a time
         store.claim(setup.fingerprint(), setup.describe(), [setup.candidate, setup.baseline], rerun, announce,
-                    hide=[setup.output])
+                    hide=setup.hidden(), snapshot=snapshots_wanted(setup.sandbox, setup.executor))
     except BaseException:
         store.close()
         raise
@@ -113,9 +114,9 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     executor = executor_for(server, admin_token, setup.executor,
                             game=setup.game, options=setup.options, clock=setup.clock,
                             bots=[setup.candidate, setup.baseline], capacity=capacity, log_dir=log_dir,
-                            connect_timeout=connect_timeout, sandbox=setup.sandbox,
-                            hide=[p for p in (setup.output, setup.source) if p is not None],
-                            isolation=setup.isolation, startup_s=setup.startup_s, announce=announce)
+                            connect_timeout=connect_timeout, sandbox=setup.sandbox, hide=setup.hidden(),
+                            isolation=setup.isolation, startup_s=setup.startup_s, announce=announce,
+                            snapshots=store.snapshots if store is not None else None)
     try:
         async with executor:
             if store is not None:

@@ -15,6 +15,7 @@ from referee import games
 from referee.runner import Clock
 from referee.stats.sprt import EloModel, check_hypotheses
 from referee.tournament import config as tconfig
+from referee.tournament import paths
 from referee.tournament.config import BotSpec, ConfigFile, ExecutorSpec
 
 #: ``(elo0, elo1)`` of the presets in each Elo model (docs/regression.md, "Presets"). Normalized:
@@ -101,11 +102,17 @@ class SprtSetup:
     executor: ExecutorSpec = ExecutorSpec()  # [executor] of an SPRT file, or --executor
     title: str | None = None         # [tournament] title and description of an SPRT file (the report's)
     description: str | None = None
+    markdown: Path | None = None     # --markdown FILE: written by the run, hidden from the bots
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta, self.elo_model)
         if self.candidate.name == self.baseline.name:
             raise ValueError(f"the candidate and the baseline have the same name {self.candidate.name!r}")
+
+    def hidden(self) -> list[Path]:
+        """What the run hides from its bots, and leaves out of their versions: what it writes (its
+        output directory, ``--markdown``, the files its standard output and error go to) and the file."""
+        return [*paths.written(self.output, self.markdown), *filter(None, [self.source])]
 
     def fingerprint(self) -> str:
         """What must not change in an output directory: what shapes the units' results."""
