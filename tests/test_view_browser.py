@@ -300,8 +300,9 @@ def test_the_live_page_fits_and_shows_a_running_tournaments_standings_change(bro
     config = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=4, seed=3, concurrency=2,
                               extra='title = "Live cup"\ndescription = "Three sample bots."')
     config.write_text(config.read_text().replace("seed = 3\n", ""))
+    err_file = (tmp_path / "stderr").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "referee", "tournament", str(config), "--http", "0", "-q"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=err_file, text=True)
     pages = {width: browser.new_page(viewport={"width": width, "height": 800}) for width in WIDTHS}
     page = pages[1280]
     try:
@@ -339,10 +340,11 @@ def test_the_live_page_fits_and_shows_a_running_tournaments_standings_change(bro
         fits(pages[390])  # with the games in progress drawn, if any is still playing
     finally:
         proc.wait(timeout=120)
+        err_file.close()
         for p in pages.values():
             p.close()
     assert proc.returncode == 0
-    err = proc.stderr.read()
+    err = (tmp_path / "stderr").read_text()
     assert "played 24 match(es) now" in err
     seed = re.search(r"master seed: (\d+)", err).group(1)
     result = invoke("view", tmp_path / "out", "--bootstrap", "50")
