@@ -113,13 +113,11 @@ class RefereeServicer(pb_grpc.RefereeServicer):
     async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session: Session) -> None:
         """The session's messages, one at a time, each a bounded piece of work (its size is capped by
         MAX_MESSAGE_BYTES, its replies by the session's open requests), yielding to the other
-        streams after each: a flood delays only the flooder."""
+        streams after each; past UNASKED_ALLOWANCE messages that answer no request the session is
+        closed, before any work on the next: a flood delays only the flooder, and costs it its session."""
         try:
             async for message in request_iterator:
-                answers = wire.replies(message)
-                if not answers:
-                    session.stray_replies += 1
-                elif not session.on_replies(answers, batched=message.WhichOneof("kind") == "actions"):
+                if not session.on_replies(wire.replies(message), batched=message.WhichOneof("kind") == "actions"):
                     break
                 await asyncio.sleep(0)
         except grpc.RpcError as err:  # the stream broke (client gone, undecodable bytes)
@@ -244,13 +242,13 @@ class RefereeServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tokens: Mapping[str, str] | None = None,
                  admin_token: str | None = None, connect_timeout: float = 10.0, unix: str | None = None,
                  hello_timeout: float = HELLO_TIMEOUT_S, spectator_token: str | None = None,
-                 public_spectators: bool = False):
+                 public_spectators: bool = False, seats: Mapping[str, int] | None = None):
         self.host = host
         self.hello_timeout = hello_timeout
         self.requested_port = port
         self.unix = unix
         self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout,
-                               spectator_token=spectator_token, public_spectators=public_spectators)
+                               spectator_token=spectator_token, public_spectators=public_spectators, seats=seats)
         self.arena: Arena | None = None
         self.port: int | None = None
         self._server: grpc.aio.Server | None = None

@@ -21,8 +21,12 @@ server sees a gRPC bot like any other. Then, both ways at once:
   is a **malformed answer**: it answers the oldest request the bot has open
   with a name no game's notation reads (``(stdio) line N ...``), so the referee
   substitutes and records a ``malformed`` fault as for any bad name (the
-  reason quoted in the fault's detail); with no request open it is only
-  logged. A line longer than :data:`MAX_LINE` ends the session at once, as a
+  reason quoted in the fault's detail). With no request open it answers
+  nothing: it is sent on as a message that holds no answer, which the referee
+  counts as it counts a gRPC bot's messages that answer no request (past its
+  allowance, ``arena.UNASKED_ALLOWANCE``, the session is closed and its seats
+  are lost: ``disconnect``), and logged (the first :data:`QUIET_AFTER`). A
+  line longer than :data:`MAX_LINE` ends the session at once, as a
   message over the server's limit breaks a gRPC stream (its seats are lost:
   ``disconnect``), and the bot is stopped;
 - the bot's stderr is the relay's: the bot's log.
@@ -208,7 +212,7 @@ class StdioRelay:
         self.open = OpenRequests()
         self.refused = False
         self.overlong = False   # the bot wrote a line over MAX_LINE: the relay ended the session
-        self.unanswerable = 0   # lines that did not parse with no request open
+        self.unanswerable = 0   # lines that did not parse with no request open (each sent as an unasked message)
 
     def run(self) -> None:
         """Until the session or the bot's stdout ends."""
@@ -256,9 +260,7 @@ class StdioRelay:
                 try:
                     message = parse_line(line)
                 except ValueError as err:
-                    malformed = self._malformed(number, str(err))
-                    if malformed is not None:
-                        yield malformed
+                    yield self._malformed(number, str(err))
                     continue
                 self.open.answered(message)
                 yield message
@@ -266,15 +268,18 @@ class StdioRelay:
             if self.unanswerable > QUIET_AFTER:
                 say(f"{self.unanswerable} lines did not parse with no request open (the first {QUIET_AFTER} shown)")
 
-    def _malformed(self, number: int, why: str) -> pb.BotMessage | None:
-        """The answer that a line that does not parse makes to the oldest open request; None if none is open."""
+    def _malformed(self, number: int, why: str) -> pb.BotMessage:
+        """What a line that does not parse is: the malformed answer to the oldest open request, or, with
+        none open, a message that holds no answer (which the referee counts against the session's
+        allowance, as it counts a gRPC bot's messages that answer no request)."""
         why = why if len(why) <= 160 else why[:157] + "..."
         oldest = self.open.take_oldest()
         if oldest is None:
             self.unanswerable += 1
             if self.unanswerable <= QUIET_AFTER:
-                say(f"line {number} is not a BotMessage in proto3 JSON ({why}); no request is open: ignored")
-            return None
+                say(f"line {number} is not a BotMessage in proto3 JSON ({why}); no request is open: it answers "
+                    f"nothing (past a few such messages the referee closes the session: docs/protocol.md §2)")
+            return pb.BotMessage()
         game_id, seat, request_id = oldest
         say(f"line {number} is not a BotMessage in proto3 JSON ({why}): the malformed answer to request "
             f"{request_id} of {game_id} seat {seat}")

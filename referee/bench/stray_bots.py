@@ -1,0 +1,212 @@
+"""The bots of section 7b (:mod:`referee.bench.strays`): an entrant that floods the referee with stray
+replies, and its control.
+
+    python -m referee.bench.stray_bots grpc [--sessions N] KIT-ARGS     # N flooding sessions besides
+    python -m referee.bench.stray_bots stdio [--flood]                  # protocol = "stdio"
+
+The hostile bots of the tests (tests/bots/hostile/attacks.py, ``--attack strays``) open their
+flooding sessions with :func:`flood_session`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import grpc
+
+from referee.bot import run_bot, token_from_fd
+from referee.v1 import referee_pb2 as pb
+
+STRAY_GAME = "no-such-game"     # what a stray names: a game nobody plays
+REPORT_EVERY_S = 1.0
+
+
+@dataclass
+class Tally:
+    """What a bot's flooding sessions met, added up over its threads."""
+
+    opened: int = 0
+    refused: int = 0
+    closed: int = 0           # by the referee (RESOURCE_EXHAUSTED)
+    strays: int = 0           # stray messages its streams took
+    last_refusal: str = ""
+    last_close: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, ended: dict) -> None:
+        with self.lock:
+            self.opened += 1
+            self.strays += ended["strays"]
+            if ended["refusal"]:
+                self.refused += 1
+                self.last_refusal = ended["refusal"]
+            elif ended["status"] == "RESOURCE_EXHAUSTED":
+                self.closed += 1
+                self.last_close = ended["details"]
+
+    def line(self) -> str:
+        with self.lock:
+            return "STRAYS " + json.dumps({k: v for k, v in vars(self).items() if k != "lock"})
+
+
+def stray_bytes(game_id: str = STRAY_GAME, seat: int = 0) -> bytes:
+    """One BotMessage holding a reply for ``game_id`` (a game nobody plays, by default), serialized."""
+    return pb.BotMessage(action=pb.ActionReply(request_id=1 << 39, game_id=game_id, seat=seat,
+                                               name="X")).SerializeToString()
+
+
+def flood_session(address: str, name: str, token: str, flood_from: str = "welcome",
+                  channel_options: Sequence[tuple[str, int]] = ()) -> dict:
+    """One session of bot ``name`` (capacity 1) that answers each request with the first legal action
+    and, from its Welcome (``flood_from = "welcome"``) or its first request (``"request"``: it then
+    holds a seat), sends stray replies besides, as fast as the stream takes them, until the stream ends.
+    Returns how it ended: ``refusal`` (the Refusal's reason and message, or ""), ``status`` and
+    ``details`` (the call's), ``strays`` (stray messages the stream took), ``requests`` (it was sent)."""
+    hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token, capacity=1,
+                                         batching=True)).SerializeToString()
+    stray = stray_bytes()
+    outbox: queue.SimpleQueue = queue.SimpleQueue()
+    flooding, wake = threading.Event(), object()
+    strays = requests = 0
+
+    def outgoing():
+        nonlocal strays
+        yield hello
+        while True:
+            if flooding.is_set():
+                try:
+                    item = outbox.get_nowait()
+                except queue.Empty:
+                    strays += 1
+                    yield stray
+                    continue
+            else:
+                item = outbox.get()
+            if item is None:
+                return
+            if item is not wake:
+                yield item
+
+    ended = {"refusal": "", "status": "OK", "details": ""}
+    with grpc.insecure_channel(address, options=list(channel_options)) as channel:
+        play = channel.stream_stream("/referee.v1.Referee/Play", request_serializer=lambda b: b,
+                                     response_deserializer=pb.RefereeMessage.FromString)
+        call = play(outgoing())
+        try:
+            for message in call:
+                kind = message.WhichOneof("kind")
+                found = [m for m in message.batch.messages] if kind == "batch" else [message]
+                for one in found:
+                    what = one.WhichOneof("kind")
+                    if what == "refusal":
+                        ended["refusal"] = (f"{pb.Refusal.Reason.Name(one.refusal.reason)}: "
+                                            f"{one.refusal.message}")
+                    if what == flood_from and not flooding.is_set():
+                        flooding.set()
+                        outbox.put(wake)
+                    if what == "request":
+                        requests += 1
+                        r = one.request
+                        outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=r.request_id, game_id=r.game_id,
+                                                                       seat=r.seat, index=0)).SerializeToString())
+        except grpc.RpcError as err:
+            ended["status"], ended["details"] = err.code().name, err.details() or ""
+        finally:
+            outbox.put(None)
+            call.cancel()
+    return {**ended, "strays": strays, "requests": requests}
+
+
+def _flooders(address: str, name: str, token: str, sessions: int) -> None:
+    """``sessions`` threads, each opening flooding sessions one after another, without end; and one
+    that prints what they met (:class:`Tally`) every REPORT_EVERY_S."""
+    tally = Tally()
+
+    def flood() -> None:
+        while True:
+            try:
+                tally.add(flood_session(address, name, token))
+            except Exception as err:  # noqa: BLE001 - a flooder keeps flooding
+                tally.add({"refusal": "", "status": type(err).__name__, "details": str(err), "strays": 0})
+                time.sleep(0.05)
+
+    def report() -> None:
+        while True:
+            time.sleep(REPORT_EVERY_S)
+            print(tally.line(), flush=True)
+
+    for _ in range(sessions):
+        threading.Thread(target=flood, daemon=True).start()
+    threading.Thread(target=report, daemon=True).start()
+
+
+def grpc_bot(argv: Sequence[str]) -> None:
+    """The gRPC entrant: on the kit, the first legal action; its own session says it plays 1 seat; and
+    ``--sessions`` flooding sessions besides (none: the control)."""
+    parser = argparse.ArgumentParser(prog="python -m referee.bench.stray_bots grpc", add_help=False)
+    parser.add_argument("--sessions", type=int, default=0)
+    parser.add_argument("--address", required=True)
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--token-fd", type=int, default=None)
+    parser.add_argument("--token", default="")
+    parser.add_argument("--capacity", type=int, default=1)
+    args = parser.parse_args(argv)
+    token = token_from_fd(args.token_fd) if args.token_fd is not None else args.token
+    if args.sessions:
+        _flooders(args.address, args.name, token, args.sessions)
+    capacity = 1 if args.sessions else args.capacity  # room for a flooding session within its seats
+    run_bot(lambda observation, legal, game: 0,
+            ["--address", args.address, "--name", args.name, "--token", token, "--capacity", str(capacity)])
+    os._exit(0)  # the flooders are daemon threads in grpc calls: do not wait for them
+
+
+def stdio_bot(argv: Sequence[str]) -> None:
+    """The stdio entrant: the first legal action; with ``--flood``, from its first request, stray
+    lines without end besides (each write under PIPE_BUF, so that no answer is cut into)."""
+    parser = argparse.ArgumentParser(prog="python -m referee.bench.stray_bots stdio")
+    parser.add_argument("--flood", action="store_true")
+    args = parser.parse_args(argv)
+    line = json.dumps({"action": {"requestId": str(1 << 39), "gameId": STRAY_GAME, "seat": 0, "name": "X"}})
+    chunk = ((line + "\n") * (4000 // (len(line) + 1))).encode()
+    started = threading.Event()
+
+    def flood() -> None:
+        started.wait()
+        while True:
+            os.write(1, chunk)
+
+    if args.flood:
+        threading.Thread(target=flood, daemon=True).start()
+    try:
+        for text in sys.stdin:
+            request = json.loads(text).get("request")
+            if request is not None:
+                answer = {"requestId": request["requestId"], "gameId": request["gameId"],
+                          "seat": request.get("seat", 0), "index": 0}
+                os.write(1, (json.dumps({"action": answer}) + "\n").encode())
+                started.set()
+    except (BrokenPipeError, OSError):
+        pass
+    os._exit(0)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["grpc"]:
+        grpc_bot(argv[1:])
+    elif argv[:1] == ["stdio"]:
+        stdio_bot(argv[1:])
+    else:
+        sys.exit("usage: python -m referee.bench.stray_bots grpc [--sessions N] KIT-ARGS | stdio [--flood]")
+
+
+if __name__ == "__main__":
+    main()
