@@ -1,8 +1,9 @@
 """The bots of section 7b (:mod:`referee.bench.strays`): an entrant that floods the referee with stray
 replies, and its control.
 
-    python -m referee.bench.stray_bots grpc [--sessions N] KIT-ARGS     # N flooding sessions besides
-    python -m referee.bench.stray_bots stdio [--flood]                  # protocol = "stdio"
+    python -m referee.bench.stray_bots [--sessions N] KIT-ARGS      # N flooding sessions besides
+
+(the stdio one: :mod:`referee.bench.stray_stdio`).
 
 The hostile bots of the tests (tests/bots/hostile/attacks.py, ``--attack strays``) open their
 flooding sessions with :func:`flood_session`.
@@ -125,10 +126,9 @@ def flood_session(address: str, name: str, token: str, flood_from: str = "welcom
     return {**ended, "strays": strays, "requests": requests}
 
 
-def _flooders(address: str, name: str, token: str, sessions: int) -> None:
+def _flooders(address: str, name: str, token: str, sessions: int, tally: Tally) -> None:
     """``sessions`` threads, each opening flooding sessions one after another, without end; and one
-    that prints what they met (:class:`Tally`) every REPORT_EVERY_S."""
-    tally = Tally()
+    that prints what they met (``tally``) every REPORT_EVERY_S."""
 
     def flood() -> None:
         while True:
@@ -148,10 +148,11 @@ def _flooders(address: str, name: str, token: str, sessions: int) -> None:
     threading.Thread(target=report, daemon=True).start()
 
 
-def grpc_bot(argv: Sequence[str]) -> None:
-    """The gRPC entrant: on the kit, the first legal action; its own session says it plays 1 seat; and
-    ``--sessions`` flooding sessions besides (none: the control)."""
-    parser = argparse.ArgumentParser(prog="python -m referee.bench.stray_bots grpc", add_help=False)
+def main(argv: Sequence[str]) -> None:
+    """The gRPC entrant: on the kit, the first legal action; with ``--sessions N``, its own session says
+    it plays 1 seat (leaving room for a session more within its seats), and from its first decision
+    N threads open flooding sessions (:func:`flood_session`) one after another, without end."""
+    parser = argparse.ArgumentParser(prog="python -m referee.bench.stray_bots", add_help=False)
     parser.add_argument("--sessions", type=int, default=0)
     parser.add_argument("--address", required=True)
     parser.add_argument("--name", required=True)
@@ -160,53 +161,21 @@ def grpc_bot(argv: Sequence[str]) -> None:
     parser.add_argument("--capacity", type=int, default=1)
     args = parser.parse_args(argv)
     token = token_from_fd(args.token_fd) if args.token_fd is not None else args.token
-    if args.sessions:
-        _flooders(args.address, args.name, token, args.sessions)
-    capacity = 1 if args.sessions else args.capacity  # room for a flooding session within its seats
-    run_bot(lambda observation, legal, game: 0,
-            ["--address", args.address, "--name", args.name, "--token", token, "--capacity", str(capacity)])
+    flooding, tally = threading.Event(), Tally()
+
+    def first_legal(observation, legal, game) -> int:
+        if args.sessions and not flooding.is_set():  # its first match is on: the flood begins
+            flooding.set()
+            _flooders(args.address, args.name, token, args.sessions, tally)
+        return 0
+
+    capacity = 1 if args.sessions else args.capacity
+    run_bot(first_legal, ["--address", args.address, "--name", args.name, "--token", token,
+                          "--capacity", str(capacity)])
+    if flooding.is_set():
+        print(tally.line(), flush=True)
     os._exit(0)  # the flooders are daemon threads in grpc calls: do not wait for them
 
 
-def stdio_bot(argv: Sequence[str]) -> None:
-    """The stdio entrant: the first legal action; with ``--flood``, from its first request, stray
-    lines without end besides (each write under PIPE_BUF, so that no answer is cut into)."""
-    parser = argparse.ArgumentParser(prog="python -m referee.bench.stray_bots stdio")
-    parser.add_argument("--flood", action="store_true")
-    args = parser.parse_args(argv)
-    line = json.dumps({"action": {"requestId": str(1 << 39), "gameId": STRAY_GAME, "seat": 0, "name": "X"}})
-    chunk = ((line + "\n") * (4000 // (len(line) + 1))).encode()
-    started = threading.Event()
-
-    def flood() -> None:
-        started.wait()
-        while True:
-            os.write(1, chunk)
-
-    if args.flood:
-        threading.Thread(target=flood, daemon=True).start()
-    try:
-        for text in sys.stdin:
-            request = json.loads(text).get("request")
-            if request is not None:
-                answer = {"requestId": request["requestId"], "gameId": request["gameId"],
-                          "seat": request.get("seat", 0), "index": 0}
-                os.write(1, (json.dumps({"action": answer}) + "\n").encode())
-                started.set()
-    except (BrokenPipeError, OSError):
-        pass
-    os._exit(0)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["grpc"]:
-        grpc_bot(argv[1:])
-    elif argv[:1] == ["stdio"]:
-        stdio_bot(argv[1:])
-    else:
-        sys.exit("usage: python -m referee.bench.stray_bots grpc [--sessions N] KIT-ARGS | stdio [--flood]")
-
-
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -13,9 +13,9 @@ the victim (a random bot) and the entrant, is played in turn:
 - **control**: the entrant plays the first legal action and nothing else (over gRPC; and
   ``stdio control``: the same behind the stdio relay);
 - **gRPC strays**: the entrant's own session says it plays 1 seat (it is given 2: two matches at
-  once), leaving room for one session more; ``SESSIONS`` more threads each open a session
-  (capacity 1) and, from its Welcome, send stray replies without end; a session refused or closed
-  comes back at once;
+  once), leaving room for one session more; from its first decision ``SESSIONS`` more threads each
+  open a session (capacity 1) and, from its Welcome, send stray replies without end; a session
+  refused or closed comes back at once;
 - **stdio strays**: a stdio bot that, from its first request, writes stray lines without end
   besides its answers.
 
@@ -24,7 +24,7 @@ timeouts; the runner's own CPU (this process: the referee, the launcher, the sto
 (their processes, reaped); the entrant's faults; what its sessions met (opened, refused, closed by
 the referee, strays sent). The machine's load average is printed with them: they move with it.
 
-The bots: :mod:`referee.bench.stray_bots`.
+The bots: :mod:`referee.bench.stray_bots` (gRPC), :mod:`referee.bench.stray_stdio`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from referee.tournament.store import Store
 SESSIONS = 8                    # flooding sessions the gRPC entrant opens, each in a thread of its own
 CLOCK_MS = (200, 300)           # the issue's: 200 ms a decision, a 300 ms bank
 DEAL_SETS = 4
-BOTS = ["python", "-m", "referee.bench.stray_bots"]
+GRPC = ["python", "-m", "referee.bench.stray_bots"]
+STDIO = ["python", "-P", "referee/bench/stray_stdio.py"]  # from the root, its cwd: a script, not the package
 
 TOURNAMENT = """
 [tournament]
@@ -79,10 +80,10 @@ max_restarts = 1000
 
 #: the rows: (label, the entrant's command, its protocol)
 RUNS = (
-    ("control", [*BOTS, "grpc"], "grpc"),
-    ("gRPC strays", [*BOTS, "grpc", "--sessions", str(SESSIONS)], "grpc"),
-    ("stdio control", [*BOTS, "stdio"], "stdio"),
-    ("stdio strays", [*BOTS, "stdio", "--flood"], "stdio"),
+    ("control", GRPC, "grpc"),
+    ("gRPC strays", [*GRPC, "--sessions", str(SESSIONS)], "grpc"),
+    ("stdio control", STDIO, "stdio"),
+    ("stdio strays", [*STDIO, "--flood"], "stdio"),
 )
 
 
