@@ -34,18 +34,24 @@ REPORT_EVERY_S = 1.0
 class Tally:
     """What a bot's flooding sessions met, added up over its threads."""
 
-    opened: int = 0
+    opened: int = 0           # Hellos sent
     refused: int = 0
     closed: int = 0           # by the referee (RESOURCE_EXHAUSTED)
-    strays: int = 0           # stray messages its streams took
     last_refusal: str = ""
     last_close: str = ""
+    #: per session, the stray messages its stream took (counted as they go)
+    counts: list[list[int]] = field(default_factory=list, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def opening(self) -> list[int]:
+        """A new session's stray count, counted in."""
+        with self.lock:
+            self.opened += 1
+            self.counts.append(count := [0])
+            return count
 
     def add(self, ended: dict) -> None:
         with self.lock:
-            self.opened += 1
-            self.strays += ended["strays"]
             if ended["refusal"]:
                 self.refused += 1
                 self.last_refusal = ended["refusal"]
@@ -55,7 +61,8 @@ class Tally:
 
     def line(self) -> str:
         with self.lock:
-            return "STRAYS " + json.dumps({k: v for k, v in vars(self).items() if k != "lock"})
+            facts = {k: v for k, v in vars(self).items() if k not in ("counts", "lock")}
+            return "STRAYS " + json.dumps({**facts, "strays": sum(c[0] for c in self.counts)})
 
 
 def stray_bytes(game_id: str = STRAY_GAME, seat: int = 0) -> bytes:
@@ -65,29 +72,30 @@ def stray_bytes(game_id: str = STRAY_GAME, seat: int = 0) -> bytes:
 
 
 def flood_session(address: str, name: str, token: str, flood_from: str = "welcome",
-                  channel_options: Sequence[tuple[str, int]] = ()) -> dict:
+                  count: list[int] | None = None) -> dict:
     """One session of bot ``name`` (capacity 1) that answers each request with the first legal action
     and, from its Welcome (``flood_from = "welcome"``) or its first request (``"request"``: it then
     holds a seat), sends stray replies besides, as fast as the stream takes them, until the stream ends.
     Returns how it ended: ``refusal`` (the Refusal's reason and message, or ""), ``status`` and
-    ``details`` (the call's), ``strays`` (stray messages the stream took), ``requests`` (it was sent)."""
+    ``details`` (the call's), ``strays`` (stray messages the stream took: also counted in ``count[0]``
+    as they go), ``requests`` (it was sent)."""
     hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token, capacity=1,
                                          batching=True)).SerializeToString()
     stray = stray_bytes()
     outbox: queue.SimpleQueue = queue.SimpleQueue()
     flooding, wake = threading.Event(), object()
-    strays = requests = 0
+    strays = count if count is not None else [0]
+    requests = 0
 
     def outgoing():
-        nonlocal strays
         yield hello
         while True:
             if flooding.is_set():
                 try:
                     item = outbox.get_nowait()
                 except queue.Empty:
-                    strays += 1
                     yield stray
+                    strays[0] += 1  # taken: the stream asks for the next
                     continue
             else:
                 item = outbox.get()
@@ -97,7 +105,7 @@ def flood_session(address: str, name: str, token: str, flood_from: str = "welcom
                 yield item
 
     ended = {"refusal": "", "status": "OK", "details": ""}
-    with grpc.insecure_channel(address, options=list(channel_options)) as channel:
+    with grpc.insecure_channel(address) as channel:
         play = channel.stream_stream("/referee.v1.Referee/Play", request_serializer=lambda b: b,
                                      response_deserializer=pb.RefereeMessage.FromString)
         call = play(outgoing())
@@ -123,7 +131,7 @@ def flood_session(address: str, name: str, token: str, flood_from: str = "welcom
         finally:
             outbox.put(None)
             call.cancel()
-    return {**ended, "strays": strays, "requests": requests}
+    return {**ended, "strays": strays[0], "requests": requests}
 
 
 def _flooders(address: str, name: str, token: str, sessions: int, tally: Tally) -> None:
@@ -133,9 +141,9 @@ def _flooders(address: str, name: str, token: str, sessions: int, tally: Tally) 
     def flood() -> None:
         while True:
             try:
-                tally.add(flood_session(address, name, token))
+                tally.add(flood_session(address, name, token, count=tally.opening()))
             except Exception as err:  # noqa: BLE001 - a flooder keeps flooding
-                tally.add({"refusal": "", "status": type(err).__name__, "details": str(err), "strays": 0})
+                tally.add({"refusal": "", "status": type(err).__name__, "details": str(err)})
                 time.sleep(0.05)
 
     def report() -> None:
