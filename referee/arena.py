@@ -47,6 +47,9 @@ MAX_NAME = 64
 UNASKED_ALLOWANCE = 16
 #: a bot's sessions closed by the referee whose reason is logged (warned) one by one; then every HUSHED-th
 HUSHED = 100
+#: seconds the seats a session closed by the referee offered stay taken: its bot's next session waits
+#: that long for them (a flooder closed again and again comes back at most once a second per seat)
+EXPELLED_HOLD_S = 1.0
 
 
 def shown(name: str) -> str:
@@ -358,6 +361,9 @@ class Arena:
         #: its sessions may offer that many seats in all, and a session more is refused (:meth:`open_session`)
         self.seats = dict(seats or {})
         self._expelled: dict[str, int] = {}  # sessions closed by the referee, per bot (for the log)
+        #: per room (:meth:`_room_of`), the seats of sessions closed by the referee still held: (until, seats)
+        self._held: dict[str, list[tuple[float, int]]] = {}
+        self._room_changed: dict[str, asyncio.Event] = {}  # set (and replaced) when a room may have a place
         self.admin_token = admin_token
         self.spectator_token = spectator_token
         self.public_spectators = public_spectators
@@ -402,24 +408,60 @@ class Arena:
         self._notify()
         return session
 
+    def _room_of(self, name: str) -> str:
+        """Whose room a session named ``name`` takes: its own where its seats are known (a process started
+        for one match, ``NAME#ID``), else its bot's (``NAME``, and every ``NAME#TAG`` of it)."""
+        return name if name in self.seats else instance_of(name)
+
     def _check_room(self, name: str) -> None:
-        """Raise Refused (TOO_MANY_SESSIONS) unless a session may open under ``name``. Where the seats
-        of ``name`` (or of its bot, for ``NAME#TAG``) are known, its open sessions may offer that many
-        seats in all (their Hello capacities), and no more: a session beyond that could only idle or
-        flood. Elsewhere (a bot the runner does not know), a bot has at most max_sessions_per_bot."""
-        bot = instance_of(name)
-        key = name if name in self.seats else bot
-        if key in self.seats:
-            mine = [s for n, open_ in self.sessions.items() if n == key or instance_of(n) == key for s in open_]
-            offered, seats = sum(s.capacity for s in mine), self.seats[key]
+        """Raise Refused (TOO_MANY_SESSIONS) unless a session may open under ``name``. Where the seats of
+        its room are known, its open sessions may offer that many seats in all (their Hello capacities),
+        and no more: a session beyond that could only idle or flood. Elsewhere (a bot the runner does not
+        know) a bot has at most max_sessions_per_bot. A session the referee closed keeps its place for
+        EXPELLED_HOLD_S more."""
+        room = self._room_of(name)
+        mine = [s for n, open_ in self.sessions.items() if n == room or instance_of(n) == room for s in open_]
+        now = asyncio.get_running_loop().time() if self._held.get(room) else 0.0
+        held = self._held[room] = [(until, n) for until, n in self._held.get(room, ()) if until > now]
+        if room in self.seats:
+            offered, seats = sum(s.capacity for s in mine) + sum(n for _, n in held), self.seats[room]
             if offered >= seats:
+                lately = f", {len(held)} closed by the referee less than {EXPELLED_HOLD_S:g} s ago" if held else ""
                 raise Refused(RefusalReason.TOO_MANY_SESSIONS,
-                              f"bot {shown(key)} plays at most {seats} seat(s) at once, and its {len(mine)} "
-                              f"session(s) open already offer {offered}")
-        elif sum(len(open_) for n, open_ in self.sessions.items()
-                 if instance_of(n) == bot) >= self.max_sessions_per_bot:
+                              f"bot {shown(room)} plays at most {seats} seat(s) at once, and its sessions offer "
+                              f"{offered} already ({len(mine)} open{lately})")
+        elif len(mine) + len(held) >= self.max_sessions_per_bot:
             raise Refused(RefusalReason.TOO_MANY_SESSIONS,
-                          f"bot {shown(bot)} already has {self.max_sessions_per_bot} sessions")
+                          f"bot {shown(room)} already has {self.max_sessions_per_bot} sessions")
+
+    async def open_session_when_room(self, hello: pb.Hello, patience: float) -> Session:
+        """:meth:`open_session`; but a Hello refused only for want of room (TOO_MANY_SESSIONS) waits up to
+        ``patience`` seconds for a session of its room to close, then is refused. A bot that comes back
+        while its last session is still closing is taken; a bot that asks for sessions it cannot have
+        waits, and costs the referee nothing meanwhile (not a refusal, and a new stream, each time)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        while True:
+            try:
+                return self.open_session(hello)
+            except Refused as refused:
+                if refused.reason is not RefusalReason.TOO_MANY_SESSIONS:
+                    raise
+                if loop.time() >= deadline:
+                    raise Refused(refused.reason, f"{refused} (waited {patience:g} s for one to close)") from None
+            room = self._room_of(hello.bot_name)
+            changed = self._room_changed.setdefault(room, asyncio.Event())
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+
+    def _room_freed(self, room: str) -> None:
+        """Wake the Hellos waiting for a place in ``room``."""
+        changed = self._room_changed.pop(room, None)
+        if changed is not None:
+            changed.set()
 
     def admit(self, bot: str, token: str, seats: int | None = None) -> None:
         """Accept sessions of ``bot`` with ``token`` from now on (a bot started for one match), for
@@ -436,14 +478,23 @@ class Arena:
         self.seats.pop(bot, None)
 
     def close_session(self, session: Session) -> None:
+        room = self._room_of(session.bot_name)
         if session.expelled and not session.closed:
             self._say_expelled(session)
+            self._hold(room, session.capacity)
         session.close()
         peers = self.sessions.get(session.bot_name, [])
         if session in peers:
             peers.remove(session)
             log.info("session %s: bot %r disconnected", session.session_id, session.bot_name)
+            self._room_freed(room)
         self._notify()
+
+    def _hold(self, room: str, seats: int) -> None:
+        """Keep the place of a session the referee closed taken for EXPELLED_HOLD_S."""
+        loop = asyncio.get_running_loop()
+        self._held.setdefault(room, []).append((loop.time() + EXPELLED_HOLD_S, seats))
+        loop.call_later(EXPELLED_HOLD_S, self._room_freed, room)
 
     def _say_expelled(self, session: Session) -> None:
         """Warn that the referee closed the session, and why: a bot's first few, then one in HUSHED
