@@ -486,13 +486,18 @@ def test_500_connections_that_never_say_hello_are_closed_after_the_deadline():
 # --- a flood costs the flooder (issue 35, item 7) ----------------------------------------------
 
 
+#: the messages that answer no request a session may send (docs/protocol.md §2; arena.UNASKED_ALLOWANCE)
+ALLOWANCE = 16
+
+
 def test_messages_that_answer_no_request_past_the_allowance_close_the_session():
     """A session may send UNASKED_ALLOWANCE messages that answer no request (an answer with none open,
     a message holding no answer); the next closes it before any work on it, and the seat it plays is
     then lost as for a disconnect, with the reason. A late answer, after its request timed out, still
     answers that request, and an answer naming no game of the session's answers an open request all
     the same: neither is such a message."""
-    from referee.arena import UNASKED_ALLOWANCE, SessionSeat
+    from referee import arena as arena_module
+    from referee.arena import SessionSeat
     from referee.runner import Decision, GameInfo, SeatGone
 
     def decision(request_id: int) -> Decision:
@@ -508,25 +513,24 @@ def test_messages_that_answer_no_request_past_the_allowance_close_the_session():
             async with asyncio.timeout(0.01):
                 await seat.decide(decision(7))
         late = pb.ActionReply(request_id=7, game_id="g", seat=0, name="PASS")
-        assert session.on_replies([late], batched=False) and session.unasked == 0
+        assert session.on_replies([late], batched=False)
         elsewhere = pb.ActionReply(request_id=1 << 39, game_id="no-such-game", seat=0, name="X")
-        for n in range(UNASKED_ALLOWANCE):  # answers with no request open, and messages holding none
+        for n in range(ALLOWANCE):  # answers with no request open, and messages holding none
             assert session.on_replies([elsewhere] if n % 2 else [], batched=False)
-        assert session.unasked == UNASKED_ALLOWANCE and not session.expelled
         asking = asyncio.create_task(seat.decide(decision(8)))
         await asyncio.sleep(0)
-        assert session.on_replies([elsewhere], batched=False) and session.unasked == UNASKED_ALLOWANCE
-        assert not session.on_replies([elsewhere], batched=False)  # one more than it was asked: closed
+        assert session.on_replies([elsewhere], batched=False)  # it answers request 8 (wrongly, but it does)
+        assert not session.on_replies([elsewhere], batched=False), "one more than allowed, and the session stays"
         arena.close_session(session)
         with pytest.raises(SeatGone) as gone:
             await asking
         return session, str(gone.value)
 
     session, gone = asyncio.run(go())
-    assert session.closed and session.unasked == UNASKED_ALLOWANCE + 1
-    assert session.expelled == gone == (f"closed by the referee: {UNASKED_ALLOWANCE + 1} messages that answer no "
-                                        f"request (the last: an answer with no request open; a session may send "
-                                        f"{UNASKED_ALLOWANCE})")
+    assert session.closed and session.unasked == ALLOWANCE + 1
+    assert session.expelled == gone == (f"closed by the referee: {ALLOWANCE + 1} messages that answer no request "
+                                        f"(the last: an answer with no request open; a session may send {ALLOWANCE})")
+    assert arena_module.UNASKED_ALLOWANCE == ALLOWANCE
 
 
 @pytest.mark.e2e
@@ -535,7 +539,6 @@ def test_a_session_flooding_stray_replies_is_closed_and_its_seat_charged():
     stream takes them (referee/bench/stray_bots.py): past the allowance its stream ends with
     RESOURCE_EXHAUSTED and the reason, and its seat plays on by default, a disconnect charged with
     that reason; its opponent is charged nothing."""
-    from referee.arena import UNASKED_ALLOWANCE
     from referee.bench.stray_bots import flood_session
 
     async def test(server, bots):
@@ -545,9 +548,9 @@ def test_a_session_flooding_stray_replies_is_closed_and_its_seat_charged():
         return out, await asyncio.wait_for(flooder, 30)  # (unbounded, it would flood until the server stops)
 
     out, ended = serve(test)
-    reason = f"closed by the referee: {UNASKED_ALLOWANCE + 1} messages that answer no request"
+    reason = f"closed by the referee: {ALLOWANCE + 1} messages that answer no request"
     assert ended["status"] == "RESOURCE_EXHAUSTED" and ended["details"].startswith(reason), ended
-    assert ended["requests"] >= 1 and ended["strays"] > UNASKED_ALLOWANCE
+    assert ended["requests"] >= 1 and ended["strays"] > ALLOWANCE
     assert out.state.is_terminal()
     assert [(f.seat, f.kind) for f in out.faults] == [(0, "disconnect")]
     assert reason in out.faults[0].detail
@@ -572,7 +575,8 @@ def test_a_bot_whose_seats_are_known_has_sessions_for_them_and_no_more():
         return str(refused.value)
 
     async def go():
-        arena = Arena(tokens={"a": "t", "c": "t"}, seats={"a": 2}, max_sessions_per_bot=3)
+        arena = Arena(tokens={"a": "t", "c": "t"}, max_sessions_per_bot=3)
+        arena.seats = {"a": 2}  # as a runner says (RefereeServer(seats=...)): a plays 2 seats at once
         first = arena.open_session(hello("a"))
         arena.open_session(hello("a#x"))
         full = refusal(lambda: arena.open_session(hello("a")))
