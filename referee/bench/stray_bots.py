@@ -18,7 +18,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -72,13 +72,14 @@ def stray_bytes(game_id: str = STRAY_GAME, seat: int = 0) -> bytes:
 
 
 def flood_session(address: str, name: str, token: str, flood_from: str = "welcome",
-                  count: list[int] | None = None) -> dict:
+                  count: list[int] | None = None, on_answer: Callable[[str, str], None] | None = None) -> dict:
     """One session of bot ``name`` (capacity 1) that answers each request with the first legal action
     and, from its Welcome (``flood_from = "welcome"``) or its first request (``"request"``: it then
     holds a seat), sends stray replies besides, as fast as the stream takes them, until the stream ends.
     Returns how it ended: ``refusal`` (the Refusal's reason and message, or ""), ``status`` and
     ``details`` (the call's), ``strays`` (stray messages the stream took: also counted in ``count[0]``
-    as they go), ``requests`` (it was sent)."""
+    as they go), ``requests`` (it was sent). ``on_answer(kind, text)`` is told the referee's answer to
+    its Hello as it comes: ("welcome", the session id) or ("refusal", the reason and message)."""
     hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token, capacity=1,
                                          batching=True)).SerializeToString()
     stray = stray_bytes()
@@ -118,6 +119,8 @@ def flood_session(address: str, name: str, token: str, flood_from: str = "welcom
                     if what == "refusal":
                         ended["refusal"] = (f"{pb.Refusal.Reason.Name(one.refusal.reason)}: "
                                             f"{one.refusal.message}")
+                    if what in ("welcome", "refusal") and on_answer is not None:
+                        on_answer(what, one.welcome.session_id if what == "welcome" else ended["refusal"])
                     if what == flood_from and not flooding.is_set():
                         flooding.set()
                         outbox.put(wake)
