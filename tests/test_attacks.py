@@ -601,7 +601,8 @@ def attacker_faults(out: Path) -> list[dict]:
 
 def most_open_at_once(reports: list[dict]) -> int:
     """The most flooding sessions open at the same time, from the attacker's reports in their order:
-    each Welcome opens one, each end closes one."""
+    each Welcome opens one, each end closes one (the ends of those the runner closes at the end of the
+    run may go unreported: the count is then an upper bound)."""
     open_, most = 0, 0
     for r in reports:
         if r["attack"] == "strays-open" and r["kind"] == "welcome":
@@ -617,14 +618,15 @@ def test_stray_replies_cost_the_flooder_its_session_and_sessions_beyond_its_seat
     plays 1, leaving room for one session of its own. From its Welcome it opens 8 sessions more at a
     time, again and again: each, once it holds a seat, answers its requests and sends replies for a
     game nobody plays as fast as its stream takes them (referee/bench/stray_bots.py). The referee
-    lets one of them in at a time (the others wait for a place, then are refused: TOO_MANY_SESSIONS);
-    the one that floods is closed past the allowance (RESOURCE_EXHAUSTED, with the reason), and the
-    seat it held is a disconnect charged to the attacker, with that reason. The victim's results
-    equal the control's."""
+    lets no more of them in than its seats allow (one beside its own session; two once the runner has
+    closed that one at the end): the others wait for a place, then are refused (TOO_MANY_SESSIONS, if
+    the run lasts the 10 s they wait). The one that floods is closed past the allowance
+    (RESOURCE_EXHAUSTED, with the reason), and the seat it held is a disconnect charged to the
+    attacker, with that reason. The victim's results equal the control's."""
     run = tournament(tmp_path, ["--attack", "strays", "--children", str(STRAY_SESSIONS), "--kit-capacity", "1"])
     ended = run.ran("strays")
     reason = f"closed by the referee: {ALLOWANCE + 1} messages that answer no request"
-    assert most_open_at_once(run.reports) == 1, [r for r in run.reports if r["attack"].startswith("strays")][:20]
+    assert most_open_at_once(run.reports) <= 2, [r for r in run.reports if r["attack"].startswith("strays")][:20]
     refused = [r["text"] for r in run.of("strays-open") if r["kind"] == "refusal"]
     assert all(text.startswith("TOO_MANY_SESSIONS: bot 'attacker' plays at most 2 seat(s) at once") for text in refused)
     closed = [r for r in ended if r["status"] == "RESOURCE_EXHAUSTED"]
