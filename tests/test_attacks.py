@@ -624,11 +624,12 @@ def test_stray_replies_cost_the_flooder_its_session_and_sessions_beyond_its_seat
     (RESOURCE_EXHAUSTED, with the reason), and the seat it held is a disconnect charged to the
     attacker, with that reason. The victim's results equal the control's."""
     run = tournament(tmp_path, ["--attack", "strays", "--children", str(STRAY_SESSIONS), "--kit-capacity", "1"])
+    opened = run.ran("strays-open")
+    assert most_open_at_once(run.reports) <= 2, [r for r in run.reports if r["attack"].startswith("strays")][:20]
+    refused = [r["text"] for r in opened if r["kind"] == "refusal"]
+    assert all(text.startswith("TOO_MANY_SESSIONS: bot 'attacker' plays at most 2 seat(s) at once") for text in refused)
     ended = run.ran("strays")
     reason = f"closed by the referee: {ALLOWANCE + 1} messages that answer no request"
-    assert most_open_at_once(run.reports) <= 2, [r for r in run.reports if r["attack"].startswith("strays")][:20]
-    refused = [r["text"] for r in run.of("strays-open") if r["kind"] == "refusal"]
-    assert all(text.startswith("TOO_MANY_SESSIONS: bot 'attacker' plays at most 2 seat(s) at once") for text in refused)
     closed = [r for r in ended if r["status"] == "RESOURCE_EXHAUSTED"]
     assert closed and all(r["details"].startswith(reason) and r["requests"] >= 1 for r in closed), ended
     charged = [f for f in attacker_faults(tmp_path / "out") if f["kind"] == "disconnect"]
