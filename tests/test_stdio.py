@@ -242,14 +242,15 @@ def test_a_stdio_bots_own_program_is_visible_in_its_sandbox(tmp_path, monkeypatc
 CLOCK = Clock(decision_s=1.5, bank_s=1.0)  # a hang costs 2.5 s; a loaded machine, none of the others
 SEED = 4242
 #: mode: (its arguments, the fault kinds it must be charged with). A flood's junk is charged as it
-#: arrives, to an open request or as a stray, and when depends on timing: for it only the kinds count.
+#: arrives, to an open request or as a stray, until past the allowance of messages that answer no
+#: request its session is closed; when depends on timing: for it only the kinds count.
 CASES = {
     "random": ([], set()),
     "crash": (["--after", "3"], {"disconnect"}),
     "hang": (["--after", "2"], {"timeout"}),
     "illegal": (["--after", "1"], {"illegal"}),
     "garbage": (["--after", "1"], {"malformed"}),
-    "flood": (["--after", "2", "--flood", "200"], {"wrong_id"}),
+    "flood": (["--after", "2", "--flood", "200"], {"wrong_id", "disconnect"}),
     "huge": (["--after", "2"], {"disconnect"}),
 }
 
@@ -311,9 +312,12 @@ def test_a_stdio_bot_misbehaving_is_treated_as_a_grpc_bot_doing_the_same(twin_ma
 
 
 @pytest.mark.e2e
-def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_and_holds_up_nobody(twin_matches, tmp_path):
+def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_then_its_session_and_holds_up_nobody(
+        twin_matches, tmp_path):
     """Debug text written to stdout without end: each open request is answered malformed by the next
-    line; the game goes on at the referee's pace and the relay's log stays short."""
+    line, and a line with none open answers nothing, as a gRPC message answering no request: past the
+    allowance of those the session is closed (its seat: disconnect, with the reason). The game goes on
+    at the referee's pace and the relay's log stays short."""
     from referee.tournament.executors import LocalExecutor
 
     bots = [BotSpec("opponent", ("python", "-m", "sample_bots.heuristic"), str(ROOT)),
@@ -328,7 +332,9 @@ def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_and_holds_up_no
     played = asyncio.run(main())
     control = twin_matches[0]["grpc-random"]
     kinds = {kind for _, kind, _ in faults(played)}
-    assert kinds <= {"malformed", "wrong_id"} and "malformed" in kinds, faults(played)
+    assert kinds <= {"malformed", "wrong_id", "disconnect"} and "disconnect" in kinds, faults(played)
+    closed = next(f["detail"] for f in played.record["meta"]["faults"] if f["kind"] == "disconnect")
+    assert "closed by the referee: 17 messages that answer no request" in closed, closed
     assert all(seat == 0 for seat, _, _ in faults(played))
     assert played.record["meta"]["decision_times"][0]["slowest_s"] < CLOCK.decision_s
     assert len((tmp_path / "chatter.log").read_bytes()) < 200_000
