@@ -140,9 +140,10 @@ async def one_run(folder: Path, command: list[str], protocol: str, deal_sets: in
             "sessions": sessions_met(cfg.output)}
 
 
-def measure(deal_sets: int = DEAL_SETS, runs: Sequence[tuple[str, list[str], str]] = RUNS) -> dict:
-    """Each run of ``runs`` in turn, in a fresh directory."""
-    rows = []
+def measure(deal_sets: int | None = None, runs: Sequence[tuple[str, list[str], str]] | None = None) -> dict:
+    """Each run of ``runs`` (by default RUNS) in turn, in a fresh directory, each of ``deal_sets`` (by
+    default DEAL_SETS)."""
+    deal_sets, runs, rows = deal_sets or DEAL_SETS, runs or RUNS, []
     with served.temporary_directory() as tmp:
         for n, (label, command, protocol) in enumerate(runs):
             rows.append({"run": label, **asyncio.run(one_run(Path(tmp) / f"run{n}", command, protocol, deal_sets))})
