@@ -396,10 +396,10 @@ class Arena:
             # as bytes: a token of any characters is compared (and refused), never an error
             if expected is None or not secrets.compare_digest(expected.encode(), hello.token.encode()):
                 raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
-        self._check_room(hello.bot_name)
         if hello.data_form not in wire.DATA_FORMS:
             raise Refused(RefusalReason.BAD_HELLO, f"the Hello asks for data_form {hello.data_form}, which is "
                                                    f"none of DATA_JSON (0), DATA_TYPED (1), DATA_BOTH (2)")
+        self._check_room(hello.bot_name)
         capacity = min(max(1, hello.capacity), 256)
         session = Session(new_id("s"), hello.bot_name, capacity, hello.batching, hello.data_form)
         self.sessions.setdefault(hello.bot_name, []).append(session)
@@ -421,8 +421,7 @@ class Arena:
         EXPELLED_HOLD_S more."""
         room = self._room_of(name)
         mine = [s for n, open_ in self.sessions.items() if n == room or instance_of(n) == room for s in open_]
-        now = asyncio.get_running_loop().time() if self._held.get(room) else 0.0
-        held = self._held[room] = [(until, n) for until, n in self._held.get(room, ()) if until > now]
+        held = self._still_held(room)
         if room in self.seats:
             offered, seats = sum(s.capacity for s in mine) + sum(n for _, n in held), self.seats[room]
             if offered >= seats:
@@ -489,6 +488,16 @@ class Arena:
             log.info("session %s: bot %r disconnected", session.session_id, session.bot_name)
             self._room_freed(room)
         self._notify()
+
+    def _still_held(self, room: str) -> list[tuple[float, int]]:
+        """The places of ``room``'s sessions the referee closed that are still held, (until, seats) each."""
+        if room not in self._held:
+            return []
+        now = asyncio.get_running_loop().time()
+        held = [(until, seats) for until, seats in self._held.pop(room) if until > now]
+        if held:
+            self._held[room] = held
+        return held
 
     def _hold(self, room: str, seats: int) -> None:
         """Keep the place of a session the referee closed taken for EXPELLED_HOLD_S."""
