@@ -140,6 +140,18 @@ def test_a_bad_line_answers_the_oldest_request_still_open():
     assert open_.take_oldest() is None
 
 
+def test_a_bad_line_with_no_request_open_is_sent_on_as_a_message_that_answers_nothing():
+    """So that the referee counts it against the session's allowance, as a gRPC bot's message that
+    answers no request (docs/protocol.md §2), instead of the relay swallowing it."""
+    relay = stdio.StdioRelay(None, "unix:/nowhere", "b", "t", 1)
+    nothing = relay._malformed(3, "Failed to load JSON")
+    assert nothing is not None and nothing.WhichOneof("kind") is None and relay.unanswerable == 1
+    relay.open.sent(request(5, "g", 0))
+    answer = relay._malformed(4, "Failed to load JSON")
+    assert (answer.action.request_id, answer.action.game_id) == (5, "g") and relay.unanswerable == 1
+    assert answer.action.name.startswith("(stdio) line 4 is not a BotMessage")
+
+
 def documented_exchange() -> list[tuple[str, str]]:
     """The lines of docs/protocol.md §16's example exchange: (direction, JSON), a message's lines joined."""
     text = (ROOT / "docs" / "protocol.md").read_text()
