@@ -8,7 +8,9 @@ A :class:`Session` is one connected bot stream: the messages for it wait in
 its outbox, and its replies resolve the decision the runner awaits. A match
 is started with a lineup of bot names; each seat goes to a session of that
 bot with free capacity (waiting up to ``connect_timeout``), or plays by
-default when none comes.
+default when none comes. Where the runner says how many seats a bot plays at
+once (``seats``), its sessions may offer no more; and a session may send only
+UNASKED_ALLOWANCE messages that answer no request (docs/protocol.md §2).
 
 Spectators see a match's public events live and its results at its end. Its
 record (seed, decks, every hand) may be *held*: a match on the same deals as
