@@ -8,7 +8,9 @@ A :class:`Session` is one connected bot stream: the messages for it wait in
 its outbox, and its replies resolve the decision the runner awaits. A match
 is started with a lineup of bot names; each seat goes to a session of that
 bot with free capacity (waiting up to ``connect_timeout``), or plays by
-default when none comes.
+default when none comes. Where the runner says how many seats a bot plays at
+once (``seats``), its sessions may offer no more; and a session may send only
+UNASKED_ALLOWANCE messages that answer no request (docs/protocol.md §2).
 
 Spectators see a match's public events live and its results at its end. Its
 record (seed, decks, every hand) may be *held*: a match on the same deals as
@@ -41,6 +43,16 @@ log = logging.getLogger("referee")
 
 #: the longest bot name a Hello may give (the tournament's names are at most 40 characters)
 MAX_NAME = 64
+#: messages a session may send that answer no request before the referee closes it (docs/protocol.md §2).
+#: A bot that keeps to the protocol sends none: it answers each request once, and a request it answers
+#: late, after its timeout, stays open until that answer comes. The allowance is for a bug's odd extra
+#: message (a duplicate answer, a banner a stdio bot prints); past it a flood costs the flooder its session.
+UNASKED_ALLOWANCE = 16
+#: a bot's sessions closed by the referee whose reason is logged (warned) one by one; then every HUSHED-th
+HUSHED = 100
+#: seconds the seats a session closed by the referee offered stay taken: its bot's next session waits
+#: that long for them (a flooder closed again and again comes back at most once a second per seat)
+EXPELLED_HOLD_S = 1.0
 
 
 def shown(name: str) -> str:
@@ -103,6 +115,10 @@ class Session:
         self.seats: dict[tuple[str, int], SessionSeat] = {}
         self.reserved = 0
         self.closed = False
+        #: messages that answered no request: no answer in them (a second Hello, an empty message), or an
+        #: answer with none open; past UNASKED_ALLOWANCE the session is closed
+        self.unasked = 0
+        #: replies that named a game this session does not play (logged, the first ones one by one)
         self.stray_replies = 0
         #: requests sent and not answered yet (a late answer still answers one): what a batch may answer
         self.open_requests = 0
@@ -134,18 +150,23 @@ class Session:
         return wire.batch(messages)
 
     def on_replies(self, replies: Sequence[pb.ActionReply], batched: bool) -> bool:
-        """Handle the replies of one message; False if the session must be closed (see :attr:`expelled`).
+        """Handle one message of the bot's, the replies it holds (none: a message that is no answer);
+        False if the session must be closed (see :attr:`expelled`).
 
-        The work one message costs is bounded by what the session was asked: a batch may hold at
-        most as many replies as the session has open requests. A larger batch is not read: the
-        first is a ``wrong_id`` fault charged to every seat the session plays, and logged; the
-        second closes the session (its seats are then ``disconnect`` faults)."""
+        The work one message costs is bounded by what the session was asked: each reply answers one
+        of its open requests. A message that answers none (it holds no reply, or a reply comes with no
+        request open) is *unasked*: the first UNASKED_ALLOWANCE are handled as ever (a reply for a
+        seat of its games is charged as ``wrong_id``), the next closes the session before any work
+        on it (its seats are then ``disconnect`` faults). A batch may hold at most as many replies as
+        the session has open requests: a larger one is not read; the first is a ``wrong_id`` fault
+        charged to every seat the session plays, and logged; the second closes the session."""
+        if not replies:
+            return self._unasked("a message that holds no answer")
         if batched and len(replies) > self.open_requests:
             self.oversized_batches += 1
             why = f"a batch of {len(replies)} replies with {self.open_requests} request(s) open"
             if self.oversized_batches > 1:
                 self.expelled = f"closed by the referee: a second oversized batch ({why})"
-                log.warning("session %s (%s): %s", self.session_id, shown(self.bot_name), self.expelled)
                 return False
             detail = f"{why}: ignored (a batch may answer only open requests; a second one closes the session)"
             log.warning("session %s (%s): %s", self.session_id, shown(self.bot_name), detail)
@@ -153,9 +174,21 @@ class Session:
                 link.report_stray(detail)
             return True
         for answer in replies:
-            self.open_requests = max(0, self.open_requests - 1)
+            if self.open_requests:
+                self.open_requests -= 1
+            elif not self._unasked("an answer with no request open"):
+                return False
             self.on_reply(answer)
         return True
+
+    def _unasked(self, what: str) -> bool:
+        """Count a message that answers no request; False (the session must be closed) past the allowance."""
+        self.unasked += 1
+        if self.unasked <= UNASKED_ALLOWANCE:
+            return True
+        self.expelled = (f"closed by the referee: {self.unasked} messages that answer no request (the last: {what}; "
+                         f"a session may send {UNASKED_ALLOWANCE})")
+        return False
 
     def on_reply(self, message: pb.ActionReply) -> None:
         """Route a bot's ActionReply to the seat and decision it names."""
@@ -325,8 +358,15 @@ class Arena:
     def __init__(self, tokens: Mapping[str, str] | None = None, admin_token: str | None = None,
                  connect_timeout: float = 10.0, keep_finished: int = 200, server_name: str = "referee",
                  max_sessions_per_bot: int = 32, spectator_token: str | None = None,
-                 public_spectators: bool = False):
+                 public_spectators: bool = False, seats: Mapping[str, int] | None = None):
         self.tokens = dict(tokens) if tokens is not None else None
+        #: the seats a bot (or a process started for one match) plays at once, where the runner knows it:
+        #: its sessions may offer that many seats in all, and a session more is refused (:meth:`open_session`)
+        self.seats = dict(seats or {})
+        self._expelled: dict[str, int] = {}  # sessions closed by the referee, per bot (for the log)
+        #: per room (:meth:`_room_of`), the seats of sessions closed by the referee still held: (until, seats)
+        self._held: dict[str, list[tuple[float, int]]] = {}
+        self._room_changed: dict[str, asyncio.Event] = {}  # set (and replaced) when a room may have a place
         self.admin_token = admin_token
         self.spectator_token = spectator_token
         self.public_spectators = public_spectators
@@ -359,13 +399,10 @@ class Arena:
             # as bytes: a token of any characters is compared (and refused), never an error
             if expected is None or not secrets.compare_digest(expected.encode(), hello.token.encode()):
                 raise Refused(RefusalReason.BAD_TOKEN, f"unknown bot {hello.bot_name!r} or wrong token")
-        if sum(len(open_) for name, open_ in self.sessions.items()
-               if instance_of(name) == bot) >= self.max_sessions_per_bot:
-            raise Refused(RefusalReason.TOO_MANY_SESSIONS,
-                          f"bot {bot!r} already has {self.max_sessions_per_bot} sessions")
         if hello.data_form not in wire.DATA_FORMS:
             raise Refused(RefusalReason.BAD_HELLO, f"the Hello asks for data_form {hello.data_form}, which is "
                                                    f"none of DATA_JSON (0), DATA_TYPED (1), DATA_BOTH (2)")
+        self._check_room(hello.bot_name)
         capacity = min(max(1, hello.capacity), 256)
         session = Session(new_id("s"), hello.bot_name, capacity, hello.batching, hello.data_form)
         self.sessions.setdefault(hello.bot_name, []).append(session)
@@ -374,23 +411,112 @@ class Arena:
         self._notify()
         return session
 
-    def admit(self, bot: str, token: str) -> None:
-        """Accept sessions of ``bot`` with ``token`` from now on (a bot started for one match)."""
+    def _room_of(self, name: str) -> str:
+        """Whose room a session named ``name`` takes: its own where its seats are known (a process started
+        for one match, ``NAME#ID``), else its bot's (``NAME``, and every ``NAME#TAG`` of it)."""
+        return name if name in self.seats else instance_of(name)
+
+    def _check_room(self, name: str) -> None:
+        """Raise Refused (TOO_MANY_SESSIONS) unless a session may open under ``name``. Where the seats of
+        its room are known, its open sessions may offer that many seats in all (their Hello capacities),
+        and no more: a session beyond that could only idle or flood. Elsewhere (a bot the runner does not
+        know) a bot has at most max_sessions_per_bot. A session the referee closed keeps its place for
+        EXPELLED_HOLD_S more."""
+        room = self._room_of(name)
+        mine = [s for n, open_ in self.sessions.items() if n == room or instance_of(n) == room for s in open_]
+        held = self._still_held(room)
+        if room in self.seats:
+            offered, seats = sum(s.capacity for s in mine) + sum(n for _, n in held), self.seats[room]
+            if offered >= seats:
+                lately = f", {len(held)} closed by the referee less than {EXPELLED_HOLD_S:g} s ago" if held else ""
+                raise Refused(RefusalReason.TOO_MANY_SESSIONS,
+                              f"bot {shown(room)} plays at most {seats} seat(s) at once, and its sessions offer "
+                              f"{offered} already ({len(mine)} open{lately})")
+        elif len(mine) + len(held) >= self.max_sessions_per_bot:
+            raise Refused(RefusalReason.TOO_MANY_SESSIONS,
+                          f"bot {shown(room)} already has {self.max_sessions_per_bot} sessions")
+
+    async def open_session_when_room(self, hello: pb.Hello, patience: float) -> Session:
+        """:meth:`open_session`; but a Hello refused only for want of room (TOO_MANY_SESSIONS) waits up to
+        ``patience`` seconds for a session of its room to close, then is refused. A bot that comes back
+        while its last session is still closing is taken; a bot that asks for sessions it cannot have
+        waits, and costs the referee nothing meanwhile (not a refusal, and a new stream, each time)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        while True:
+            try:
+                return self.open_session(hello)
+            except Refused as refused:
+                if refused.reason is not RefusalReason.TOO_MANY_SESSIONS:
+                    raise
+                if loop.time() >= deadline:
+                    raise Refused(refused.reason, f"{refused} (waited {patience:g} s for one to close)") from None
+            room = self._room_of(hello.bot_name)
+            changed = self._room_changed.setdefault(room, asyncio.Event())
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await changed.wait()
+            except TimeoutError:
+                pass
+
+    def _room_freed(self, room: str) -> None:
+        """Wake the Hellos waiting for a place in ``room``."""
+        changed = self._room_changed.pop(room, None)
+        if changed is not None:
+            changed.set()
+
+    def admit(self, bot: str, token: str, seats: int | None = None) -> None:
+        """Accept sessions of ``bot`` with ``token`` from now on (a bot started for one match), for
+        ``seats`` seats at once in all when given."""
         if self.tokens is not None:
             self.tokens[bot] = token
+        if seats is not None:
+            self.seats[bot] = seats
 
     def dismiss(self, bot: str) -> None:
         """Accept no new session of ``bot`` (its match is over)."""
         if self.tokens is not None:
             self.tokens.pop(bot, None)
+        self.seats.pop(bot, None)
 
     def close_session(self, session: Session) -> None:
+        room = self._room_of(session.bot_name)
+        if session.expelled and not session.closed:
+            self._say_expelled(session)
+            self._hold(room, session.capacity)
         session.close()
         peers = self.sessions.get(session.bot_name, [])
         if session in peers:
             peers.remove(session)
             log.info("session %s: bot %r disconnected", session.session_id, session.bot_name)
+            self._room_freed(room)
         self._notify()
+
+    def _still_held(self, room: str) -> list[tuple[float, int]]:
+        """The places of ``room``'s sessions the referee closed that are still held, (until, seats) each."""
+        if room not in self._held:
+            return []
+        now = asyncio.get_running_loop().time()
+        held = [(until, seats) for until, seats in self._held.pop(room) if until > now]
+        if held:
+            self._held[room] = held
+        return held
+
+    def _hold(self, room: str, seats: int) -> None:
+        """Keep the place of a session the referee closed taken for EXPELLED_HOLD_S."""
+        loop = asyncio.get_running_loop()
+        self._held.setdefault(room, []).append((loop.time() + EXPELLED_HOLD_S, seats))
+        loop.call_later(EXPELLED_HOLD_S, self._room_freed, room)
+
+    def _say_expelled(self, session: Session) -> None:
+        """Warn that the referee closed the session, and why: a bot's first few, then one in HUSHED
+        (a flooder coming back again and again must not flood the organiser's terminal instead)."""
+        bot = instance_of(session.bot_name)
+        count = self._expelled[bot] = self._expelled.get(bot, 0) + 1
+        if count <= 3 or count % HUSHED == 0:
+            more = f" ({count} sessions of this bot closed so; one in {HUSHED} is logged from now on)" \
+                if count >= 3 else ""
+            log.warning("session %s (%s): %s%s", session.session_id, shown(session.bot_name), session.expelled, more)
 
     def wake(self) -> None:
         """Wake the waiting claims to look again (e.g. a launched bot's process ended)."""

@@ -71,33 +71,22 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         self.arena = arena
         self.hello_timeout = hello_timeout
         self.max_waiting = max_waiting
-        self.waiting = 0  # streams open that have not sent their Hello yet
+        self.waiting = 0  # streams open that have not been welcomed or refused yet
 
     async def Play(self, request_iterator: AsyncIterator[pb.BotMessage],
                    context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RefereeMessage]:
         if self.waiting >= self.max_waiting:
-            yield wire.refusal(pb.Refusal.BAD_HELLO, f"{self.waiting} streams are already waiting to say Hello")
+            yield wire.refusal(pb.Refusal.BAD_HELLO, f"{self.waiting} streams are already waiting for their Welcome")
             return
         self.waiting += 1
         try:
-            first = await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout)
-        except TimeoutError:
-            first = None
-        except (StopAsyncIteration, grpc.RpcError, asyncio.CancelledError):
-            return
+            session = await self._session(request_iterator)
         finally:
             self.waiting -= 1
-        if first is None:
-            yield wire.refusal(pb.Refusal.BAD_HELLO, f"no Hello within {self.hello_timeout:g} s")
+        if session is None:
             return
-        if first.WhichOneof("kind") != "hello":
-            yield wire.refusal(pb.Refusal.BAD_HELLO, "the first message of a session must be a Hello")
-            return
-        try:
-            session = self.arena.open_session(first.hello)
-        except Refused as refused:
-            log.info("refused bot %s: %s", shown(first.hello.bot_name), refused)
-            yield wire.refusal(REFUSALS[refused.reason], str(refused))
+        if isinstance(session, pb.RefereeMessage):  # a refusal
+            yield session
             return
         reader = asyncio.create_task(self._read(request_iterator, session))
         try:
@@ -110,16 +99,32 @@ class RefereeServicer(pb_grpc.RefereeServicer):
             reader.cancel()
             self.arena.close_session(session)
 
+    async def _session(self, request_iterator: AsyncIterator[pb.BotMessage]) -> Session | pb.RefereeMessage | None:
+        """The session a stream's Hello opens, or the refusal to answer it with; None if the stream ended
+        first. A Hello refused only for want of room waits up to the Hello deadline for a place
+        (:meth:`~referee.arena.Arena.open_session_when_room`)."""
+        try:
+            first = await asyncio.wait_for(anext(aiter(request_iterator)), self.hello_timeout)
+        except TimeoutError:
+            return wire.refusal(pb.Refusal.BAD_HELLO, f"no Hello within {self.hello_timeout:g} s")
+        except (StopAsyncIteration, grpc.RpcError, asyncio.CancelledError):
+            return None
+        if first.WhichOneof("kind") != "hello":
+            return wire.refusal(pb.Refusal.BAD_HELLO, "the first message of a session must be a Hello")
+        try:
+            return await self.arena.open_session_when_room(first.hello, self.hello_timeout)
+        except Refused as refused:
+            log.info("refused bot %s: %s", shown(first.hello.bot_name), refused)
+            return wire.refusal(REFUSALS[refused.reason], str(refused))
+
     async def _read(self, request_iterator: AsyncIterator[pb.BotMessage], session: Session) -> None:
         """The session's messages, one at a time, each a bounded piece of work (its size is capped by
         MAX_MESSAGE_BYTES, its replies by the session's open requests), yielding to the other
-        streams after each: a flood delays only the flooder."""
+        streams after each; past UNASKED_ALLOWANCE messages that answer no request the session is
+        closed, before any work on the next: a flood delays only the flooder, and costs it its session."""
         try:
             async for message in request_iterator:
-                answers = wire.replies(message)
-                if not answers:
-                    session.stray_replies += 1
-                elif not session.on_replies(answers, batched=message.WhichOneof("kind") == "actions"):
+                if not session.on_replies(wire.replies(message), batched=message.WhichOneof("kind") == "actions"):
                     break
                 await asyncio.sleep(0)
         except grpc.RpcError as err:  # the stream broke (client gone, undecodable bytes)
@@ -244,13 +249,13 @@ class RefereeServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tokens: Mapping[str, str] | None = None,
                  admin_token: str | None = None, connect_timeout: float = 10.0, unix: str | None = None,
                  hello_timeout: float = HELLO_TIMEOUT_S, spectator_token: str | None = None,
-                 public_spectators: bool = False):
+                 public_spectators: bool = False, seats: Mapping[str, int] | None = None):
         self.host = host
         self.hello_timeout = hello_timeout
         self.requested_port = port
         self.unix = unix
         self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout,
-                               spectator_token=spectator_token, public_spectators=public_spectators)
+                               spectator_token=spectator_token, public_spectators=public_spectators, seats=seats)
         self.arena: Arena | None = None
         self.port: int | None = None
         self._server: grpc.aio.Server | None = None

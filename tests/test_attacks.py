@@ -577,3 +577,61 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
     except OSError:
         return False
+
+
+# --- the referee's work: stray replies (issue 35, item 7) -------------------------------------
+
+STRAY_SESSIONS = 8
+ALLOWANCE = 16  # the messages that answer no request a session may send (docs/protocol.md §2)
+
+
+def attacker_faults(out: Path) -> list[dict]:
+    """The attacker's faults, as every match's record keeps them (kind, detail...)."""
+    store = Store(out, create=False)
+    try:
+        faults = []
+        for row in store.matches():
+            if "attacker" in row.lineup:
+                seats = {n for n, name in enumerate(row.lineup) if name == "attacker"}
+                faults += [f for f in store.record(row.key)["meta"]["faults"] if f["seat"] in seats]
+        return faults
+    finally:
+        store.close()
+
+
+def most_open_at_once(reports: list[dict]) -> int:
+    """The most flooding sessions open at the same time, from the attacker's reports in their order:
+    each Welcome opens one, each end closes one (the ends of those the runner closes at the end of the
+    run may go unreported: the count is then an upper bound)."""
+    open_, most = 0, 0
+    for r in reports:
+        if r["attack"] == "strays-open" and r["kind"] == "welcome":
+            open_ += 1
+        elif r["attack"] == "strays" and not r["refusal"]:
+            open_ -= 1
+        most = max(most, open_)
+    return most
+
+
+def test_stray_replies_cost_the_flooder_its_session_and_sessions_beyond_its_seats_are_refused(tmp_path, control):
+    """Issue 35, item 7. The attacker is given 2 seats at once (two matches); its own session says it
+    plays 1, leaving room for one session of its own. From its Welcome it opens 8 sessions more at a
+    time, again and again: each, once it holds a seat, answers its requests and sends replies for a
+    game nobody plays as fast as its stream takes them (referee/bench/stray_bots.py). The referee
+    lets no more of them in than its seats allow (one beside its own session; two once the runner has
+    closed that one at the end): the others wait for a place, then are refused (TOO_MANY_SESSIONS, if
+    the run lasts the 10 s they wait). The one that floods is closed past the allowance
+    (RESOURCE_EXHAUSTED, with the reason), and the seat it held is a disconnect charged to the
+    attacker, with that reason. The victim's results equal the control's."""
+    run = tournament(tmp_path, ["--attack", "strays", "--children", str(STRAY_SESSIONS), "--kit-capacity", "1"])
+    opened = run.ran("strays-open")
+    assert most_open_at_once(run.reports) <= 2, [r for r in run.reports if r["attack"].startswith("strays")][:20]
+    refused = [r["text"] for r in opened if r["kind"] == "refusal"]
+    assert all(text.startswith("TOO_MANY_SESSIONS: bot 'attacker' plays at most 2 seat(s) at once") for text in refused)
+    ended = run.ran("strays")
+    reason = f"closed by the referee: {ALLOWANCE + 1} messages that answer no request"
+    closed = [r for r in ended if r["status"] == "RESOURCE_EXHAUSTED"]
+    assert closed and all(r["details"].startswith(reason) and r["requests"] >= 1 for r in closed), ended
+    charged = [f for f in attacker_faults(tmp_path / "out") if f["kind"] == "disconnect"]
+    assert charged and all(reason in f["detail"] for f in charged), charged
+    assert_victim_unharmed(run, control)

@@ -46,6 +46,25 @@ def test_the_stdio_section_sets_stdio_bots_against_grpc_bots(tmp_path, capsys, m
 
 
 @pytest.mark.e2e
+def test_the_strays_section_sets_a_flooding_entrant_against_an_honest_one(tmp_path, capsys, monkeypatch):
+    """Section 7b, briefly (one deal set, the gRPC rows): its table, the victim's decisions the same in
+    both rows (the entrant plays the first legal action, or has it played for it), and the flooding
+    entrant's sessions closed by the referee (a seat they held, a disconnect; one none came to in
+    time, no_session)."""
+    from referee.bench import strays
+
+    monkeypatch.setattr(strays, "RUNS", strays.RUNS[:2])
+    monkeypatch.setattr(strays, "DEAL_SETS", 1)
+    out = tmp_path / "strays.json"
+    bench.main(["--only", "strays", "--json", str(out)])
+    assert "7b. Stray replies from a bot's extra sessions" in capsys.readouterr().out
+    control, flood = json.loads(out.read_text())["strays"]["rows"]
+    assert (control["run"], flood["run"]) == ("control", "gRPC strays")
+    assert control["decisions"] == flood["decisions"] > 0 and control["entrant_faults"] == {}
+    assert flood["sessions"]["closed"] >= 1 and set(flood["entrant_faults"]) <= {"disconnect", "no_session"}, flood
+
+
+@pytest.mark.e2e
 def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
     from referee import arena
 

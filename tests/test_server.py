@@ -140,7 +140,9 @@ def test_tokens_and_versions_are_checked():
 
 @pytest.mark.e2e
 def test_a_session_acts_only_for_its_own_seats():
-    """A reply naming a seat the session does not play is never applied; it is charged."""
+    """A reply naming a seat the session does not play is never applied; it is charged. (Tried at
+    the first three requests only: each is a message more than the session was asked for, and past
+    the allowance those close the session: test_unasked_messages_past_the_allowance_close_the_session.)"""
     async def test(server, bots):
         bots.proto("b")
         channel = grpc.aio.insecure_channel(server.address)
@@ -154,13 +156,16 @@ def test_a_session_acts_only_for_its_own_seats():
 
         call = stub.Play(messages())
         match = asyncio.create_task(server.arena.run_match("aegis", {}, ["a", "b"], seed=3))
+        tries = 3
         async for message in call:
             if message.WhichOneof("kind") == "request":
                 req = message.request
                 other = 1 - req.seat
                 # try to act for the opponent, then answer our own request properly
-                await outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=req.request_id + 1,
-                                                                     game_id=req.game_id, seat=other, index=0)))
+                if tries:
+                    tries -= 1
+                    await outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=req.request_id + 1,
+                                                                         game_id=req.game_id, seat=other, index=0)))
                 await outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=req.request_id,
                                                                      game_id=req.game_id, seat=req.seat, index=0)))
             if message.WhichOneof("kind") == "game_end":
@@ -476,3 +481,130 @@ def test_500_connections_that_never_say_hello_are_closed_after_the_deadline():
     assert [a.refusal.reason for a in answers] == [pb.Refusal.BAD_HELLO] * 250
     assert all("no Hello within 1 s" in a.refusal.message for a in answers)
     assert waited < 30
+
+
+# --- a flood costs the flooder (issue 35, item 7) ----------------------------------------------
+
+
+#: the messages that answer no request a session may send (docs/protocol.md §2; arena.UNASKED_ALLOWANCE)
+ALLOWANCE = 16
+
+
+def test_messages_that_answer_no_request_past_the_allowance_close_the_session():
+    """A session may send UNASKED_ALLOWANCE messages that answer no request (an answer with none open,
+    a message holding no answer); the next closes it before any work on it, and the seat it plays is
+    then lost as for a disconnect, with the reason. A late answer, after its request timed out, still
+    answers that request, and an answer naming no game of the session's answers an open request all
+    the same: neither is such a message."""
+    from referee import arena as arena_module
+    from referee.arena import SessionSeat
+    from referee.runner import Decision, GameInfo, SeatGone
+
+    def decision(request_id: int) -> Decision:
+        return Decision(request_id, "g", 0, {}, (0,), ("PASS",), 1.0, 1.0)
+
+    async def go():
+        arena = Arena()
+        session = arena.open_session(pb.Hello(protocol_version=1, bot_name="b", capacity=1))
+        seat = SessionSeat(session, lambda: None)
+        session.reserved += 1
+        await seat.start(GameInfo("g", "aegis", {}, 0, ("b", "c"), Clock()))
+        with pytest.raises(TimeoutError):  # the runner gives up on request 7: it stays open
+            async with asyncio.timeout(0.01):
+                await seat.decide(decision(7))
+        late = pb.ActionReply(request_id=7, game_id="g", seat=0, name="PASS")
+        assert session.on_replies([late], batched=False)
+        elsewhere = pb.ActionReply(request_id=1 << 39, game_id="no-such-game", seat=0, name="X")
+        for n in range(ALLOWANCE):  # answers with no request open, and messages holding none
+            assert session.on_replies([elsewhere] if n % 2 else [], batched=False)
+        asking = asyncio.create_task(seat.decide(decision(8)))
+        await asyncio.sleep(0)
+        assert session.on_replies([elsewhere], batched=False)  # it answers request 8 (wrongly, but it does)
+        assert not session.on_replies([elsewhere], batched=False), "one more than allowed, and the session stays"
+        arena.close_session(session)
+        with pytest.raises(SeatGone) as gone:
+            await asking
+        return session, str(gone.value)
+
+    session, gone = asyncio.run(go())
+    assert session.closed and session.unasked == ALLOWANCE + 1
+    assert session.expelled == gone == (f"closed by the referee: {ALLOWANCE + 1} messages that answer no request "
+                                        f"(the last: an answer with no request open; a session may send {ALLOWANCE})")
+    assert arena_module.UNASKED_ALLOWANCE == ALLOWANCE
+
+
+@pytest.mark.e2e
+def test_a_session_flooding_stray_replies_is_closed_and_its_seat_charged():
+    """A real client holds a seat, then sends stray replies (for a game nobody plays) as fast as its
+    stream takes them (referee/bench/stray_bots.py): past the allowance its stream ends with
+    RESOURCE_EXHAUSTED and the reason, and its seat plays on by default, a disconnect charged with
+    that reason; its opponent is charged nothing."""
+    from referee.bench.stray_bots import flood_session
+
+    async def test(server, bots):
+        bots.proto("b")
+        flooder = asyncio.create_task(asyncio.to_thread(flood_session, server.address, "a", "", "request"))
+        out = await server.arena.run_match("aegis", {}, ["a", "b"], seed=3)
+        return out, await asyncio.wait_for(flooder, 30)  # (unbounded, it would flood until the server stops)
+
+    out, ended = serve(test)
+    reason = f"closed by the referee: {ALLOWANCE + 1} messages that answer no request"
+    assert ended["status"] == "RESOURCE_EXHAUSTED" and ended["details"].startswith(reason), ended
+    assert ended["requests"] >= 1 and ended["strays"] > ALLOWANCE
+    assert out.state.is_terminal()
+    assert [(f.seat, f.kind) for f in out.faults] == [(0, "disconnect")]
+    assert reason in out.faults[0].detail
+    assert out.results["faults"][1] == dict.fromkeys(out.results["faults"][1], 0)
+
+
+def test_a_bot_whose_seats_are_known_has_sessions_for_them_and_no_more():
+    """Where the runner knows how many seats a bot plays at once, its sessions (NAME and NAME#TAG alike)
+    may offer that many in all; a Hello beyond them waits for one to close (then is taken), or is
+    refused after its patience; a process admitted for one match has a room of its own; a session the
+    referee closed keeps its place a moment (EXPELLED_HOLD_S). A bot the runner does not know has at
+    most max_sessions_per_bot."""
+    from referee.arena import Refused, RefusalReason
+
+    def hello(name: str, token: str = "t", capacity: int = 1) -> pb.Hello:
+        return pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, token=token, capacity=capacity)
+
+    def refusal(call) -> str:
+        with pytest.raises(Refused) as refused:
+            call()
+        assert refused.value.reason is RefusalReason.TOO_MANY_SESSIONS
+        return str(refused.value)
+
+    async def go():
+        arena = Arena(tokens={"a": "t", "c": "t"}, max_sessions_per_bot=3)
+        arena.seats = {"a": 2}  # as a runner says (RefereeServer(seats=...)): a plays 2 seats at once
+        first = arena.open_session(hello("a"))
+        arena.open_session(hello("a#x"))
+        full = refusal(lambda: arena.open_session(hello("a")))
+        waiting = asyncio.create_task(arena.open_session_when_room(hello("a"), 30))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()
+        arena.close_session(first)
+        taken = await asyncio.wait_for(waiting, 10)
+        with pytest.raises(Refused) as patience:
+            await arena.open_session_when_room(hello("a"), 0.05)
+        arena.close_session(taken)
+        big = arena.open_session(hello("a", capacity=2))  # one session, a capacity of 2: nothing more
+        assert big.capacity == 2
+        arena.admit("a#m1", "tm", seats=1)  # a process for one match: a room of its own
+        mine = arena.open_session(hello("a#m1", token="tm"))
+        one_match = refusal(lambda: arena.open_session(hello("a#m1", token="tm")))
+        mine.expelled = "closed by the referee: a flood"
+        arena.close_session(mine)
+        held = refusal(lambda: arena.open_session(hello("a#m1", token="tm")))
+        back = await asyncio.wait_for(arena.open_session_when_room(hello("a#m1", token="tm"), 30), 20)
+        unknown = [arena.open_session(hello("c")) for _ in range(3)]
+        many = refusal(lambda: arena.open_session(hello("c#y")))
+        return full, str(patience.value), one_match, held, back.bot_name, len(unknown), many
+
+    full, patience, one_match, held, back, unknown, many = asyncio.run(go())
+    assert full == "bot 'a' plays at most 2 seat(s) at once, and its sessions offer 2 already (2 open)"
+    assert patience == full + " (waited 0.05 s for one to close)"
+    assert one_match == "bot 'a#m1' plays at most 1 seat(s) at once, and its sessions offer 1 already (1 open)"
+    assert held.endswith("(0 open, 1 closed by the referee less than 1 s ago)")
+    assert back == "a#m1" and unknown == 3
+    assert many == "bot 'c' already has 3 sessions"

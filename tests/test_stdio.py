@@ -143,9 +143,11 @@ def test_a_bad_line_is_quoted_in_the_log_escaped_and_capped(capsys):
     assert answer.action.request_id == 3 and answer.action.name.startswith(
         "(stdio) line 7 is not a BotMessage in proto3 JSON: '\\x1b]0;owned\\x07 not JSON \\xff")
     assert "(1024 characters, 34 kept): Failed to load JSON" in answer.action.name  # the bad byte: 4 characters
-    relay._malformed(8, b"also not JSON\n", "why")  # no request open: logged, quoted, ignored
+    unasked = relay._malformed(8, b"also not JSON\n", "why")  # no request open: logged, quoted, sent as answering nothing
     assert capsys.readouterr().err == ("stdio relay: line 8 is not a BotMessage in proto3 JSON: 'also not JSON' (why); "
-                                       "no request is open: ignored\n")
+                                       "no request is open: it answers nothing (past a few such messages the referee "
+                                       "closes the session: docs/protocol.md §2)\n")
+    assert unasked == pb.BotMessage()
 
 
 def test_a_bad_line_answers_the_oldest_request_still_open():
@@ -160,6 +162,18 @@ def test_a_bad_line_answers_the_oldest_request_still_open():
     open_.sent(request(6, "c", 1))
     open_.sent(pb.RefereeMessage(game_end=pb.GameEnd(game_id="c", seat=1)))
     assert open_.take_oldest() is None
+
+
+def test_a_bad_line_with_no_request_open_is_sent_on_as_a_message_that_answers_nothing():
+    """So that the referee counts it against the session's allowance, as a gRPC bot's message that
+    answers no request (docs/protocol.md §2), instead of the relay swallowing it."""
+    relay = stdio.StdioRelay(None, "unix:/nowhere", "b", "t", 1)
+    nothing = relay._malformed(3, b"{\n", "Failed to load JSON")
+    assert nothing is not None and nothing.WhichOneof("kind") is None and relay.unanswerable == 1
+    relay.open.sent(request(5, "g", 0))
+    answer = relay._malformed(4, b"{\n", "Failed to load JSON")
+    assert (answer.action.request_id, answer.action.game_id) == (5, "g") and relay.unanswerable == 1
+    assert answer.action.name.startswith("(stdio) line 4 is not a BotMessage")
 
 
 def documented_exchange() -> list[tuple[str, str]]:
@@ -264,14 +278,15 @@ def test_a_stdio_bots_own_program_is_visible_in_its_sandbox(tmp_path, monkeypatc
 CLOCK = Clock(decision_s=1.5, bank_s=1.0)  # a hang costs 2.5 s; a loaded machine, none of the others
 SEED = 4242
 #: mode: (its arguments, the fault kinds it must be charged with). A flood's junk is charged as it
-#: arrives, to an open request or as a stray, and when depends on timing: for it only the kinds count.
+#: arrives, to an open request or as a stray, until past the allowance of messages that answer no
+#: request its session is closed; when depends on timing: for it only the kinds count.
 CASES = {
     "random": ([], set()),
     "crash": (["--after", "3"], {"disconnect"}),
     "hang": (["--after", "2"], {"timeout"}),
     "illegal": (["--after", "1"], {"illegal"}),
     "garbage": (["--after", "1"], {"malformed"}),
-    "flood": (["--after", "2", "--flood", "200"], {"wrong_id"}),
+    "flood": (["--after", "2", "--flood", "200"], {"wrong_id", "disconnect"}),
     "huge": (["--after", "2"], {"disconnect"}),
 }
 
@@ -337,9 +352,12 @@ def test_a_stdio_bot_misbehaving_is_treated_as_a_grpc_bot_doing_the_same(twin_ma
 
 
 @pytest.mark.e2e
-def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_and_holds_up_nobody(twin_matches, tmp_path):
+def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_then_its_session_and_holds_up_nobody(
+        twin_matches, tmp_path):
     """Debug text written to stdout without end: each open request is answered malformed by the next
-    line; the game goes on at the referee's pace and the relay's log stays short."""
+    line, and a line with none open answers nothing, as a gRPC message answering no request: past the
+    allowance of those the session is closed (its seat: disconnect, with the reason). The game goes on
+    at the referee's pace and the relay's log stays short."""
     from referee.tournament.executors import LocalExecutor
 
     bots = [BotSpec("opponent", ("python", "-m", "sample_bots.heuristic"), str(ROOT)),
@@ -354,7 +372,9 @@ def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_and_holds_up_no
     played = asyncio.run(main())
     control = twin_matches[0]["grpc-random"]
     kinds = {kind for _, kind, _ in faults(played)}
-    assert kinds <= {"malformed", "wrong_id"} and "malformed" in kinds, faults(played)
+    assert kinds <= {"malformed", "wrong_id", "disconnect"} and "disconnect" in kinds, faults(played)
+    closed = next(f["detail"] for f in played.record["meta"]["faults"] if f["kind"] == "disconnect")
+    assert "closed by the referee: 17 messages that answer no request" in closed, closed
     assert all(seat == 0 for seat, _, _ in faults(played))
     assert played.record["meta"]["decision_times"][0]["slowest_s"] < CLOCK.decision_s
     assert len((tmp_path / "chatter.log").read_bytes()) < 200_000

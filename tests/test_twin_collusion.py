@@ -16,7 +16,8 @@ processes to the next, in a real tournament under bubblewrap, two ways that work
 - **a run-wide count** (attack 2): in the first match of a deal set it opens as many extra
   sessions as encode the first card it was dealt; in the twin it reads the count in its own
   ``session_id`` (``s{N}``). Before the defence: 4 of 4 twins, every card right. The defence:
-  session ids (and every other id a bot sees) are random.
+  session ids (and every other id a bot sees) are random; and since (issue 35) a process's
+  sessions may offer no more seats than it plays, so that its extra sessions are not let in at all.
 
 Both must learn nothing here, though the attack ran (it published, relayed and sent); a control
 run, where the same bot plays honestly (its play is the same: always the first legal action),
@@ -116,7 +117,8 @@ def test_locks_relayed_through_a_concurrent_match_carry_no_hand(attack):
 
 def test_no_count_over_the_run_carries_a_card(attack):
     sent = attack["sent"]
-    assert len(sent) == DEAL_SETS and all(s["sessions"] > 0 for s in sent), sent  # the sender did its part
+    assert len(sent) == DEAL_SETS and all(s["tried"] > 0 for s in sent), sent  # the sender did its part
+    assert all(s["sessions"] == 0 for s in sent), sent  # none let in: a process plays one seat, and has a session
     reports = [r for r in attack["learned"] if r["via"] == "sessions"]
     assert len(reports) == DEAL_SETS, reports
     assert not any(right(r, attack["hands"]) for r in reports), reports

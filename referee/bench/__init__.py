@@ -20,7 +20,10 @@ JSON with ``--json FILE``):
    the ``__pycache__`` of a bot's own directory costs its start (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight
-   clock (:mod:`referee.bench.flood`);
+   clock (:mod:`referee.bench.flood`); and (7b, ``--only strays`` alone) a
+   victim's decisions and the runner's CPU while a bot's extra sessions, or a
+   stdio bot's lines, send stray replies as fast as they are taken, against
+   a control (:mod:`referee.bench.strays`);
 8. **resources**: a victim's decisions while another bot runs 240 spinning
    processes, against a control, each bot with its CPU share; and the budget of
    a sandboxed bot's writable space, with an inode's measured kernel memory,
@@ -62,13 +65,14 @@ from referee.bench import engine, inprocess, served
 from referee.bench import isolation as isolation_mod
 from referee.bench import sandbox as sandbox_mod
 from referee.bench import stdio as stdio_mod
+from referee.bench import strays as strays_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
 from referee.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 
 SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources", "stdio", "isolation")
-EXTRA_SECTIONS = ("trace", "work")  # run only when asked for ("work": section 3b alone)
+EXTRA_SECTIONS = ("trace", "work", "strays")  # run only when asked for ("work": 3b alone, "strays": 7b alone)
 TOURNAMENTS = ("examples/aegis.toml", "examples/confirmation.toml")
 SERVED = ("aegis", "confirmation")  # the games of sections 3 and 3b, each with random bots in all its seats
 LANES = (1, 4, 16, 64)
@@ -194,6 +198,8 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
 
         results["flood"] = flood.measure()
         results["flood"]["without"] = flood.measure(floods=(), controls=len(results["flood"]["control"]))
+    if "flood" in sections or "strays" in sections:
+        results["strays"] = strays_mod.measure()
     if "resources" in sections:
         from referee.bench import resources
 
@@ -352,6 +358,8 @@ def report(results: dict) -> str:
                    f"median {calm['median']} ms, p99 {calm['p99']} ms, slowest {calm['max']} ms",
                    f"({len(f['without']['control'])} control matches)"]],
               ["flooder", "sessions", "how its streams ended", "its seat's faults"])
+    if "strays" in results:
+        table(*strays_mod.table(results["strays"]))
     if "resources" in results:
         _resources_tables(results["resources"], table)
     if "stdio" in results:

@@ -57,7 +57,7 @@ async def startups(modes: list[str], starts: int, logs: Path) -> list[dict]:
 async def _start_once(executor: LocalExecutor, name: str) -> float:
     arena, launcher = executor.referee.arena, executor.launcher
     started = time.perf_counter()
-    executor._admit(name, name)
+    executor._admit(name, name, 1)
     launcher.start_for_match(BOT.name, name, name, 1)
     while not arena.connected(name):
         if launcher.gone(name):

@@ -22,8 +22,12 @@ server sees a gRPC bot like any other. Then, both ways at once:
   with a name no game's notation reads (``(stdio) line N ...``, the line
   quoted and the reason), so the referee substitutes and records a
   ``malformed`` fault as for any bad name; the log quotes the line (escaped
-  and capped, :mod:`referee.untrusted`); with no request open it is only
-  logged. A line longer than :data:`MAX_LINE` ends the session at once, as a
+  and capped, :mod:`referee.untrusted`). With no request open it answers
+  nothing: it is sent on as a message that holds no answer, which the referee
+  counts as it counts a gRPC bot's messages that answer no request (past its
+  allowance, ``arena.UNASKED_ALLOWANCE``, the session is closed and its seats
+  are lost: ``disconnect``), and logged (the first :data:`QUIET_AFTER`). A
+  line longer than :data:`MAX_LINE` ends the session at once, as a
   message over the server's limit breaks a gRPC stream (its seats are lost:
   ``disconnect``), and the bot is stopped;
 - the bot's stderr is the relay's: the bot's log.
@@ -223,7 +227,7 @@ class StdioRelay:
         self.open = OpenRequests()
         self.refused = False
         self.overlong = False   # the bot wrote a line over MAX_LINE: the relay ended the session
-        self.unanswerable = 0   # lines that did not parse with no request open
+        self.unanswerable = 0   # lines that did not parse with no request open (each sent as an unasked message)
         self.lines = 0          # lines read from the bot's stdout
         self.sent = 0           # bytes written to its stdin
         self.told_silent = False  # its log says it wrote nothing (silence())
@@ -278,9 +282,7 @@ class StdioRelay:
                 try:
                     message = parse_line(line)
                 except ValueError as err:
-                    malformed = self._malformed(number, line, str(err))
-                    if malformed is not None:
-                        yield malformed
+                    yield self._malformed(number, line, str(err))
                     continue
                 self.open.answered(message)
                 yield message
@@ -288,9 +290,11 @@ class StdioRelay:
             if self.unanswerable > QUIET_AFTER:
                 say(f"{self.unanswerable} lines did not parse with no request open (the first {QUIET_AFTER} shown)")
 
-    def _malformed(self, number: int, line: bytes, why: str) -> pb.BotMessage | None:
-        """The answer that a line that does not parse makes to the oldest open request; None if none is open.
-        The log quotes the line, and the answer's name its head (escaped and capped: the bot wrote them)."""
+    def _malformed(self, number: int, line: bytes, why: str) -> pb.BotMessage:
+        """What a line that does not parse is: the malformed answer to the oldest open request, or, with
+        none open, a message that holds no answer (which the referee counts against the session's
+        allowance, as it counts a gRPC bot's messages that answer no request). The log quotes the line,
+        and the answer's name its head (escaped and capped: the bot wrote them)."""
         text = line.removesuffix(b"\n").decode("utf-8", "backslashreplace")
         why = capped(why, WHY_CHARS)
         bad = f"line {number} is not a BotMessage in proto3 JSON: {quoted(text, LOG_QUOTE_CHARS)} ({why})"
@@ -298,8 +302,9 @@ class StdioRelay:
         if oldest is None:
             self.unanswerable += 1
             if self.unanswerable <= QUIET_AFTER:
-                say(f"{bad}; no request is open: ignored")
-            return None
+                say(f"{bad}; no request is open: it answers nothing (past a few such messages the referee "
+                    f"closes the session: docs/protocol.md §2)")
+            return pb.BotMessage()
         game_id, seat, request_id = oldest
         say(f"{bad}: the malformed answer to request {request_id} of {capped(game_id, 80)} seat {seat}")
         return pb.BotMessage(action=pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat,

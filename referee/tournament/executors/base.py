@@ -167,8 +167,8 @@ class Executor(ABC):
         """Play one match on the referee; returns its results and record. ``sessions``: the
         names the seats' bots connect under, where they differ from the line-up's."""
 
-    def _admit(self, name: str, token: str) -> None:
-        """Let a process started for one match connect as ``name`` with ``token``."""
+    def _admit(self, name: str, token: str, seats: int) -> None:
+        """Let a process started for one match connect as ``name`` with ``token``, for ``seats`` seats."""
         raise NotImplementedError(f"{type(self).__name__} cannot start a bot for one match")
 
     def _dismiss(self, name: str) -> None:
@@ -195,6 +195,11 @@ class Executor(ABC):
     def describe(self) -> str:
         """Where the matches are played, in one line (kept in the store's meta as "executor")."""
         return type(self).__name__
+
+    def seats(self) -> dict[str, int]:
+        """The seats each bot plays at once, as its launched process is told (``--capacity``): what its
+        sessions may offer the referee in all (:class:`~referee.arena.Arena`, a session more is refused)."""
+        return {bot.name: self.capacity.get(bot.name, 1) for bot in self.bots}
 
     def max_connections(self) -> int:
         """Connections one sandboxed bot may hold to the referee at once: the kit opens one per
@@ -276,7 +281,7 @@ class Executor(ABC):
             for bot in self.launcher.bots:
                 trial[bot] = instance_name(bot)
                 token = secrets.token_hex(16)
-                self._admit(trial[bot], token)
+                self._admit(trial[bot], token, 1)
                 self.launcher.start_for_match(bot, trial[bot], token, 1)
         try:
             for bot in self.bots:
@@ -412,9 +417,9 @@ class Executor(ABC):
         over = False
         try:
             for bot, name in names.items():
-                token = secrets.token_hex(16)
-                self._admit(name, token)
-                self.launcher.start_for_match(bot, name, token, seating.lineup.count(bot))
+                token, seats = secrets.token_hex(16), seating.lineup.count(bot)
+                self._admit(name, token, seats)
+                self.launcher.start_for_match(bot, name, token, seats)
             outcome = await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
             over = True
             return outcome

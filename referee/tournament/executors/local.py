@@ -19,7 +19,7 @@ class LocalExecutor(Executor):
         from referee.server import RefereeServer
 
         self.referee = await stack.enter_async_context(
-            RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout))
+            RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout, seats=self.seats()))
         self._loop = asyncio.get_running_loop()
         if self.sandbox is None or not self.sandbox.isolated:
             return self.referee.address
@@ -50,8 +50,8 @@ class LocalExecutor(Executor):
     def _external_address(self) -> str:
         return self.referee.address
 
-    def _admit(self, name: str, token: str) -> None:
-        self.referee.arena.admit(name, token)
+    def _admit(self, name: str, token: str, seats: int) -> None:
+        self.referee.arena.admit(name, token, seats)
 
     def _dismiss(self, name: str) -> None:
         self.referee.arena.dismiss(name)

@@ -50,6 +50,16 @@ def _on_welcome(self, welcome) -> None:
 
 
 kit.BotSession._on_welcome = _on_welcome  # the attacks start once it is connected
+_token_from_fd = kit.token_from_fd
+token: list[str] = []  # its own, as the kit reads it (an attack opening sessions of its own needs it)
+
+
+def _read_token(fd: int) -> str:
+    token.append(_token_from_fd(fd))
+    return token[-1]
+
+
+kit.token_from_fd = _read_token
 
 
 #: what it answers (``--answer``): the first legal action, or text that is no action at all, which
@@ -80,6 +90,7 @@ def use_answer(name: str) -> None:
 
 def run_attacks(names: list[str], ctx: attacks.Context, start: threading.Event) -> None:
     start.wait()
+    ctx.token = token[-1] if token else ""  # read by the kit before it connected
     for name in names:
         if name in attacks.REPEATED:
             threading.Thread(target=run_attack, args=(name, ctx), daemon=True).start()
@@ -119,7 +130,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--child-mb", type=int, default=600)
     parser.add_argument("--file-mb", type=int, default=64, help="its file size limit (the fill attack)")
     parser.add_argument("--files", type=int, default=100_000, help="empty files to make at most (the fill attack)")
+    parser.add_argument("--kit-capacity", type=int, default=0,
+                        help="the seats its own session says it plays (0: as given), leaving room for sessions of its own")
     mine, kit_args = parser.parse_known_args(argv)
+    if mine.kit_capacity and "--capacity" in kit_args:
+        kit_args[kit_args.index("--capacity") + 1] = str(mine.kit_capacity)
     if mine.crash_at_start:
         attacks.crash_at_start(honest=mine.honest)
     use_answer(mine.answer)

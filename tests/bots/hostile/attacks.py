@@ -28,6 +28,7 @@ from pathlib import Path
 import grpc
 import procfs
 
+from referee.bench.stray_bots import flood_session
 from referee.bot import PROTOCOL_VERSION, BotSession
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -37,8 +38,13 @@ SEED = re.compile(r"^\s*seed\s*=\s*(\d+)", re.MULTILINE)
 SECRET_KEY = re.compile(r"TOKEN|SECRET|PASSWORD|KEY", re.IGNORECASE)
 
 
+_printing = threading.Lock()  # a line each, whatever the threads reporting at once
+
+
 def report(attack: str, **facts) -> None:
-    print("ATTACK " + json.dumps({"attack": attack, **facts}, sort_keys=True, default=str), flush=True)
+    line = "ATTACK " + json.dumps({"attack": attack, **facts}, sort_keys=True, default=str)
+    with _printing:
+        print(line, flush=True)
 
 
 @dataclass
@@ -60,6 +66,7 @@ class Context:
     write_dirs: list[str] = field(default_factory=list)
     file_mb: int = 64
     files: int = 100_000
+    token: str = ""  # its own, once the kit has read it (attacker.py)
 
 
 # --- secrets: command lines, environments, memory ----------------------------------
@@ -732,6 +739,35 @@ def attack_spin(ctx: Context) -> None:
     os.close(release)  # they all spin from now on
     os.close(hold)
 
+# --- the referee's work: stray replies (issue 35, item 7) ---------------------------------
+
+
+def attack_strays(ctx: Context) -> None:
+    """Sessions besides the one it plays with, ``children`` at a time, again and again: each, once it
+    holds a seat (its first request), sends replies for a game nobody plays as fast as its stream
+    takes them, besides its answers (the first legal action), until its stream ends; each is the
+    runner's work outside its CPU share. Reports the referee's answer to each Hello
+    (``strays-open``: welcomed, or refused and why) and how each session ended (``strays``: its
+    status and details, the strays its stream took, the requests it got)."""
+    name = kit_name()
+    for round_ in itertools.count():
+        def one() -> None:
+            told = lambda kind, text: report("strays-open", round=round_, kind=kind, text=text)  # noqa: E731
+            ended = flood_session(ctx.address, name, ctx.token, flood_from="request", on_answer=told)
+            report("strays", round=round_, **ended)
+        threads = [threading.Thread(target=one, daemon=True) for _ in range(ctx.children)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+
+def kit_name() -> str:
+    """The name it plays under (the kit's ``--name``, as the launcher gave it)."""
+    argv = sys.argv
+    return argv[argv.index("--name") + 1]
+
+
 # --- leaving something behind ---------------------------------------------------------
 
 
@@ -889,6 +925,6 @@ ATTACKS: dict[str, Callable[[Context], None]] = {
     "net": attack_net, "fork": attack_fork, "write": attack_write, "memory": attack_memory,
     "orphan": attack_orphan, "connections": attack_connections, "spectate": attack_spectate,
     "fill": attack_fill, "spin": attack_spin,
-    "escapes": attack_escapes,
+    "escapes": attack_escapes, "strays": attack_strays,
 }
-REPEATED = {"files", "kill", "spectate"}  # again and again while the tournament runs
+REPEATED = {"files", "kill", "spectate", "strays"}  # again and again while the tournament runs

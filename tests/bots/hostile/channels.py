@@ -15,7 +15,9 @@ the other (the twin). So each process of this bot tries to tell the others what 
   dealt; in the twin (seat 1) it reads the number in its own ``session_id`` and decodes it,
   knowing how many sessions an honest run opens (two a match: its process and the victim's,
   and two for the start-up check), the tournament's being a 2-bot Aegis one, played one match
-  at a time in the schedule's order.
+  at a time in the schedule's order. (A process of it plays one seat, and its sessions may offer
+  no more: each extra session waits for a place, and it gives up on the first not welcomed within
+  a second. ``SENT`` says how many it tried and how many were welcomed.)
 
 It always plays the first legal action, so its play, and its opponent's results, are the
 same whatever it learns. Every deal it logs ``LEARNED {json}`` (``via``, the game id, its seat,
@@ -168,22 +170,26 @@ def offset(deal_set: int, seat: int) -> int | None:
     return None if count is None else count - (2 + 2 * (2 * deal_set + seat))
 
 
-def open_sessions(count: int) -> int:
-    """``count`` sessions more, each opened (Hello, Welcome) and closed; how many were welcomed."""
-    opened = 0
+def open_sessions(count: int) -> tuple[int, int]:
+    """Up to ``count`` sessions more, each opened (Hello, Welcome) and closed, until one is not welcomed
+    within a second: (how many it tried, how many were welcomed)."""
+    opened = tried = 0
     with grpc.insecure_channel(ADDRESS) as channel:
         stub = pb_grpc.RefereeStub(channel)
-        for _ in range(count):
+        while tried < count:
+            tried += 1
             hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=NAME, token=TOKEN,
                                                  capacity=1))
             try:
-                stream = stub.Play(iter([hello]))
-                if next(stream).WhichOneof("kind") == "welcome":
-                    opened += 1
+                stream = stub.Play(iter([hello]), timeout=1.0)
+                welcomed = next(stream).WhichOneof("kind") == "welcome"
                 stream.cancel()
             except (grpc.RpcError, StopIteration):
-                pass
-    return opened
+                welcomed = False
+            if not welcomed:
+                break
+            opened += 1
+    return tried, opened
 
 
 # --- the bot ------------------------------------------------------------------------------------
@@ -210,8 +216,9 @@ def decide(obs, legal, game):
         known = offset(deal_set, seat)
         if seat == 0:  # the first match of its deal set: send its first card (a count it cannot read: as if 0)
             value = CARDS.index(hand[0])
-            opened = open_sessions((4 * value - (known or 0)) % (4 * M) or 4 * M)
-            print("SENT " + json.dumps({"game_id": game.game_id, "card": hand[0], "sessions": opened}), flush=True)
+            tried, opened = open_sessions((4 * value - (known or 0)) % (4 * M) or 4 * M)
+            print("SENT " + json.dumps({"game_id": game.game_id, "card": hand[0], "tried": tried, "sessions": opened}),
+                  flush=True)
         elif seat == 1:  # the twin: its opponent holds what this bot held in seat 0
             card = None if known is None else CARDS[round((known % (4 * M)) / 4) % M]
             learned("sessions", game, seat, deal, opponent_card=card, session_id=welcome[0] if welcome else None)
