@@ -513,12 +513,14 @@ def alive(pid: int) -> bool:
 
 
 def marked(marker: str, bot_only: bool = False) -> list[int]:
-    """Live processes (not zombies) whose command line carries ``marker`` (``bot_only``: not bubblewrap's)."""
+    """Live processes (not zombies) whose command line carries ``marker`` (``bot_only``: not bubblewrap's,
+    nor the prelude's, which starts it and, inside, the bot)."""
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (proc / "cmdline").read_bytes()
-            if marker.encode() in cmdline and not (bot_only and cmdline.startswith(b"bwrap")) and \
+            ours = cmdline.startswith(b"bwrap") or str(sandbox.PRELUDE).encode() in cmdline.split(b"\0")[:4]
+            if marker.encode() in cmdline and not (bot_only and ours) and \
                     (proc / "stat").read_text().rpartition(")")[2].split()[0] != "Z":
                 found.append(int(proc.name))
         except OSError:
