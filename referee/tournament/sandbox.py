@@ -78,7 +78,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.tournament import paths, versions
-from referee.tournament.config import ConfigError, Limits
+from referee.tournament.config import PER_PROCESS, BotSpec, ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"
@@ -105,6 +105,10 @@ NO_SANDBOX_RISK = ("bots run as this user with its files, processes and network:
 
 class SandboxUnavailable(ConfigError):
     """``sandbox = "bwrap"`` on a machine where bubblewrap does not work."""
+
+
+class LimitUnbounded(ConfigError):
+    """A whole-bot limit the tournament file sets that this runner cannot hold, not accepted per process."""
 
 
 class PathRefused(ConfigError):
@@ -165,6 +169,40 @@ def resolve(mode: str) -> Sandbox:
     if mode == "bwrap":
         raise SandboxUnavailable(f"sandbox = \"bwrap\" but {why}")
     return Sandbox("none", cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}", cpu)
+
+
+def unbounded(box: Sandbox) -> dict[str, str]:
+    """The whole-bot limits (:data:`PER_PROCESS`) that cannot hold in ``box``, each with why: they
+    hold per process only there. Memory needs a memory cgroup; processes a pids cgroup, or
+    RLIMIT_NPROC on a uid that is not root (a uid of its own, or a runner that is not root)."""
+    gaps = {}
+    if not box.cgroups:
+        gaps["memory_mb"] = "no memory cgroup this runner may make (cgroup v1, as root)"
+        if os.getuid() == 0 and not (box.isolated and box.own_uid):
+            gaps["processes"] = "no pids cgroup, and RLIMIT_NPROC does not bind a bot that runs as root"
+    return gaps
+
+
+def check_bounded(box: Sandbox, bots: Iterable[BotSpec]) -> None:
+    """:class:`LimitUnbounded`, in one line, if a launched bot's file sets a whole-bot limit that
+    cannot hold in ``box`` (:func:`unbounded`) and does not accept it per process."""
+    gaps = unbounded(box)
+    refused: dict[str, list[BotSpec]] = {}
+    for spec in bots:
+        for limit in gaps:
+            if not spec.external and not spec.withdrawn and limit in spec.limits.written \
+                    and getattr(spec.limits, limit) and limit not in spec.limits.accept_per_process:
+                refused.setdefault(limit, []).append(spec)
+    if not refused:
+        return
+    said = []
+    for limit, specs in refused.items():
+        values = "/".join(sorted({str(getattr(s.limits, limit)) for s in specs}))
+        said.append(f"{limit} = {values} (bot{'s' if len(specs) > 1 else ''} {', '.join(s.name for s in specs)}) "
+                    f"cannot hold for the whole bot here: {gaps[limit]}")
+    accept = ", ".join(f'"{limit}"' for limit in refused)
+    raise LimitUnbounded(f"{'; '.join(said)}; it would hold per process only: accept that with [limits] "
+                         f"accept_per_process = [{accept}], or run where a cgroup can be made")
 
 
 @functools.cache
