@@ -491,11 +491,13 @@ SPINNERS = 240
 
 
 def attacker_pids(tmp: Path) -> list[int]:
-    """The attacker's processes of the tournament in ``tmp``, as the host sees them."""
+    """The attacker's processes of the tournament in ``tmp``, as the host sees them (not bubblewrap's,
+    which may be setting the sandbox up)."""
     found = []
     for pid in marked(str(tmp / "out")):
         try:
-            if b"attacker.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"attacker.py" in cmdline and not cmdline.startswith(b"bwrap"):
                 found.append(pid)
         except OSError:
             pass
