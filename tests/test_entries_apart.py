@@ -148,7 +148,8 @@ def test_the_partners_tried_every_channel(attack):
 
 def test_no_partner_reads_another_seats_hand(attack):
     """Before (POSIX locks on a referee module): every partner hand read, none wrong."""
-    right = [r for r in attack["learned"] if sorted(r["hand"]) == attack["hands"][r["game_id"]][(r["round"], r["seat"])]]
+    hands = attack["hands"]
+    right = [r for r in attack["learned"] if sorted(r["hand"]) == hands[r["game_id"]][(r["round"], r["seat"])]]
     assert attack["learned"] == [], (len(right), attack["learned"][:5])
 
 

@@ -253,9 +253,9 @@ def prepare(setup: dict) -> None:
         os.dup2(token_fd, to)
         os.close(token_fd)
     refused = list(setup.get("refuse", ()))
-    if setup.get("mounts") or setup.get("overlays"):
-        if not mount_private(setup) and "locks" not in refused:
-            refused.append("locks")
+    mounted = setup.get("mounts") or setup.get("overlays")
+    if mounted and not mount_private(setup) and "locks" not in refused:  # an overlay could not be mounted
+        refused.append("locks")
     if setup.get("user"):
         user_namespace(setup["user"]["inside"], setup["user"]["outside"], setup["user"]["fd"])
     if refused:

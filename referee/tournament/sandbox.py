@@ -78,7 +78,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.tournament import paths, versions
-from referee.tournament.config import PER_PROCESS, BotSpec, ConfigError, Limits
+from referee.tournament.config import BotSpec, ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"

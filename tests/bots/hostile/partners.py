@@ -471,7 +471,8 @@ def make(name: str, files: list[str]):
     shared = cards.__file__  # one of the referee's own modules: every sandbox shows it
     return {"posix": lambda: Locks(shared), "ofd": lambda: Locks(shared, ofd=True, region=1 << 40),
             "devnull": lambda: Locks("/dev/null"), "door": lambda: Locks("/run/referee"),
-            "flock": lambda: Flock(files, 0), "lease": lambda: Lease(files, 500), "inotify": lambda: Inotify(files, 1000),
+            "flock": lambda: Flock(files, 0), "lease": lambda: Lease(files, 500),
+            "inotify": lambda: Inotify(files, 1000),
             "atime": lambda: Atime(files, 1500), "shm": Shm, "abstract": Abstract, "sysv": SysV, "keyring": Keyring,
             "pids": Pids, "proclocks": ProcLocks, "pipes": Pipes, "signals": Signals}[name]()
 
