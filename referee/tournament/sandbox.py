@@ -152,8 +152,12 @@ class Sandbox:
             inodes = f"and {INODES_PER_MB} inodes per MB" if self.staged else "with no inode limit (no mount " \
                                                                               "namespace of its own here)"
             line += f"; writable: only {SCRATCH} and {SHM}, each a tmpfs of file_mb {inodes}"
-            line += ("; apart: a uid and inodes of its own (locks stay in its sandbox)" if self.own_uid
-                     else "; apart: locks refused (its files are not inodes of its own here)")
+            if self.own_uid:
+                line += "; apart: a uid and inodes of its own (locks stay in its sandbox)"
+            elif self.staged and os.getuid() == 0:
+                line += "; apart: inodes of its own (locks stay in its sandbox), but root's uid"
+            else:
+                line += "; apart: locks refused (its files are not inodes of its own here)"
         return line
 
 
