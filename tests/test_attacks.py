@@ -112,7 +112,7 @@ def marked(mark: str) -> list[int]:
 def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None,
                during: Callable[[subprocess.Popen, Path], None] | None = None, victim_late: float = 0,
                isolation: str = "tournament", clock: tuple[int, int] = (5000, 30000),
-               hide_cgroups: bool = False) -> Run:
+               hide_cgroups: bool = False, accept: tuple[str, ...] = ()) -> Run:
     """``referee tournament`` of attacker (running ``attack``: its arguments), victim and third,
     run from the tournament's directory with only PATH, HOME, LANG and the admin token in its
     environment. The layout is the plainest one, and the worst for the wall: the attacker's
@@ -122,7 +122,8 @@ def tournament(tmp: Path, attack: list[str], attacker_limits: dict | None = None
     the referee (the launcher restarts it). ``isolation``: the tournament's; ``clock``: its
     decision and bank times in ms. ``hide_cgroups``: the runner sees no cgroup hierarchy (a
     tmpfs over /sys/fs/cgroup in a private mount namespace, as root; a user other than root
-    cannot make groups anyway), as on a cgroup-v2 host or for a runner that is not root."""
+    cannot make groups anyway), as on a cgroup-v2 host or for a runner that is not root; ``accept``:
+    the whole-bot limits the file accepts per process there (``[limits] accept_per_process``)."""
     if SANDBOX != "none":  # here too: the controls are fixtures of a wider scope than sandbox_works
         require_sandbox()
     mark = uuid.uuid4().hex[:20]  # not 32 hex digits: it would look like a token
@@ -149,6 +150,7 @@ bank_ms = {clock[1]}
 
 [limits]
 sandbox = "{SANDBOX}"
+{f"accept_per_process = {json.dumps(list(accept))}" if accept else ""}
 
 [[bots]]
 name = "attacker"
@@ -489,11 +491,13 @@ SPINNERS = 240
 
 
 def attacker_pids(tmp: Path) -> list[int]:
-    """The attacker's processes of the tournament in ``tmp``, as the host sees them."""
+    """The attacker's processes of the tournament in ``tmp``, as the host sees them (not bubblewrap's,
+    which may be setting the sandbox up)."""
     found = []
     for pid in marked(str(tmp / "out")):
         try:
-            if b"attacker.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"attacker.py" in cmdline and not cmdline.startswith(b"bwrap"):
                 found.append(pid)
         except OSError:
             pass
@@ -530,7 +534,7 @@ def test_without_cgroups_what_a_bot_writes_and_holds_stays_within_its_budget(tmp
             time.sleep(0.2)
     run = tournament(tmp_path, ["--attack", "fill", "--file-mb", str(FILL_MB), "--write-mb", "1024",
                                 "--files", "100000"], {"file_mb": FILL_MB, "memory_mb": MEMORY_MB},
-                     during=look, hide_cgroups=True)
+                     during=look, hide_cgroups=True, accept=("memory_mb",))
     assert "memory per process" in run.sandbox and "CPU: no share" in run.sandbox, run.sandbox
     budget = sandbox.Writable.of(FILL_MB)
     for fill in run.ran("fill"):
@@ -544,6 +548,36 @@ def test_without_cgroups_what_a_bot_writes_and_holds_stays_within_its_budget(tmp
         sizes = dict(o.partition("=")[::2] for o in options.split(","))
         assert fstype == "tmpfs" and int(sizes["size"].rstrip("k")) << 10 == budget.mb << 20, writable
         assert int(sizes["nr_inodes"]) == budget.inodes, writable
+    assert_victim_unharmed(run, control, same_limits=False)
+
+
+WHOLE_PROCESSES, WHOLE_MEMORY_MB = 256, 512  # attack 6 of issue 35
+
+
+def test_without_cgroups_the_whole_bot_limits_hold_or_the_run_is_refused(tmp_path, control):
+    """Attack 6 (issue 35): a runner that is root, with no cgroup (hidden, as on a cgroup-v2 host
+    or in a container), and ``processes = 256``, ``memory_mb = 512`` in the file. Before, both
+    held per process only, silently: 300 of 300 forks, 2,400 MB held. Now the run that cannot
+    hold memory_mb for the whole bot says so in one line and plays nothing; the organiser who
+    accepts it per process (``accept_per_process = ["memory_mb"]``) gets what the runner can hold:
+    the bot runs under a uid of its own, so RLIMIT_NPROC stops its forks at 256, and no process
+    of it holds more than 512 MB."""
+    limits = {"processes": WHOLE_PROCESSES, "memory_mb": WHOLE_MEMORY_MB}
+    refused = tournament(tmp_path / "refused", ["--attack", "fork", "--forks", "300"], limits, hide_cgroups=True)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and "memory_mb = 512 (bot attacker) cannot hold for the whole bot here" in errors[0] \
+        and 'accept_per_process = ["memory_mb"]' in errors[0] and "processes" not in errors[0], errors
+    assert refused.victim.get("matches", {}) == {} and refused.log == "", "nothing was to be played"
+    run = tournament(tmp_path / "accepted", ["--attack", "fork", "--forks", "300", "--attack", "memory", "--children",
+                                             "3", "--child-mb", str(WHOLE_MEMORY_MB + 88)], limits,
+                     hide_cgroups=True, accept=("memory_mb",))
+    assert "memory per process" in run.sandbox and "processes per bot (RLIMIT_NPROC, a uid of its own)" in run.sandbox
+    forks = run.ran("fork")
+    assert all(f["forked"] < WHOLE_PROCESSES and "EAGAIN" in (f["error"] or "") for f in forks), forks
+    for memory in run.ran("memory"):  # each child past 512 MB: refused its block, per process
+        assert memory["held_mb"] == 0 and set(memory["outcomes"]) == {"MemoryError"}, memory
+    assert run.leftovers == []
     assert_victim_unharmed(run, control, same_limits=False)
 
 

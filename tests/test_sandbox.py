@@ -514,12 +514,14 @@ def alive(pid: int) -> bool:
 
 
 def marked(marker: str, bot_only: bool = False) -> list[int]:
-    """Live processes (not zombies) whose command line carries ``marker`` (``bot_only``: not bubblewrap's)."""
+    """Live processes (not zombies) whose command line carries ``marker`` (``bot_only``: not bubblewrap's,
+    nor the prelude's, which starts it and, inside, the bot)."""
     found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmdline = (proc / "cmdline").read_bytes()
-            if marker.encode() in cmdline and not (bot_only and cmdline.startswith(b"bwrap")) and \
+            ours = cmdline.startswith(b"bwrap") or str(sandbox.PRELUDE).encode() in cmdline.split(b"\0")[:4]
+            if marker.encode() in cmdline and not (bot_only and ours) and \
                     (proc / "stat").read_text().rpartition(")")[2].split()[0] != "Z":
                 found.append(int(proc.name))
         except OSError:
@@ -714,11 +716,15 @@ def test_each_bot_tree_has_a_cpu_share_per_seat_it_plays():
 
 
 def test_the_sandbox_line_says_where_cpu_shares_and_inode_counts_are_missing():
-    full = sandbox.Sandbox("bwrap", True, None, cpu=True, staged=True).describe()
+    full = sandbox.Sandbox("bwrap", True, None, cpu=True, staged=True, own_uid=True).describe()
     assert "CPU: a share per seat (cgroup cpu)" in full and "128 inodes per MB" in full and "\n" not in full
+    assert "apart: a uid and inodes of its own (locks stay in its sandbox)" in full
+    own = sandbox.Sandbox("bwrap", False, None, staged=True, own_uid=True).describe()
+    assert "memory per process" in own and "processes per bot (RLIMIT_NPROC, a uid of its own)" in own
     bare = sandbox.Sandbox("bwrap", False, None, cpu=False, staged=False).describe()
     assert "CPU: no share per bot (no cgroup cpu controller this process may use)" in bare
     assert "with no inode limit" in bare and "memfd and SysV IPC refused" in bare
+    assert "apart: locks refused (its files are not inodes of its own here)" in bare
     assert "writable" not in sandbox.Sandbox("none", False).describe()  # without a sandbox: wherever it may
 
 def _prelude(launcher: Launcher, name: str) -> list[str]:
@@ -727,3 +733,115 @@ def _prelude(launcher: Launcher, name: str) -> list[str]:
     bot = launcher.bots[name]
     return sandbox.limited(launcher.command(bot), Limits(), None, None, scratch_mb=bot.spec.limits.file_mb,
                            staged=launcher.box.staged)
+
+
+# --- apart: no channel between two sandboxes, limits in every mode (issue 35) ----------------------
+
+LOCKS_AND_NOTICES = """
+import ctypes, errno, fcntl, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def tried(call):
+    try:
+        call()
+        return "yes"
+    except OSError as err:
+        return errno.errorcode[err.errno]
+fd = os.open(os.environ.get("TMPDIR", "/tmp"), os.O_RDONLY)
+lock = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 1, 0)
+seen = {"flock": tried(lambda: fcntl.flock(fd, fcntl.LOCK_SH)),
+        "setlk": tried(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock)),
+        "ofd": tried(lambda: fcntl.fcntl(fd, fcntl.F_OFD_GETLK, lock)),
+        "lease": tried(lambda: fcntl.fcntl(fd, fcntl.F_GETLEASE)),
+        "notify": tried(lambda: fcntl.fcntl(fd, fcntl.F_NOTIFY, 1)),
+        "getfl": tried(lambda: fcntl.fcntl(fd, fcntl.F_GETFL)),
+        "inotify": "yes" if libc.inotify_init1(0) >= 0 else errno.errorcode[ctypes.get_errno()]}
+print(" ".join(f"{k}={v}" for k, v in seen.items()))
+"""
+
+
+def test_where_a_sandboxs_files_are_not_its_own_inodes_locks_are_refused():
+    """No mount namespace of its own (not staged: a plain process here): every lock call fails
+    with ENOLCK (a lock on a file another sandbox shows would cross); inotify, leases and dnotify
+    are refused to every bot; fcntl's other commands work."""
+    bare = sandbox.limited([sys.executable, "-c", LOCKS_AND_NOTICES], Limits(), None, None)
+    seen = subprocess.run(bare, capture_output=True, text=True, timeout=30, check=False)
+    assert seen.stdout.split() == ["flock=ENOLCK", "setlk=ENOLCK", "ofd=ENOLCK", "lease=ENOSYS", "notify=ENOSYS",
+                                   "getfl=yes", "inotify=ENOSYS"], seen.stderr
+    outside = subprocess.run([sys.executable, "-c", LOCKS_AND_NOTICES], capture_output=True, text=True, timeout=30,
+                             check=False)
+    assert "flock=yes" in outside.stdout and "inotify=yes" in outside.stdout  # the filter is what refuses them
+
+
+SHOW_SELF = """
+import fcntl, json, os, struct, time
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+null = os.stat("/dev/null")
+path = os.environ["SHARED"]
+fd = os.open(path, os.O_RDONLY)
+probe = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 7, 1, 0)
+other = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, probe))[0] != fcntl.F_UNLCK
+fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 7, 1, 0))
+print(json.dumps({"uid": os.getuid(), "caps": status["CapEff"].strip(), "secret": open("secret.txt").read(),
+                  "locked_by_another": other, "null": [null.st_dev, null.st_ino]}), flush=True)
+time.sleep(float(os.environ["HOLD"]))
+"""
+
+
+@pytest.mark.e2e
+def test_two_sandboxes_share_no_inode_and_no_uid(tmp_path, bwrap):
+    """As root: a lock one sandbox holds on a file every sandbox shows (one of the referee's
+    modules) is not seen from another, nor their /dev/null; each bot runs as uid 1000 of its own
+    user namespace, which is a uid of its own outside (drawn from BOT_UIDS), with only
+    CAP_DAC_READ_SEARCH there: it still reads a file of mode 0600 in its directory."""
+    if os.getuid() != 0:
+        pytest.skip("a uid of its own per bot needs a runner that is root")
+    assert bwrap.own_uid, sandbox.staging_probe(own_uid=True)
+    (tmp_path / "secret.txt").write_text("mine")
+    (tmp_path / "secret.txt").chmod(0o600)
+    shared = str(ROOT / "referee" / "cards.py")
+    started, seen, outside = [], [], []
+    for hold in ("3", "0"):
+        spec = BotSpec("b", (sys.executable, "-c", SHOW_SELF), str(tmp_path), {"SHARED": shared, "HOLD": hold})
+        launcher = Launcher([spec], "unix:/nowhere", {"b": "x"}, {"b": 1}, None, box=bwrap)
+        command = launcher.command(launcher.bots["b"])[:-8]  # no kit arguments
+        started.append(subprocess.Popen(sandbox.limited(command, Limits(), None, None, staged=True),
+                                        stdout=subprocess.PIPE, text=True))
+        seen.append(json.loads(started[-1].stdout.readline()))
+        outside.append({int(line.split()[1]) for pid in marked(SHOW_SELF[:40], bot_only=True)
+                        for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("Uid:")})
+    for process in started:
+        process.wait(30)
+    assert [s["locked_by_another"] for s in seen] == [False, False]  # the first one's lock stays in its sandbox
+    assert seen[0]["null"] != seen[1]["null"]
+    assert all(s["uid"] == sandbox.BOT_UID_INSIDE and s["caps"] == "0000000000000004" and s["secret"] == "mine"
+               for s in seen), seen
+    uids = [u for found in outside for u in found]
+    assert all(u in sandbox.BOT_UIDS for u in uids) and len(set(uids)) == 2, outside
+
+
+def test_a_whole_bot_limit_the_runner_cannot_hold_is_refused_unless_accepted(tmp_path):
+    """Where no cgroup holds a bot, memory_mb (and, for a bot that would run as root, processes)
+    holds per process only: a file that sets it stops the run in one line, unless it accepts it;
+    the defaults, which no file wrote, are only said in the sandbox line."""
+    no_cgroups = sandbox.Sandbox("bwrap", cgroups=False, staged=True, own_uid=os.getuid() == 0)
+    path = write_tournament(tmp_path / "t.toml", '[limits]\nmemory_mb = 512\n' + BOTS, game="aegis", deal_sets=1,
+                            seed=1, concurrency=1)
+    bots = tconfig.load(path).bots
+    assert bots[0].limits.written == ("memory_mb",) and bots[0].limits == Limits(memory_mb=512)
+    refusal = r'^memory_mb = 512 \(bots a, b\) cannot hold for the whole bot here: no memory cgroup .*' \
+              r'accept_per_process = \["memory_mb"\]'
+    with pytest.raises(sandbox.LimitUnbounded, match=refusal):
+        sandbox.check_bounded(no_cgroups, bots)
+    sandbox.check_bounded(dataclasses.replace(no_cgroups, cgroups=True), bots)  # a cgroup holds it
+    sandbox.check_bounded(no_cgroups, tconfig.load(write_tournament(tmp_path / "d.toml", BOTS, game="aegis",
+                                                                    deal_sets=1, seed=1, concurrency=1)).bots)
+    accepting = 'memory_mb = 512\naccept_per_process = ["memory_mb"]\n'
+    path.write_text(path.read_text().replace("memory_mb = 512\n", accepting))
+    sandbox.check_bounded(no_cgroups, tconfig.load(path).bots)
+    if os.getuid() == 0:  # processes: bound by RLIMIT_NPROC under a uid of its own, not for a bot that runs as root
+        assert sandbox.unbounded(no_cgroups) == {"memory_mb": "no memory cgroup this runner may make (cgroup v1, "
+                                                              "as root)"}
+        assert "processes" in sandbox.unbounded(sandbox.Sandbox("none", cgroups=False))
+    path.write_text(path.read_text().replace('["memory_mb"]', '["cpu_seconds"]'))
+    with pytest.raises(ConfigError, match=r"limits.accept_per_process must be a list of 'memory_mb', 'processes'"):
+        tconfig.load(path)

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -166,15 +167,20 @@ STARTS = 30
 def start_costs() -> list[dict] | None:
     """A sandboxed ``true``, ``STARTS`` times each way in turn: bubblewrap alone; through the prelude
     (which also refuses memfd and SysV IPC here: no memory group) with bubblewrap's own tmpfs; through
-    the prelude mounting the tmpfs with their inode counts (as a bot starts). Median and range, ms."""
+    the prelude mounting the tmpfs with their inode counts and the overlays of what the bot sees; and,
+    as root, under a uid of its own too (as a bot starts: its user namespace, and the prelude again
+    inside, which becomes that uid). Median and range, ms."""
     if sandbox.probe() is not None:
         return None
     plain = sandbox.bwrap_command(["true"], cwd=Path("/"), socket_dir=None, scratch_mb=64)
     staged = sandbox.bwrap_command(["true"], cwd=Path("/"), socket_dir=None, scratch_mb=64, staged=True)
     ways = {"bubblewrap alone": plain,
             "prelude, bubblewrap's tmpfs": sandbox.limited(plain, Limits(), None, None, scratch_mb=64),
-            "prelude, its tmpfs with inode counts": sandbox.limited(staged, Limits(), None, None, scratch_mb=64,
-                                                                     staged=True)}
+            "prelude, its tmpfs and overlays": sandbox.limited(staged, Limits(), None, None, scratch_mb=64,
+                                                               staged=True, own_uid=False)}
+    if os.getuid() == 0:
+        ways["prelude, tmpfs, overlays, a uid of its own"] = sandbox.limited(staged, Limits(), None, None,
+                                                                             scratch_mb=64, staged=True)
     times: dict[str, list[float]] = {way: [] for way in ways}
     for _ in range(STARTS):
         for way, command in ways.items():

@@ -144,6 +144,16 @@ class Limits:
     open_files: int = 1024
     log_kb: int = 1024
     max_restarts: int = 3
+    #: the limits its tournament file writes (in [limits] or its [[bots]] table): a run must hold them as
+    #: written, or say it cannot and stop (:func:`referee.tournament.sandbox.check_bounded`)
+    written: tuple[str, ...] = field(default=(), compare=False)
+    #: ``[limits] accept_per_process``: whole-bot limits (:data:`PER_PROCESS`) the organiser accepts to see
+    #: hold per process only, where no cgroup can hold the whole bot
+    accept_per_process: tuple[str, ...] = field(default=(), compare=False)
+
+
+#: the limits that hold for a bot's whole process tree where the runner can (a cgroup, a uid of its own)
+PER_PROCESS = ("memory_mb", "processes")
 
 
 @dataclass(frozen=True)
@@ -461,8 +471,12 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     raw_limits = data.get("limits", {})
     if not isinstance(raw_limits, dict):
         raise loc.error("[limits] must be a table", "limits")
-    loc.check_keys(raw_limits, _LIMITS | {"sandbox"}, "limits")
-    limits = _limits(loc, raw_limits, Limits(), "limits")
+    loc.check_keys(raw_limits, _LIMITS | {"sandbox", "accept_per_process"}, "limits")
+    accept = raw_limits.get("accept_per_process", [])
+    if not isinstance(accept, list) or not all(a in PER_PROCESS for a in accept):
+        raise loc.error(f"limits.accept_per_process must be a list of {', '.join(map(repr, PER_PROCESS))}, got "
+                        f"{accept!r}", "limits", "accept_per_process")
+    limits = replace(_limits(loc, raw_limits, Limits(), "limits"), accept_per_process=tuple(accept))
     sandbox = raw_limits.get("sandbox", "auto")
     if sandbox not in SANDBOXES:
         raise loc.error(f"limits.sandbox must be one of {', '.join(SANDBOXES)}, got {sandbox!r}", "limits", "sandbox")
@@ -565,7 +579,7 @@ def _executor(loc: ConfigFile, e: Any, base: Path) -> ExecutorSpec:
 
 def _limits(loc: ConfigFile, raw: dict[str, Any], default: Limits, table: str, index: int = 0) -> Limits:
     values = {key: loc.integer(table, key, raw[key], 0, index) for key in _LIMITS if key in raw}
-    return Limits(**{**default.__dict__, **values})
+    return Limits(**{**default.__dict__, **values, "written": tuple(sorted({*default.written, *values}))})
 
 
 def _data(loc: ConfigFile, raw: Any, base: Path, table: str, bot: str | None, i: int) -> list[paths.Place]:

@@ -203,7 +203,7 @@ class Launcher:
             command = self.command(bot)
             _check_program(command[0], bot.spec.cwd)
             command = sandbox.limited(command, limits, bot.tree, token_fd, scratch_mb=limits.file_mb,
-                                      staged=self.box.isolated and self.box.staged)
+                                      staged=self.box.isolated and self.box.staged, own_uid=self.box.own_uid)
             bot.process = subprocess.Popen(command, cwd=bot.spec.cwd,
                                            env=self.environment(bot.spec), stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -24,6 +24,14 @@ caches, other runs' output and what its ``exclude`` names masked, and with
 ``files`` declared only those. Its environment is only PATH, HOME, TMPDIR, the
 locale and its ``env`` table.
 
+Nothing of the runner's lets one sandbox signal another: where the prelude may mount (its
+mount namespace), every directory a bot sees is an overlay of the sandbox's own (the same
+files, inodes of its own: a lock, a lease taken there stays there), and as root its device
+nodes and masks are its own too, and each bot process tree runs under a uid of its own
+(:data:`BOT_UIDS`, in a user namespace the prelude makes), so that no count the kernel keeps per
+user (processes, pending signals, pipe buffers) is shared. Where a sandbox's files are not all
+its own inodes, locks are refused (ENOLCK); inotify, fanotify, leases and dnotify always are.
+
 Its writable space is two tmpfs, its scratch at ``/tmp`` (HOME and TMPDIR)
 and ``/dev/shm``, each of ``file_mb`` and of :attr:`Writable.inodes` inodes
 (:class:`Writable`); the root and everything else is read-only. bubblewrap 0.8
@@ -37,8 +45,10 @@ there is no moment when a bot runs without them. Per process: CPU seconds, addre
 (``memory_mb``), file size, open files, no core files. For the whole bot,
 where this process may make cgroup v1 groups (as root): one ``pids`` and one
 ``memory`` group per bot process tree (``processes``, ``memory_mb``), joined
-before exec; otherwise only the per-process limits hold, plus RLIMIT_NPROC
-for a user other than root (it does not bind root). :class:`ProcessTree`
+before exec; otherwise only the per-process limits hold, plus RLIMIT_NPROC where
+the bot's uid is not root (a uid of its own, or the runner's): :func:`unbounded` says which
+whole-bot limit cannot hold, and :func:`check_bounded` refuses a run whose file sets one,
+unless it accepts it per process (``[limits] accept_per_process``). :class:`ProcessTree`
 also finds every process a bot left behind, wherever it went (``setsid`` and
 double forks included), to kill it; without one, :func:`kill_session` finds
 those still in the bot's session. Where no memory group holds a bot,
@@ -57,7 +67,9 @@ import atexit
 import functools
 import json
 import os
+import re
 import resource
+import secrets
 import select
 import shutil
 import signal
@@ -70,13 +82,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.tournament import paths, versions
-from referee.tournament.config import ConfigError, Limits
+from referee.tournament.config import BotSpec, ConfigError, Limits
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"
 #: files of the sandbox's own /proc that show the machine's, not the sandbox's: masked
 KERNEL_SHARED = ("/proc/keys", "/proc/key-users")
 TOKEN_FD = 3  # the descriptor a launched bot reads its token from
+USERNS_FD = 4  # the descriptor bubblewrap finds the bot's user namespace on (then closed)
+#: the uids a bot process tree runs under, one drawn for each (as root): 0x7A000000-0x7AFFFFFF, which
+#: systemd's ranges leave unused (neither users, nor system services, nor containers)
+BOT_UIDS = range(0x7A000000, 0x7B000000)
+BOT_UID_INSIDE = 1000  # what the bot is in its user namespace (root there is bubblewrap's)
+#: the capabilities a bot keeps (number: bubblewrap's name), in its user namespace only: reading and
+#: searching what the sandbox shows, whatever the modes of the runner's files (as when it ran as root)
+BOT_CAPS = {2: "CAP_DAC_READ_SEARCH"}
+#: the sandbox's own device nodes (as root): name, major, minor
+DEVICES = (("null", 1, 3), ("zero", 1, 5), ("full", 1, 7), ("random", 1, 8), ("urandom", 1, 9), ("tty", 5, 0))
 SCRATCH = "/tmp"  # the bot's writable scratch inside the sandbox: HOME and TMPDIR
 SHM = "/dev/shm"  # its other writable place
 PRELUDE = Path(__file__).with_name("prelude.py")  # run between fork and exec (limited)
@@ -89,6 +111,10 @@ class SandboxUnavailable(ConfigError):
     """``sandbox = "bwrap"`` on a machine where bubblewrap does not work."""
 
 
+class LimitUnbounded(ConfigError):
+    """A whole-bot limit the tournament file sets that this runner cannot hold, not accepted per process."""
+
+
 class PathRefused(ConfigError):
     """A bot whose sandbox would show it a path outside its own files (or hide what it needs)."""
 
@@ -99,13 +125,16 @@ class Sandbox:
     memory and process limits by cgroup (else per-process limits only); ``warning``: the
     one line to print when bots run without a sandbox (None when they run in one); ``cpu``:
     each bot's process tree has its CPU share (cgroup ``cpu``); ``staged``: in bubblewrap, the
-    bot's tmpfs are mounted by the prelude, with an inode count (else by bubblewrap, without)."""
+    bot's tmpfs are mounted by the prelude, with an inode count (else by bubblewrap, without),
+    and what it sees are overlays of its own; ``own_uid``: each bot process tree runs under a
+    uid of its own, with its own device nodes (as root, staged)."""
 
     kind: str
     cgroups: bool
     warning: str | None = None
     cpu: bool = False
     staged: bool = False
+    own_uid: bool = False
 
     @property
     def isolated(self) -> bool:
@@ -115,9 +144,10 @@ class Sandbox:
         """One line: what contains the bots and how their limits hold."""
         wall = ("bwrap (own namespaces; no network but the referee's socket; system read-only; "
                 "output, tournament file and homes hidden)" if self.isolated else "none")
+        processes = ("per bot (RLIMIT_NPROC, a uid of its own)" if self.own_uid and self.isolated
+                     else "by RLIMIT_NPROC (not for root)")
         limits = ("memory and processes per bot (cgroup)" if self.cgroups
-                  else "memory per process (address space; memfd and SysV IPC refused), processes by "
-                       "RLIMIT_NPROC (not for root)")
+                  else f"memory per process (address space; memfd and SysV IPC refused), processes {processes}")
         cpu = ("a share per seat (cgroup cpu)" if self.cpu
                else "no share per bot (no cgroup cpu controller this process may use): a bot's processes can "
                     "slow the others")
@@ -126,6 +156,12 @@ class Sandbox:
             inodes = f"and {INODES_PER_MB} inodes per MB" if self.staged else "with no inode limit (no mount " \
                                                                               "namespace of its own here)"
             line += f"; writable: only {SCRATCH} and {SHM}, each a tmpfs of file_mb {inodes}"
+            if self.own_uid:
+                line += "; apart: a uid and inodes of its own (locks stay in its sandbox)"
+            elif self.staged and os.getuid() == 0:
+                line += "; apart: inodes of its own (locks stay in its sandbox), but root's uid"
+            else:
+                line += "; apart: locks refused (its files are not inodes of its own here)"
         return line
 
 
@@ -136,10 +172,45 @@ def resolve(mode: str) -> Sandbox:
         return Sandbox("none", cgroups, f"sandbox: none (as asked): {NO_SANDBOX_RISK}", cpu)
     why = probe()
     if why is None:
-        return Sandbox("bwrap", cgroups, None, cpu, staging_probe() is None)
+        own = os.getuid() == 0 and staging_probe(own_uid=True) is None
+        return Sandbox("bwrap", cgroups, None, cpu, own or staging_probe(own_uid=False) is None, own)
     if mode == "bwrap":
         raise SandboxUnavailable(f"sandbox = \"bwrap\" but {why}")
     return Sandbox("none", cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}", cpu)
+
+
+def unbounded(box: Sandbox) -> dict[str, str]:
+    """The whole-bot limits (:data:`PER_PROCESS`) that cannot hold in ``box``, each with why: they
+    hold per process only there. Memory needs a memory cgroup; processes a pids cgroup, or
+    RLIMIT_NPROC on a uid that is not root (a uid of its own, or a runner that is not root)."""
+    gaps = {}
+    if not box.cgroups:
+        gaps["memory_mb"] = "no memory cgroup this runner may make (cgroup v1, as root)"
+        if os.getuid() == 0 and not (box.isolated and box.own_uid):
+            gaps["processes"] = "no pids cgroup, and RLIMIT_NPROC does not bind a bot that runs as root"
+    return gaps
+
+
+def check_bounded(box: Sandbox, bots: Iterable[BotSpec]) -> None:
+    """:class:`LimitUnbounded`, in one line, if a launched bot's file sets a whole-bot limit that
+    cannot hold in ``box`` (:func:`unbounded`) and does not accept it per process."""
+    gaps = unbounded(box)
+    refused: dict[str, list[BotSpec]] = {}
+    for spec in bots:
+        for limit in gaps:
+            if not spec.external and not spec.withdrawn and limit in spec.limits.written \
+                    and getattr(spec.limits, limit) and limit not in spec.limits.accept_per_process:
+                refused.setdefault(limit, []).append(spec)
+    if not refused:
+        return
+    said = []
+    for limit, specs in refused.items():
+        values = "/".join(sorted({str(getattr(s.limits, limit)) for s in specs}))
+        said.append(f"{limit} = {values} (bot{'s' if len(specs) > 1 else ''} {', '.join(s.name for s in specs)}) "
+                    f"cannot hold for the whole bot here: {gaps[limit]}")
+    accept = ", ".join(f'"{limit}"' for limit in refused)
+    raise LimitUnbounded(f"{'; '.join(said)}; it would hold per process only: accept that with [limits] "
+                         f"accept_per_process = [{accept}], or run where a cgroup can be made")
 
 
 @functools.cache
@@ -160,13 +231,14 @@ def probe() -> str | None:
 
 
 @functools.cache
-def staging_probe() -> str | None:
-    """Why the prelude cannot mount a bot's tmpfs here (no mount namespace of its own), or None
-    when it can: ``bwrap ... true`` with them, once per run."""
+def staging_probe(own_uid: bool = False) -> str | None:
+    """Why the prelude cannot mount a bot's tmpfs and overlays here (no mount namespace of its
+    own), or (``own_uid``) cannot run it under a uid of its own, or None when it can: ``bwrap
+    ... true`` so, once per run."""
     command = bwrap_command(["true"], cwd=Path("/"), socket_dir=None, scratch_mb=1, staged=True)
     try:
-        done = subprocess.run(limited(command, Limits(), None, None, scratch_mb=1, staged=True), capture_output=True,
-                              text=True, timeout=20, check=False)
+        done = subprocess.run(limited(command, Limits(), None, None, scratch_mb=1, staged=True, own_uid=own_uid),
+                              capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.SubprocessError) as err:
         return str(err)
     if done.returncode != 0:
@@ -220,7 +292,8 @@ def _staged(scratch_mb: int) -> list[tuple[str, str]]:
     """The prelude's mounts: a small tmpfs over :func:`staging_dir` (so that without the prelude
     the sources bubblewrap binds do not exist), and in it the bot's scratch and /dev/shm."""
     root, options = staging_dir(), Writable.of(scratch_mb).options()
-    return [(str(root), "mode=755,size=65536,nr_inodes=16"), (str(root / "tmp"), options), (str(root / "shm"), options)]
+    return [(str(root), "mode=755,size=65536,nr_inodes=1024"), (str(root / "tmp"), options),
+            (str(root / "shm"), options)]
 
 
 # --- the bubblewrap command ----------------------------------------------------------
@@ -384,14 +457,29 @@ def exit_status(code: int | None, sandboxed: bool) -> int | None:
 
 
 def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token_fd: int | None, *,
-            scratch_mb: int = 0, staged: bool = False) -> list[str]:
+            scratch_mb: int = 0, staged: bool = False, own_uid: bool | None = None) -> list[str]:
     """``argv`` started by the prelude (:mod:`~referee.tournament.prelude`), which joins ``tree``'s
     cgroups, mounts the bot's tmpfs (``staged``: for a ``bwrap_command(..., staged=True)`` of
-    ``scratch_mb``), refuses memfd and SysV IPC where no memory group holds the bot, sets the
-    limits, moves the token's pipe from ``token_fd`` to :data:`TOKEN_FD`, then execs it: the bot
-    (or bubblewrap) never runs unlimited. A wrapper rather than Popen's ``preexec_fn``: that makes
-    the runner fork() while gRPC's threads run, and gRPC's fork handlers can then leave the
-    runner's own gRPC stuck; without it Popen uses vfork."""
+    ``scratch_mb``) and the overlays that give its sandbox inodes of its own (:func:`_apart`),
+    makes the user namespace of its own uid (``own_uid``; None: as root, when staged), refuses
+    what must be (:func:`_refused`), sets the limits, moves the token's pipe from ``token_fd`` to
+    :data:`TOKEN_FD`, then execs it: the bot (or bubblewrap) never runs unlimited. A wrapper
+    rather than Popen's ``preexec_fn``: that makes the runner fork() while gRPC's threads run,
+    and gRPC's fork handlers can then leave the runner's own gRPC stuck; without it Popen uses
+    vfork."""
+    root = os.getuid() == 0
+    own_uid = staged and root if own_uid is None else own_uid and staged and root
+    setup: dict = {"join": [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else [],
+                   "mounts": _staged(scratch_mb) if staged else [], "uid": os.getuid(), "gid": os.getgid(),
+                   "token_fd": token_fd, "to": TOKEN_FD}
+    apart = False
+    if staged:
+        argv, setup["overlays"], apart = _apart(argv, devices=root)
+        if root:
+            setup["devices"] = [str(staging_dir() / "dev"), DEVICES]
+    if own_uid:
+        argv, setup["user"] = _as_own_user(argv)
+    setup["refuse"] = _refused(tree, locks=not apart)
     wanted = [(resource.RLIMIT_CORE, 0)]
     if limits.cpu_seconds:
         wanted.append((resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5)))
@@ -401,14 +489,111 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token
         wanted.append((resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024))
     if limits.open_files:
         wanted.append((resource.RLIMIT_NOFILE, limits.open_files))
-    if limits.processes and not (tree and tree.has("pids")) and os.getuid() != 0:
-        wanted.append((resource.RLIMIT_NPROC, limits.processes + _tasks_of_user()))
-    setup = {"join": [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else [],
-             "mounts": _staged(scratch_mb) if staged else [], "uid": os.getuid(), "gid": os.getgid(),
-             "refuse": ["keys", *([] if tree and tree.has("memory") else ["memory"])],
-             "rlimits": [(which, _within_hard(which, value)) for which, value in wanted],
-             "token_fd": token_fd, "to": TOKEN_FD}
+    if limits.processes and not (tree and tree.has("pids")) and (own_uid or not root):
+        wanted.append((resource.RLIMIT_NPROC, limits.processes + _counted_besides(own_uid, staged)))
+    setup["rlimits"] = [(which, _within_hard(which, value)) for which, value in wanted]
     return [sys.executable, "-I", "-S", str(PRELUDE), json.dumps(setup), *argv]
+
+
+def _refused(tree: ProcessTree | None, locks: bool) -> list[str]:
+    """The prelude's groups of refused calls: the keyrings and word of other processes' doings
+    on a file (inotify, fanotify, leases, dnotify) always; memfd and SysV IPC where no memory
+    group holds the bot; locks where its files are not inodes of its own (``locks``)."""
+    return ["keys", "notify", *([] if tree and tree.has("memory") else ["memory"]), *(["locks"] if locks else [])]
+
+
+def _counted_besides(own_uid: bool, staged: bool) -> int:
+    """What RLIMIT_NPROC counts besides the bot's own processes and threads: nothing under a uid
+    of its own; bubblewrap's two in the user namespace the prelude makes for a user other than
+    root (which counts only its own); otherwise every task this user runs."""
+    if own_uid:
+        return 0
+    return 2 if staged else _tasks_of_user()
+
+
+#: bubblewrap's options and how many words follow each (as :func:`bwrap_command` writes them)
+_ARITY = {"--ro-bind": 2, "--bind": 2, "--dev-bind": 2, "--symlink": 2, "--setenv": 2, "--tmpfs": 1,
+          "--remount-ro": 1, "--proc": 1, "--dev": 1, "--chdir": 1, "--size": 1, "--perms": 1, "--hostname": 1,
+          "--cap-drop": 1, "--cap-add": 1, "--uid": 1, "--gid": 1, "--userns": 1}
+
+
+def _apart(argv: Sequence[str], devices: bool) -> tuple[list[str], list[list[str]], bool]:
+    """A bubblewrap command whose sandbox sees what ``argv``'s does, but as inodes of its own:
+    each directory it binds (and the directory of each file) is bound from an overlay the
+    prelude mounts for this sandbox alone (the mounts under it too); with ``devices`` (as root)
+    its device nodes and its masks are the prelude's too. Returns the command, the overlays
+    (``[directory, target, empty]``) and whether nothing of it is shared any more (its door,
+    the runner's socket directory, aside: no other bot's sandbox shows it)."""
+    stage = staging_dir()
+    overlays: dict[Path, Path] = {}
+    points = _mount_points()
+    shared = not devices
+
+    def own(path: Path) -> Path:
+        if path not in overlays:
+            overlays[path] = stage / "ro" / str(len(overlays))
+        return overlays[path]
+
+    out: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        word, args = argv[i], list(argv[i + 1:i + 1 + _ARITY.get(argv[i], 0)])
+        i += 1 + len(args)
+        if word == "--ro-bind" and args[0] == "/dev/null":
+            out += [word, str(stage / "dev" / "null") if devices else args[0], args[1]]
+        elif word == "--ro-bind" and args[1] != SOCKET_DIR and not paths.inside(Path(args[0]), stage):
+            source, dest = Path(args[0]), args[1]
+            if source.is_dir():
+                out += [word, str(own(source)), dest]
+                for point in sorted(p for p in points if paths.inside(p, source) and p != source):
+                    out += [word, str(own(point)), str(Path(dest) / point.relative_to(source))]
+            elif source in points:  # a file mounted on its own: no overlay shows it
+                out += [word, args[0], dest]
+                shared = True
+            else:
+                out += [word, str(own(source.parent) / source.name), dest]
+        else:
+            out += [word, *args]
+            if word == "--dev" and devices:
+                for name, *_ in DEVICES:
+                    out += ["--dev-bind", str(stage / "dev" / name), f"/dev/{name}"]
+    return [*out, *argv[i:]], [[str(d), str(t), str(stage / "empty")] for d, t in overlays.items()], not shared
+
+
+def _mount_points() -> set[Path]:
+    """The mount points of this process's mount namespace (/proc/self/mountinfo, unescaped)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return set()
+    found = set()
+    for line in lines:
+        point = line.split(" ")[4]
+        found.add(Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point)))
+    return found
+
+
+def _as_own_user(argv: Sequence[str]) -> tuple[list[str], dict]:
+    """A bubblewrap command that joins the user namespace the prelude makes (:data:`USERNS_FD`)
+    rather than making one, keeps what the bot's first step needs, and starts the bot through
+    it: the prelude again, inside, which becomes :data:`BOT_UID_INSIDE` (a uid drawn from
+    :data:`BOT_UIDS` outside) with only :data:`BOT_CAPS`. Returns it and the prelude's ``user``."""
+    end = argv.index("--")
+    net = [] if "--share-net" in argv[:end] else ["--unshare-net"]
+    walls = ["--userns", str(USERNS_FD), "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+             *net]
+    out: list[str] = []
+    for word in argv[:end]:
+        if word == "--unshare-all":
+            out += walls
+        elif word != "--share-net":
+            out.append(word)
+    at = next(i for i in range(len(out) - 1) if out[i:i + 2] == ["--cap-drop", "ALL"]) + 2
+    out[at:at] = [word for cap in ("CAP_SETUID", "CAP_SETGID", *BOT_CAPS.values()) for word in ("--cap-add", cap)]
+    become = {"become": {"uid": BOT_UID_INSIDE, "gid": BOT_UID_INSIDE, "keep": list(BOT_CAPS), "close": [USERNS_FD]}}
+    first = [sys.executable, "-I", "-S", str(PRELUDE), json.dumps(become)]
+    outside = BOT_UIDS.start + secrets.randbelow(len(BOT_UIDS))
+    return [*out, "--", *first, *argv[end + 1:]], {"inside": BOT_UID_INSIDE, "outside": outside, "fd": USERNS_FD}
 
 
 def _within_hard(which: int, value: int | tuple[int, int]) -> tuple[int, int]:

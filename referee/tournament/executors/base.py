@@ -237,6 +237,7 @@ class Executor(ABC):
         self._stack = stack
         try:
             self.sandbox = sandbox.resolve(self.sandbox_mode)
+            sandbox.check_bounded(self.sandbox, self.bots)
             address = await self._open(stack)
             self.launcher = Launcher(self.bots, address, self.tokens, self.capacity, self.log_dir, self._bot_ended,
                                      box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide,

@@ -395,6 +395,7 @@ class RayExecutor(Executor):
 
     async def __aenter__(self) -> Self:
         self.sandbox = sandbox.resolve(self.sandbox_mode)  # what the store says the bots ran in
+        sandbox.check_bounded(self.sandbox, self.bots)  # the workers check their own machines too
         self._connect()
         try:
             room = self._room()

@@ -20,6 +20,7 @@ Every other argument goes to the bot kit (``--address``, ``--name``, the token).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import signal
 import sys
@@ -29,6 +30,10 @@ import traceback
 from pathlib import Path
 
 os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"  # its forks are its own business: no handlers, no log line each
+# one malloc arena and small thread stacks: each thread's arena reserves 64 MB of address space, which a
+# memory_mb of 512 (its address space) would run out of, and then its kit cannot start a thread
+ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX
+threading.stack_size(1 << 20)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import attacks

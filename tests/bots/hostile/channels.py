@@ -5,7 +5,8 @@ the same deals with the seats swapped: what this bot holds in one is its opponen
 the other (the twin). So each process of this bot tries to tell the others what it holds:
 
 - ``--attack locks``: through POSIX byte-range locks on its own (read-only) program file,
-  which every sandbox of the bot shares: it publishes its hand of each deal as locks held,
+  which every sandbox of the bot shares (or ``--file PATH``: one every sandbox shows, one of the
+  referee's own modules, for two entries of one author, issue 35): it publishes its hand of each deal as locks held,
   reads the twin's, and **relays**: a thread takes, as its own, every hand it sees published by
   another process, so that the hand outlives its publisher for as long as this process lives
   (the red team's relay: held in a concurrent match of another deal set until the twin comes),
@@ -51,6 +52,7 @@ M = len(CARDS)           # the sessions channel carries one card: 0..51
 parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
 parser.add_argument("--honest", action="store_true")
 parser.add_argument("--attack", action="append", default=[], choices=["locks", "sessions"])
+parser.add_argument("--file", default=os.path.abspath(__file__), help="the file whose locks carry the hands")
 parser.add_argument("--token-fd", type=int)
 mine, kit_args = parser.parse_known_args()
 HONEST, ATTACKS = mine.honest, set(mine.attack)
@@ -71,7 +73,7 @@ def learned(via: str, game, seat: int, deal: int, **what) -> None:
 
 # --- the locks, and their relay ---------------------------------------------------------------
 
-fd = os.open(os.path.abspath(__file__), os.O_RDONLY)
+fd = os.open(mine.file, os.O_RDONLY)
 mine: set[int] = set()  # the regions this process holds (its own hands, and those it relays)
 relayed: set[int] = set()  # those it took from another process
 read_by_twin: set[int] = set()  # those the twin has read (it says so with a lock of its own)
