@@ -11,8 +11,8 @@ The kit connects, says hello, keeps the session alive (reconnecting with
 backoff when the referee goes away), follows every game the session plays
 (several at once: ``--capacity``), and answers each decision request with
 what ``decide`` returns. ``game`` is a :class:`GameView`: the game's name,
-rule options, the bot's seat, the seat names, the events seen so far, and
-the clock. A ``decide`` that raises is answered with the first legal action
+rule options, the bot's seat, the seats' labels (``seat 0``...: a bot is never
+told who its opponents are), the events seen so far, and the clock. A ``decide`` that raises is answered with the first legal action
 (and the error printed), so a bug costs a decision, not the game.
 """
 

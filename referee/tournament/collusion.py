@@ -33,9 +33,19 @@ def matches_of(rows: Iterable[MatchRow]) -> list[Match]:
             for row in rows]
 
 
+#: why a game of two seats is not checked
+TWO_SEATS = ("a game of two seats: a bot's points are its match against its one opponent, and they saturate (a "
+             "match won is won whoever is beaten), which no additive model of table-mates reads: the head-to-head "
+             "table and its Elo difference are the check there")
+
+
 def check(rows: Iterable[MatchRow], alpha: float = ALPHA) -> Collusion:
-    """The collusion check of these matches (:func:`referee.stats.collusion.pair_effects`)."""
-    return pair_effects(matches_of(rows), alpha)
+    """The collusion check of these matches (:func:`referee.stats.collusion.pair_effects`); not made
+    for a game of two seats (:data:`TWO_SEATS`)."""
+    matches = matches_of(rows)
+    if matches and max(len(m.lineup) for m in matches) <= 2:
+        return Collusion((), len({m.deal_set for m in matches}), alpha, TWO_SEATS)
+    return pair_effects(matches, alpha)
 
 
 def headline(c: Collusion) -> str:
@@ -50,16 +60,20 @@ def headline(c: Collusion) -> str:
 def describe(e: PairEffect) -> str:
     """A pair in words: who moved whose points, by how much."""
     way = "more" if e.effect > 0 else "fewer"
+    where = (f"; {e.mate} always sat {e.place} seat(s) after it, and its effect from there is part of this"
+             if e.place is not None else "")
     return (f"{e.entry} scores {abs(e.effect):.1f} points per seat {way} with {e.mate} at its table "
-            f"[95% {e.lo:+.1f}, {e.hi:+.1f}], p (Holm) {e.p_holm:.2g}")
+            f"[95% {e.lo:+.1f}, {e.hi:+.1f}], p (Holm) {e.p_holm:.2g}{where}")
 
 
 def rows_of(pairs: Iterable[PairEffect]) -> list[list[str]]:
     return [[e.entry, e.mate, f"{e.effect:+.1f}", f"[{e.lo:+.1f}, {e.hi:+.1f}]", f"{e.p:.2g}", f"{e.p_holm:.2g}",
-             f"{e.together}/{e.apart}", "FLAGGED" if e.flagged else ""] for e in pairs]
+             f"{e.together}/{e.apart}", "various" if e.place is None else f"+{e.place}",
+             "FLAGGED" if e.flagged else ""] for e in pairs]
 
 
-HEADERS = ["entry (A)", "at its table (B)", "effect", "95% interval", "p", "p (Holm)", "seats with/without B", ""]
+HEADERS = ["entry (A)", "at its table (B)", "effect", "95% interval", "p", "p (Holm)", "seats with/without B",
+           "B's place", "flag"]
 
 
 def report(c: Collusion) -> str:
