@@ -25,6 +25,10 @@ How a round is chosen (:func:`next_tables`), from the entries in play and the re
    in those deal sets; after the tables above, an entry that would fall below gets more tables (with
    its neighbours in the ranking) until none does.
 
+With teams declared (:mod:`referee.tournament.teams`) no table seats two entries of one team: a
+table the steps above would choose that does is fitted (:func:`_fitted`, :func:`_cover`), and the
+fairness bound counts an entry's matches per table it can sit at (:func:`capacity`).
+
 The stopping rule (:func:`verdict`) is checked after every deal set: ``order`` (every adjacent
 pair ordered at the rule's level), ``top:K`` (the top K and their order, jointly, at
 ``confidence``), or ``max_deal_sets`` reached. Since it is checked again and again, the level a
