@@ -277,11 +277,11 @@ def test_a_bot_is_told_seats_not_names():
     assert list(wire.spectator_start(info).game_start.seat_names) == ["zander", "yakko", "zander", "yakko"]
 
 
-def test_a_scheduled_matchs_game_id_names_no_entry_and_no_deal_set():
+def test_a_scheduled_matchs_game_id_names_no_entry():
     seating = Seating(3, 1234567, ("zander", "yakko"))
     twin = Seating(3, 1234567, ("yakko", "zander"))
     ids = {game_id_of(seating), game_id_of(twin), game_id_of(Seating(4, 99, ("zander", "yakko")))}
-    assert len(ids) == 3 and all(re.fullmatch(r"m[0-9a-f]{16}", i) for i in ids)
+    assert len(ids) == 3 and all(re.fullmatch(r"[34]:m[0-9a-f]{16}", i) for i in ids)  # the deal set, as before
     assert game_id_of(seating) == game_id_of(Seating(3, 1234567, ("zander", "yakko")))  # stable: a rerun's the same
 
 

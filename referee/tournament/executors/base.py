@@ -80,11 +80,11 @@ LOOKAHEAD = 256
 
 def game_id_of(seating: Seating) -> str:
     """The id a scheduled match has at the referee, which its bots see (``GameStart.game_id``):
-    opaque, naming no entry and no deal set (a bot is never told who its opponents are, nor which
-    matches hold its cards), and stable for a seating: an HMAC-SHA-256 of its key keyed with its deal
-    seed, which no bot knows while the deal set plays. The record keeps it (``meta.game_id``)."""
+    ``DEAL_SET:m`` and 16 hex digits, naming no entry (a bot is never told who its opponents are),
+    and stable for a seating: an HMAC-SHA-256 of its key keyed with its deal seed, which no bot
+    knows while the deal set plays. The record keeps it (``meta.game_id``)."""
     digest = hmac.new(str(seating.seed).encode(), seating.key.encode(), hashlib.sha256).hexdigest()
-    return f"m{digest[:16]}"
+    return f"{seating.deal_set}:m{digest[:16]}"
 
 
 def instance_name(bot: str) -> str:
@@ -341,7 +341,8 @@ class Executor(ABC):
 
     async def play(self, seating: Seating, match_id: str | None = None) -> Played:
         """Play one match. ``match_id`` is its id at the referee (the game id its bots see): by
-        default an opaque one of its own (:func:`game_id_of`); ``""`` lets the referee choose one. Raises :class:`BotsDead` (without playing) if a bot
+        default one of its own that names no bot (:func:`game_id_of`); ``""`` lets the referee choose one.
+        Raises :class:`BotsDead` (without playing) if a bot
         of the line-up died more than its ``max_restarts`` times, and
         :class:`~referee.files.WriteFailed` if a bot's log could not be written (a full disk).
         With isolation = "match" the launched bots play it in processes started for it alone
