@@ -13,24 +13,24 @@ to table only by who sat with it, where, and by chance.
    (with a fixed number of seats only such contrasts can be told: B absent means another present).
    Where the results name teams (Confirmation's *pairs*), B as A's partner is a covariate of its own.
 2. **Pair effects** (:func:`pair_fit`). A strong or a disruptive entry moves every table-mate's
-   points (B's column), some entries gain or lose from any company (A's row), and a table-mate's
-   effect depends on where it sits: just before A it plays before A in every trick. A round robin
-   of Confirmation seats some pairs always the same way round (its groups keep the file's order in
-   every rotation: the first entry always has the last ones just before it), so that B's place
-   would pass for the pair's own effect. ``θ[A][B] = r[A] + c[B] + Σ f·π[B][place] + D[A][B]``,
-   least squares weighted by how often A met B, ``f`` the share of their meetings at each place:
-   the **pair effect** ``D[A][B]`` is what is left, what B's presence does to A beyond what it does
-   to everyone from where it sat and what everyone does to A. An entry that plays for another raises
-   its beneficiary's pair effect and lowers its own against the beneficiary (it spends its points).
-   So does a genuine matchup, a style that happens to suit or to exploit another: the check cannot
-   tell them apart, and says what it sees for a person to review.
+   points (B's column), some entries gain or lose from any company (A's row), and an entry much
+   moved by company is moved most by the entries that move everyone most (Tukey's product of the
+   two, one factor for all pairs). The **pair effect** ``D[A][B]`` is what that fit leaves of
+   ``θ[A][B]`` (least squares weighted by how often A met B): what B's presence does to A beyond
+   what it does to everyone and what everyone does to A. An entry that plays for another raises its
+   beneficiary's pair effect and lowers its own against the beneficiary (it spends its points). So
+   does a genuine matchup, a style that happens to suit or to exploit another: the check cannot tell
+   them apart, and says what it sees for a person to review. A round robin of Confirmation seats
+   some pairs always the same way round (its groups keep the file's order in every rotation), so
+   that B's effect from that place (just before A, it plays before A in every trick) is part of
+   their pair effect: :attr:`PairEffect.place` says so.
 3. **Uncertainty** (:func:`pair_effects`). Deal sets are independent (their cards are); the matches
    of one are not. The standard error of each pair effect is the jackknife's over deal sets (the
-   whole fit again without each deal set in turn: for a round robin, exactly the t-test of the deal
-   sets' own estimates), read against Student's t with ``deal sets - 1`` degrees of freedom: a 95%
-   interval per pair, a two-sided p-value. A pair is **flagged** when its p-value stays at or below
-   ``alpha`` after Holm's correction for the number of ordered pairs tested: with no pair effect at
-   all, the chance that any pair is flagged is at most ``alpha``.
+   whole fit again without each deal set in turn), read against Student's t with ``deal sets - 1``
+   degrees of freedom: a 95% interval per pair, a two-sided p-value. A pair is **flagged** when its
+   p-value stays at or below ``alpha`` after Holm's correction for the number of ordered pairs
+   tested: with no pair effect at all, the chance that any pair is flagged is about ``alpha`` at
+   most (exactly, were the fit linear: it is, but for Tukey's one factor).
 
 ``python -m referee.tools.collusion`` measures how often that holds, and how often a colluding pair
 is caught, in simulation and with real colluding bots (docs/tournaments.md). Pure: points in,
@@ -267,10 +267,17 @@ def presence(matches: Iterable[Match]) -> dict[str, dict[str, float]]:
 def pair_fit(theta: Mapping[str, Mapping[str, float]], met: Mapping[str, Mapping[Place, int]],
              tol: float = 1e-12) -> dict[str, dict[str, float]]:
     """The pair effects: what is left of each ``θ[a][b]`` (``D[a][b]``) after the least-squares fit
-    ``θ[a][b] ≈ r[a] + c[b]`` over the pairs given, each weighted by how often A met B (``met``):
-    ``r`` is A's row (θ is a contrast within it, and some entries gain or lose from any company),
-    ``c`` what B does to everyone. Solved by conjugate gradients on the normal equations (the
-    residuals are unique whatever the directions the pairs do not inform)."""
+
+        θ[a][b] ≈ r[a] + c[b] + λ · (r[a] - r̄) · (c[b] - c̄)
+
+    over the pairs given, each weighted by how often A met B (``met``): ``r`` is A's row (θ is a
+    contrast within it, and some entries gain or lose from any company), ``c`` what B does to
+    everyone, and the product, with its one factor ``λ`` (Tukey's one degree of freedom for
+    non-additivity), that an entry much moved by company is moved most by the entries that move
+    everyone most (a random bot spoils a careful bidder's points more than a careless one's). The
+    additive part by conjugate gradients on its normal equations (its residuals are unique whatever
+    the directions the pairs do not inform), ``λ`` by least squares on what it leaves; ``r̄`` and
+    ``c̄`` are the weighted means over the pairs."""
     index: dict[tuple[str, str], int] = {}
     rows: list[tuple[list[tuple[int, float]], float, float]] = []
     cells = []
@@ -281,10 +288,19 @@ def pair_fit(theta: Mapping[str, Mapping[str, float]], met: Mapping[str, Mapping
                 rows.append(([(index.setdefault(("r", a), len(index)), 1.0),
                               (index.setdefault(("c", b), len(index)), 1.0)], v, weight))
                 cells.append((a, b))
+    if not rows:
+        return {}
     x = _least_squares(rows, len(index), tol)
+    total = sum(w for _, _, w in rows)
+    r_bar = sum(w * x[index[("r", a)]] for (a, _), (_, _, w) in zip(cells, rows)) / total
+    c_bar = sum(w * x[index[("c", b)]] for (_, b), (_, _, w) in zip(cells, rows)) / total
+    left = [v - sum(coef * x[i] for i, coef in cols) for cols, v, _ in rows]
+    product = [(x[index[("r", a)]] - r_bar) * (x[index[("c", b)]] - c_bar) for a, b in cells]
+    norm = sum(w * z * z for (_, _, w), z in zip(rows, product))
+    lam = sum(w * e * z for (_, _, w), e, z in zip(rows, left, product)) / norm if norm > 1e-12 * total else 0.0
     out: dict[str, dict[str, float]] = defaultdict(dict)
-    for (a, b), (cols, v, _) in zip(cells, rows):
-        out[a][b] = v - sum(coef * x[i] for i, coef in cols)
+    for (a, b), e, z in zip(cells, left, product):
+        out[a][b] = e - lam * z
     return dict(out)
 
 
