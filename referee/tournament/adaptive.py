@@ -311,25 +311,26 @@ def _fitted(members: Sequence[str], order: Sequence[str], size: int, fits: Apart
     return _filled(kept, order, size, lambda extra: fits([*kept, *extra]))
 
 
-def _filled(kept: Sequence[str], order: Sequence[str], size: int, fits: Callable[[list[str]], bool]) -> list[str] | None:
-    """``kept`` and the entries of ``order`` nearest them (by position) that ``fits`` accepts, up to
-    ``size`` (None: not enough)."""
+def _filled(kept: Sequence[str], order: Sequence[str], size: int, fits: Callable[[list[str]], bool],
+            around: Sequence[str] = ()) -> list[str] | None:
+    """``kept`` and the entries of ``order`` nearest them (by position; or nearest ``around``, who
+    are left out) that ``fits`` accepts, up to ``size`` (None: not enough)."""
     where = {name: i for i, name in enumerate(order)}
-    centre = sum(where.get(n, 0) for n in kept) / max(1, len(kept))
+    centre_of = [*kept, *around]
+    centre = sum(where.get(n, 0) for n in centre_of) / max(1, len(centre_of))
     extra: list[str] = []
     for name in sorted(order, key=lambda n: (abs(where[n] - centre), where[n])):
         if len(kept) + len(extra) == size:
             break
-        if name not in kept and fits([*extra, name]):
+        if name not in kept and name not in around and fits([*extra, name]):
             extra.append(name)
     return [*kept, *extra] if len(kept) + len(extra) == size else None
 
 
 def _side_by_side(a: str, b: str, order: Sequence[str], size: int, fits: Apart) -> list[list[str]]:
     """Two team-mates ``a`` and ``b`` each at a table of their own with the same others (the
-    nearest in ``order`` that fit both), so that their results compare on common ground."""
-    others = _filled([], [n for n in order if n not in (a, b)], size - 1,
-                     lambda extra: fits([a, *extra]) and fits([b, *extra]))
+    nearest to them in ``order`` that fit both), so that their results compare on common ground."""
+    others = _filled([], order, size - 1, lambda extra: fits([a, *extra]) and fits([b, *extra]), around=(a, b))
     return [] if others is None else [[a, *others], [b, *others]]
 
 
