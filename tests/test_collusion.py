@@ -267,7 +267,7 @@ def test_the_report_lists_the_flagged_pairs_for_review():
 
 def test_a_game_of_two_seats_is_not_checked_and_says_why():
     """Aegis's points saturate (a match won is won whoever is beaten): the sample bots' honest fields
-    were flagged in every tournament (``python -m referee.tools.collusion --bots``)."""
+    had a pair flagged in 17 of 20 tournaments (``python -m referee.tools.collusion --bots``)."""
     rows = [MatchRow(f"{m.deal_set}:{'|'.join(m.lineup)}", m.deal_set, m.lineup,
                      {"scores": list(m.points), "placing": [1, 2]})
             for m in round_robin([f"e{i}" for i in range(5)], 6, random.Random(2), game="aegis")]
