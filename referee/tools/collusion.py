@@ -51,11 +51,11 @@ from referee.tools.strength import load_policy, play, pool_map, wilson
 from referee.tournament.schedule import deal_seed, make_schedule
 from sample_bots.weakened import weakened
 
-#: what the real colluding bots do to the mark's and the helper's points per seat at a table they
-#: share (a Confirmation match of 8 rounds; ``--bots`` measures it: the mark about +17, the helper
-#: about -25 against the honest field's figures, where θ takes a fifth off as a contrast with the
-#: average table-mate); in Aegis, a match thrown: the mark wins it (about 25 points, 11 more than
-#: the heuristic bot's average), the helper scores next to nothing (13 fewer)
+#: a little less than the real colluding bots do to the mark's and the helper's points per seat at a
+#: table they share (a Confirmation match of 8 rounds; ``--bots`` measures it: θ, a contrast with the
+#: average table-mate that takes a fifth off, +16.4 and -30.0 against -3.2 and -3.2 honest); in
+#: Aegis, a match thrown: the mark wins it (about 25 points, 11 more than the heuristic bot's
+#: average), the helper scores next to nothing (13 fewer)
 GAIN, COST = 20.0, 30.0
 THROWN = (11.0, 13.0)
 #: the simulated cells: line-ups, world, what a colluding pair does (gain, cost)
