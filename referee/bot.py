@@ -11,11 +11,12 @@ The kit connects, says hello, keeps the session alive (reconnecting with
 backoff when the referee goes away), follows every game the session plays
 (several at once: ``--capacity``), and answers each decision request with
 what ``decide`` returns. ``game`` is a :class:`GameView`: the game's name,
-rule options, the bot's seat, the seat names, the events seen so far, and
-the clock. A ``decide`` that raises is answered with an ``error`` (what it
-raised, and where): the referee plays the first legal action and charges an
-``error`` fault (docs/protocol.md §7), so a bug costs a decision, not the game,
-and shows in the standings; the traceback goes to the bot's log.
+rule options, the bot's seat, the seats' labels (``seat 0``...: a bot is never
+told who its opponents are), the events seen so far, and the clock. A
+``decide`` that raises is answered with an ``error`` (what it raised, and
+where): the referee plays the first legal action and charges an ``error``
+fault (docs/protocol.md §7), so a bug costs a decision, not the game, and
+shows in the standings; the traceback goes to the bot's log.
 
 Where it connects and why it cannot are in the log too: the first failure to
 reach the referee is logged (with a hint when no ``--address`` was given: a

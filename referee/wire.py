@@ -125,14 +125,24 @@ def refusal(reason: int, message: str) -> pb.RefereeMessage:
     return pb.RefereeMessage(refusal=pb.Refusal(reason=reason, message=message))
 
 
-def game_start_body(info: GameInfo) -> pb.GameStart:
+def game_start_body(info: GameInfo, seat_names: Sequence[str] | None = None) -> pb.GameStart:
+    """The GameStart of ``info``, naming the seats ``seat_names`` (default: the bots in them)."""
     return pb.GameStart(game_id=info.game_id, seat=info.seat, game=info.game,
-                        options=options_text(info.options), seat_names=list(info.seat_names),
+                        options=options_text(info.options),
+                        seat_names=list(info.seat_names if seat_names is None else seat_names),
                         clock=clock(info.clock))
 
 
+def seat_labels(seats: int) -> list[str]:
+    """What a bot is told of who sits where: ``seat 0``, ``seat 1``... A bot is never told who its
+    opponents are, nor which seats its own copies hold (docs/security.md): the names are the
+    spectators'."""
+    return [f"seat {s}" for s in range(seats)]
+
+
 def game_start(info: GameInfo) -> pb.RefereeMessage:
-    return pb.RefereeMessage(game_start=game_start_body(info))
+    """The GameStart a bot gets: its seats labelled, never named (:func:`seat_labels`)."""
+    return pb.RefereeMessage(game_start=game_start_body(info, seat_labels(len(info.seat_names))))
 
 
 class WireEvent:

@@ -12,6 +12,7 @@ import pytest
 from referee.runner import Clock
 from referee.tournament.config import BotSpec
 from referee.tournament.executors import BotsDead, Executor, Played, seat_capacity
+from referee.tournament.executors.base import game_id_of
 from referee.tournament.schedule import Seating
 
 
@@ -66,18 +67,18 @@ def run(executor: Executor, *args, **kwargs):
 def test_every_seating_is_played_once_in_order_at_most_concurrency_at_a_time():
     ex, got = Scripted(), []
     run(ex, seatings(10), 3, got.append)
-    assert ex.started == [s.key for s in seatings(10)]
+    assert ex.started == [game_id_of(s) for s in seatings(10)]  # each match's opaque id at the referee
     assert sorted(p.seating.key for p in got) == sorted(s.key for s in seatings(10))
     assert ex.most_at_once == 3
-    assert all(p.record["meta"]["game_id"] == p.seating.key and p.seconds >= 0 for p in got)
+    assert all(p.record["meta"]["game_id"] == game_id_of(p.seating) and p.seconds >= 0 for p in got)
 
 
 def test_returning_true_stops_new_matches_and_cancels_those_playing():
     ex, got = Scripted(delay=lambda s: 0.01 if s.deal_set == 0 else 5), []
     run(ex, seatings(10), 3, lambda p: got.append(p) or True)
     assert [p.seating.deal_set for p in got] == [0]
-    assert ex.started == [s.key for s in seatings(3)]  # nothing starts once 0 has said stop
-    assert sorted(ex.cancelled) == sorted(s.key for s in seatings(3)[1:])
+    assert ex.started == [game_id_of(s) for s in seatings(3)]  # nothing starts once 0 has said stop
+    assert sorted(ex.cancelled) == sorted(game_id_of(s) for s in seatings(3)[1:])
 
 
 def test_a_generator_is_read_only_as_workers_free_up():

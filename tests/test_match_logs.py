@@ -65,11 +65,21 @@ def stored(directory: Path) -> list:
         store.close()
 
 
+def game_ids(directory: Path) -> dict[str, str]:
+    """Each stored match's game id at the referee (what its bots were told; its record keeps it)."""
+    store = Store(directory, create=False)
+    try:
+        return {row.key: store.record(row.key)["meta"]["game_id"] for row in store.matches()}
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("isolation", list(RUNS))
 def test_every_match_is_marked_in_the_log_of_each_of_its_seats(runs, isolation):
     directory = runs[isolation]
     lines = (directory / "logs" / "chatty.log").read_text().splitlines()
     rows = stored(directory)
+    told = game_ids(directory)
     seats = [(row, seat) for row in rows for seat, bot in enumerate(row.lineup) if bot == "chatty"]
     assert len(seats) == 4  # aegis: 4 matches, one seat each; confirmation: 2 matches, two seats each
     for row, seat in seats:
@@ -78,7 +88,8 @@ def test_every_match_is_marked_in_the_log_of_each_of_its_seats(runs, isolation):
                if line == f"--- match {row.key} seat {seat}: ends (score {row.scores[seat]}, place "
                           f"{row.placing[seat]}, faults none)"]
         assert len(begin) == len(end) == 1, (row.key, seat)
-        mine = [i for i, line in enumerate(lines) if line.startswith(f"chatty: game {row.key} seat {seat} decision ")]
+        mine = [i for i, line in enumerate(lines)
+                if line.startswith(f"chatty: game {told[row.key]} seat {seat} decision ")]
         assert mine and all(begin[0] < i < end[0] for i in mine), (row.key, seat)  # each of its lines inside
         # under "match", the match's own process starts and stops inside its markers; under "tournament",
         # the one long-lived process started before the first

@@ -76,7 +76,8 @@ def store_view(out: Path) -> tuple[dict, dict]:
     try:
         rows = list(store.matches())
         results = {r.key: (seat := r.lineup.index("victim"), r.scores, r.placing, r.faults[seat]) for r in rows}
-        hands = {r.key: victim_hands(store.record(r.key)) for r in rows}
+        # by the game id the bots are told (the record's), which names no bot
+        hands = {(record := store.record(r.key))["meta"]["game_id"]: victim_hands(record) for r in rows}
     finally:
         store.close()
     return results, hands
@@ -359,7 +360,7 @@ def test_an_entry_that_did_not_start_learns_nothing_from_the_report(tmp_path):
             if "late" in row.lineup:
                 record = store.record(row.key)
                 opponent = 1 - row.lineup.index("late")
-                truth[row.key] = next(e.data["cards"] for e in records.replay(record).state.events
+                truth[record["meta"]["game_id"]] = next(e.data["cards"] for e in records.replay(record).state.events
                                       if e.kind == "hand" and e.seat == opponent and e.data["game"] == 1)
     finally:
         store.close()

@@ -73,7 +73,8 @@ def tournament(tmp, honest: bool) -> dict:
     store = Store(tmp / "out", create=False)
     try:
         victim = {row.key: (row.lineup.index("victim"), row.scores, row.placing, row.faults) for row in store.matches()}
-        hands = {row.key: victim_hands(store.record(row.key)) for row in store.matches()}
+        # by the game id the bots are told (the record's), which names no bot
+        hands = {(record := store.record(row.key))["meta"]["game_id"]: victim_hands(record) for row in store.matches()}
         starts = json.loads(store.meta("launcher"))
     finally:
         store.close()

@@ -118,6 +118,11 @@ admin_token_option = click.option("--admin-token", envvar="REFEREE_ADMIN_TOKEN",
                                   help="The remote server's admin token (default: $REFEREE_ADMIN_TOKEN).")
 los_option = click.option("--los", "show_los", is_flag=True,
                           help="Also print the likelihood-of-superiority matrix (row over column).")
+collusion_option = click.option(
+    "--collusion", "show_collusion", is_flag=True,
+    help="Also run the collusion check: for every ordered pair of entries, how much one's presence at the table "
+         "moves the other's points on the same cards; the pairs that stand out, for a person to review "
+         "(docs/tournaments.md). It changes no result.")
 ranks_option = click.option("--ranks", "show_ranks", is_flag=True,
                             help="Also print each bot's rank probabilities: P(rank = k) and P(top k).")
 ratings_format_option = click.option(

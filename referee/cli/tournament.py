@@ -15,6 +15,7 @@ from referee.cli.exits import ExitCode, run_interruptibly
 from referee.cli.options import (
     announce_sandbox,
     chosen_executor,
+    collusion_option,
     config_argument,
     live_options,
     los_option,
@@ -98,19 +99,24 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
 @standings_options
 @los_option
 @ranks_option
+@collusion_option
 def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstrap: int, show_los: bool,
-            show_ranks: bool) -> None:
+            show_ranks: bool, show_collusion: bool) -> None:
     """Print the standings of the tournament results stored in DIRECTORY: the Elo table with
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
-    the likelihood-of-superiority matrix, --ranks each bot's rank probabilities. docs/tournaments.md
-    explains every column. Exit code 3 (inconclusive): an adaptive tournament reached max_deal_sets
+    the likelihood-of-superiority matrix, --ranks each bot's rank probabilities, --collusion the
+    collusion check (pairs of entries whose presence moves each other's points on the same cards,
+    for review; it changes no result and no exit code). docs/tournaments.md explains every column. Exit code 3 (inconclusive): an adaptive tournament reached max_deal_sets
     before its stop rule was met; 4 (incomplete): a bot died for good and did not play all its
     matches (marked in the table); 5 (withdrawn): an entry did not start or died for good (listed
     below the table)."""
     from referee.tournament.store import Store
 
+    if show_collusion and fmt not in ("table", "json"):
+        raise click.BadParameter("--collusion goes with --format table or json", param_hint="--collusion")
     store = Store(directory, create=False)
-    print_standings(store, anchor, bootstrap, fmt, show_los=show_los, show_ranks=show_ranks)
+    print_standings(store, anchor, bootstrap, fmt, show_los=show_los, show_ranks=show_ranks,
+                    show_collusion=show_collusion)
     exit_if_incomplete(store)
     exit_if_inconclusive(store)
     exit_if_withdrawn(store)
@@ -200,22 +206,27 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
 
 
 def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
-                    show_los: bool = False, show_ranks: bool = False) -> None:
-    from referee.tournament import standings
+                    show_los: bool = False, show_ranks: bool = False, show_collusion: bool = False) -> None:
+    from referee.tournament import collusion, standings  # imported when used, as the CLI does: it starts fast
 
     rows = list(store.matches())
     if not rows:
         raise click.UsageError(f"{store.directory}: no finished matches yet")
     check_anchor(rows, anchor)
     st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=notes)
+    checked = collusion.check(rows) if show_collusion else None
     if fmt == "json":
-        click.echo(json.dumps(standings.to_json(st), indent=2))
+        click.echo(json.dumps({**standings.to_json(st), **({"collusion": checked.to_json()} if checked else {})},
+                              indent=2))
     elif fmt == "csv":
         click.echo(standings.to_csv(st), nl=False)
     elif fmt == "csv-pairs":
         click.echo(standings.to_csv_pairs(st), nl=False)
     else:
         click.echo(standings.report(st, los=show_los, ranks=show_ranks))
+        if checked is not None:
+            click.echo()
+            click.echo(collusion.report(checked))
 
 
 def exit_if_incomplete(store) -> None:

@@ -333,8 +333,10 @@ class RatedBy(StrEnum):
     SCORE = "score"
 
 
-#: ``seat_groups(bots, options, max_groups) -> (groups, note)``: see :attr:`GameSpec.seat_groups`
-SeatGroups = Callable[[Sequence[str], Mapping[str, Any], int], tuple[list[tuple[str, ...]], str]]
+#: ``seat_groups(bots, options, max_groups, apart=None) -> (groups, note)``: see :attr:`GameSpec.seat_groups`
+SeatGroups = Callable[..., tuple[list[tuple[str, ...]], str]]
+#: ``apart(bots) -> bool``: whether these bots may sit at one table (a scheduler's rule: team-mates may not)
+Apart = Callable[[Sequence[str]], bool]
 
 
 def no_results_detail(results: Mapping[str, Any], seats: Sequence[str]) -> list[str]:
@@ -398,7 +400,9 @@ class GameSpec:
     parse_action: Callable[[str], int]
     #: duplicate play: the base line-ups of a tournament of ``bots`` (``max_groups`` at most where
     #: there is a choice) and a sentence on how they were chosen; each base line-up is played on
-    #: every deal set in each of its distinct seat rotations (``tournament.schedule``)
+    #: every deal set in each of its distinct seat rotations (``tournament.schedule``). With
+    #: ``apart`` (an :data:`Apart`), only tables whose bots it accepts, chosen among those before any
+    #: balanced subset: a line-up of bots that may not sit together is never given
     seat_groups: SeatGroups
     #: the gauntlet's "duel" schedule in a sentence, ``{n}`` the number of baselines (each baseline
     #: with the candidate is seated as ``seat_groups`` seats two bots)

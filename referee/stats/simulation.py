@@ -151,3 +151,77 @@ def duplicate_model_normalized(nelo: float, luck: float = 1.0, draws: float = 0.
     sigma_pg = sigma_per_game(PENTANOMIAL, duplicate_model(0.0, luck, draws)[0])
     penta = duplicate_model(elo_of(score_of(nelo, EloModel.NORMALIZED, sigma_pg)), luck, draws)[0]
     return mle_with_t(PENTANOMIAL, penta, nelo_to_t(nelo, PENTANOMIAL))[0]
+
+
+# --- points at the table, and a colluding pair (the collusion check: referee.stats.collusion) -------
+
+
+#: the points world of the collusion check, in points per seat of a Confirmation match of 8 rounds as the
+#: heuristic sample bots score them (``python -m referee.tools.collusion --measure`` prints the figures):
+#: a seat's points vary by 33 between the tables of one cell (same cards, other table-mates), 15 between
+#: the cells; a table-mate moves them by a few points
+POINTS = {"noise": 33.0, "cards": 15.0, "form": 5.0, "mates": 4.0, "places": 0.0, "seat_mates": 3.0}
+#: a harsher one: heavy tails (Student t, 3 degrees of freedom), entries whose points vary from 10 to 50
+POINTS_HARSH = {**POINTS, "tails": 3.0, "spread": (10.0, 50.0)}
+#: Aegis's world, in points of a match as the sample bots score them (heuristic, weakened, random: a
+#: seat's points vary by about 5 between its tables of one cell, by 3 between cells)
+POINTS_AEGIS = {"noise": 5.5, "cards": 3.0, "form": 1.0, "mates": 2.0, "places": 0.0, "seat_mates": 1.0}
+
+
+def simulate_points(entries: Sequence[str], lineups: Sequence[Sequence[str]], deal_sets: int, rng: random.Random, *,
+                    noise: float = 33.0, cards: float = 15.0, form: float = 5.0, mates: float = 4.0,
+                    places: float = 0.0, seat_mates: float = 3.0, tails: float | None = None, spread: tuple[float, float] | None = None,
+                    skill: Mapping[str, float] | None = None,
+                    colluders: Sequence[tuple[str, str, float, float]] = (), first: int = 0) -> list[tuple[int, tuple[str, ...], tuple[float, ...]]]:
+    """The points of every seat of a duplicate tournament (every deal set played by every line-up of
+    ``lineups``): ``(deal set, line-up, points by seat)`` per match.
+
+    A seat's points are its entry's ``skill`` (default 0), plus its deal form (``~ Normal(0, form)``
+    per entry and deal set), plus the cards (``~ Normal(0, cards)`` per deal set and seat: what the
+    rotations cancel), plus each table-mate's effect on any table-mate (``~ Normal(0, mates)`` per
+    entry, drawn once: a disruptive entry, a soft one) and on whoever sits where it sits from them
+    (``~ Normal(0, places)`` per entry and place, drawn once: just before a seat, a weak entry plays
+    before it in every trick), plus that table-mate's effect on the cards of
+    this seat from where it sits (``~ Normal(0, seat_mates)`` per deal set, seat, table-mate and the
+    seat it holds: correlated within a deal set, as real tables are), plus the seat's noise (``~
+    Normal(0, noise)``; with ``tails`` a Student t of that many degrees of freedom, scaled to the same
+    spread; with ``spread`` each entry's noise drawn uniformly in that range). No pair of entries has an
+    effect of its own, unless ``colluders``: each ``(helper, mark, gain, cost)`` gives the mark
+    ``gain`` points and the helper ``-cost`` at every table the two share: the helper plays for the
+    mark (the others' points as they would be)."""
+    normal = rng.gauss
+    skill = skill or {}
+    effect = {e: normal(0.0, mates) for e in entries}
+    seats = max(len(lineup) for lineup in lineups)
+    place = {(e, p): normal(0.0, places) for e in entries for p in range(1, seats)}
+    scale = {e: rng.uniform(*spread) if spread else noise for e in entries}
+
+    def draw(sd: float) -> float:
+        if tails is None:
+            return normal(0.0, sd)
+        chi = rng.gammavariate(0.5 * tails, 2.0) / tails
+        return normal(0.0, sd) / math.sqrt(chi) * math.sqrt((tails - 2.0) / tails)
+
+    out = []
+    for k in range(first, first + deal_sets):
+        shape = {e: normal(0.0, form) for e in entries}
+        card = [normal(0.0, cards) for _ in range(seats)]
+        where: dict[tuple[int, str, int], float] = {}
+        for lineup in lineups:
+            points = []
+            for s, a in enumerate(lineup):
+                value = skill.get(a, 0.0) + shape[a] + card[s] + draw(scale[a])
+                for t, b in enumerate(lineup):
+                    if b == a:
+                        continue
+                    value += effect[b] + place[(b, (t - s) % len(lineup))]
+                    if (s, b, t) not in where:
+                        where[(s, b, t)] = normal(0.0, seat_mates)
+                    value += where[(s, b, t)]
+                points.append(value)
+            for helper, mark, gain, cost in colluders:
+                if helper in lineup and mark in lineup:
+                    for s, e in enumerate(lineup):
+                        points[s] += gain if e == mark else -cost if e == helper else 0.0
+            out.append((k, tuple(lineup), tuple(points)))
+    return out

@@ -28,6 +28,10 @@ How a round is chosen (:func:`next_tables`), from the entries in play and the re
    in those deal sets; after the tables above, an entry that would fall below gets more tables (with
    its neighbours in the ranking) until none does.
 
+With teams declared (:mod:`referee.tournament.teams`) no table seats two entries of one team: a
+table the steps above would choose that does is fitted (:func:`_fitted`, :func:`_cover`), and the
+fairness bound counts an entry's matches per table it can sit at (:func:`capacity`).
+
 The stopping rule (:func:`verdict`) is checked after every deal set: ``order`` (every adjacent
 pair ordered at the rule's level), ``top:K`` (the top K and their order, jointly, at
 ``confidence``), or ``max_deal_sets`` reached. Since it is checked again and again, the level a
@@ -51,8 +55,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from referee import games
+from referee.games.base import Apart
 from referee.stats.ranks import RankPosterior
 from referee.tournament.schedule import Schedule, Seating, deal_seed, master_seed, rotations
+from referee.tournament.teams import seated_apart
 
 if TYPE_CHECKING:
     from referee.tournament.config import TournamentConfig
@@ -160,12 +166,14 @@ class Game:
 
 
 def seatings_of(game: Game, rounds: Sequence[Round], entries: Collection[str], seed: int,
-                later_seeds: Sequence[tuple[int, int]] = ()) -> list[Seating]:
+                later_seeds: Sequence[tuple[int, int]] = (), apart: Apart | None = None) -> list[Seating]:
     """The seatings of ``rounds`` that the entries in play (``entries``) play: every table of
-    theirs in every line-up, round by round (deal set k dealt from its master seed:
+    theirs (that ``apart`` accepts: a table of team-mates chosen before a team was declared does
+    not count) in every line-up, round by round (deal set k dealt from its master seed:
     :func:`~referee.tournament.schedule.master_seed`)."""
     return [Seating(r.deal_set, deal_seed(master_seed(seed, later_seeds, r.deal_set), r.deal_set), lineup)
-            for r in rounds for table in r.tables if set(table) <= set(entries) for lineup in game.lineups(table)]
+            for r in rounds for table in r.tables if set(table) <= set(entries) and (apart is None or apart(table))
+            for lineup in game.lineups(table)]
 
 
 def matches_played(game: Game, rounds: Sequence[Round], entries: Collection[str]) -> list[Counter[str]]:
@@ -243,22 +251,34 @@ def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: S
 
 
 def next_tables(game: Game, entries: Sequence[str], rounds: Sequence[Round], posterior: RankPosterior | None,
-                rule: Rule, seed: int) -> tuple[Table, ...]:
+                rule: Rule, seed: int, apart: Apart | None = None) -> tuple[Table, ...]:
     """The tables of the next deal set (see the module docstring): new entries' first, then where
     the ranking the rule needs is least certain, then what the fairness bound asks. Deterministic:
-    a function of its arguments. Each table's entries in file order (``entries``)."""
+    a function of its arguments. Each table's entries in file order (``entries``). With ``apart``
+    (:meth:`referee.tournament.teams.Teams.apart`) no table seats team-mates: a table the steps
+    above would choose that does keeps its members as far as it can and takes the nearest entries
+    of the order that fit (:func:`_fitted`); two team-mates next to each other in the ranking are
+    compared through a table each with the same others (:func:`_side_by_side`)."""
     size = game.table_size(len(entries))
     if size < 2:
         return ()
     position = {name: i for i, name in enumerate(entries)}
     chosen: list[Table] = []
+    fits: Apart = apart if apart is not None else (lambda _: True)
 
     def add(members: Collection[str]) -> bool:
         table = tuple(sorted(members, key=position.__getitem__))
-        if len(set(table)) != size or table in chosen:
+        if len(set(table)) != size or table in chosen or not fits(table):
             return False
         chosen.append(table)
         return True
+
+    def place(members: Sequence[str], order: Sequence[str]) -> bool:
+        """``members`` as a table, or as near a table as keeps team-mates apart."""
+        if fits(members):
+            return add(members)
+        fitted = _fitted(members, order, size, fits)
+        return fitted is not None and add(fitted)
 
     history = matches_played(game, rounds, entries)
     ranked = [n for n in posterior.names if n in position] if posterior is not None else []
@@ -266,17 +286,73 @@ def next_tables(game: Game, entries: Sequence[str], rounds: Sequence[Round], pos
         order = _drawn_order(entries, seed)
         step = max(1, size // 2) * (len(rounds) % 2)
         for start in range(step, step + len(order), size):
-            add([order[(start + i) % len(order)] for i in range(size)])
+            place([order[(start + i) % len(order)] for i in range(size)], order)
+        for name in order:  # with teams, an entry the ring's tables could not hold: a table of its own
+            if not any(name in table for table in chosen):
+                _seat(name, order, size, add)
         ranked = order
     else:
         new = [name for name in entries if name not in ranked]
         middle = _middle(ranked, size - 1)
         for name in new:
-            add([name, *middle])
+            place([name, *middle], [name, *ranked])
         order = ranked + new
-        _targeted(order[:len(ranked)], posterior, rule, size, add)
-    _fair(game, entries, order, history, chosen, size, add)
+        _targeted(order[:len(ranked)], posterior, rule, size, add if apart is None else
+                  lambda members: _cover(members, order[:len(ranked)], size, fits, add))
+    _fair(game, entries, order, history, chosen, size, add,
+          capacity(entries, size, apart) if apart is not None else None)
     return tuple(chosen)
+
+
+def _fitted(members: Sequence[str], order: Sequence[str], size: int, fits: Apart) -> list[str] | None:
+    """A table of ``size`` that keeps team-mates apart, built from ``members``: those that fit, in
+    their order, then the entries of ``order`` nearest them (None: none can be made)."""
+    kept: list[str] = []
+    for name in members:
+        if fits([*kept, name]):
+            kept.append(name)
+    return _filled(kept, order, size, lambda extra: fits([*kept, *extra]))
+
+
+def _filled(kept: Sequence[str], order: Sequence[str], size: int, fits: Callable[[list[str]], bool],
+            around: Sequence[str] = ()) -> list[str] | None:
+    """``kept`` and the entries of ``order`` nearest them (by position; or nearest ``around``, who
+    are left out) that ``fits`` accepts, up to ``size`` (None: not enough)."""
+    where = {name: i for i, name in enumerate(order)}
+    centre_of = [*kept, *around]
+    centre = sum(where.get(n, 0) for n in centre_of) / max(1, len(centre_of))
+    extra: list[str] = []
+    for name in sorted(order, key=lambda n: (abs(where[n] - centre), where[n])):
+        if len(kept) + len(extra) == size:
+            break
+        if name not in kept and name not in around and fits([*extra, name]):
+            extra.append(name)
+    return [*kept, *extra] if len(kept) + len(extra) == size else None
+
+
+def _side_by_side(a: str, b: str, order: Sequence[str], size: int, fits: Apart) -> list[list[str]]:
+    """Two team-mates ``a`` and ``b`` each at a table of their own with the same others (the
+    nearest to them in ``order`` that fit both), so that their results compare on common ground."""
+    others = _filled([], order, size - 1, lambda extra: fits([a, *extra]) and fits([b, *extra]), around=(a, b))
+    return [] if others is None else [[a, *others], [b, *others]]
+
+
+def _cover(members: Sequence[str], ranked: Sequence[str], size: int, fits: Apart,
+           add: Callable[[Collection[str]], bool]) -> bool:
+    """``_targeted``'s table of consecutive entries of the ranking, with teams: as it is when it
+    keeps team-mates apart; otherwise each adjacent pair in it gets a table that fits (its two
+    entries and the nearest others), or, for two team-mates, a table each with the same others."""
+    if fits(members):
+        return add(members)
+    added = False
+    for a, b in itertools.pairwise(members):
+        if fits([a, b]):
+            table = _filled([a, b], ranked, size, lambda extra: fits([a, b, *extra]))
+            added = (table is not None and add(table)) or added
+        else:
+            for table in _side_by_side(a, b, ranked, size, fits):
+                added = add(table) or added
+    return added
 
 
 def _drawn_order(entries: Sequence[str], seed: int) -> list[str]:
@@ -320,40 +396,61 @@ def _targeted(ranked: Sequence[str], posterior: RankPosterior, rule: Rule, size:
 
 
 def _fair(game: Game, entries: Sequence[str], order: Sequence[str], history: Sequence[Counter[str]],
-          chosen: list[Table], size: int, add: Callable[[Collection[str]], bool]) -> None:
+          chosen: list[Table], size: int, add: Callable[[Collection[str]], bool],
+          capacity: Mapping[str, int] | None = None) -> None:
     """Add tables until every entry is within the fairness bound (or no table is left to add)."""
     while True:
         now = Counter()
         for table in chosen:
             for name in table:
                 now[name] += len(game.lineups(table))
-        low = below_bound(entries, [*history, now])
+        low = below_bound(entries, [*history, now], capacity)
         if not low:
             return
-        name = low[0]
-        near = sorted((n for n in order if n != name), key=lambda n: (abs(order.index(n) - order.index(name)),
-                                                                      order.index(n)))
-        if not any(add([name, *others]) for others in itertools.combinations(near, size - 1)):
+        if not _seat(low[0], order, size, add):
             return
 
 
-def shares(entries: Sequence[str], history: Sequence[Mapping[str, int]]) -> dict[str, float]:
+def _seat(name: str, order: Sequence[str], size: int, add: Callable[[Collection[str]], bool]) -> bool:
+    """Add a table for ``name`` with its nearest neighbours in ``order`` that ``add`` takes (the
+    first such combination); whether one was added."""
+    near = sorted((n for n in order if n != name), key=lambda n: (abs(order.index(n) - order.index(name)),
+                                                                  order.index(n)))
+    return any(add([name, *others]) for others in itertools.combinations(near, size - 1))
+
+
+def shares(entries: Sequence[str], history: Sequence[Mapping[str, int]],
+           capacity: Mapping[str, int] | None = None) -> dict[str, float]:
     """Each entry's matches over the deal sets since its first (the next one if it has none yet),
-    as a share of the most matches any entry played in those deal sets (1: none played)."""
+    as a share of the most matches any entry played in those deal sets (1: none played). With
+    ``capacity`` (teams declared: the tables each entry can sit at, :func:`capacity`) each count is
+    taken per table the entry can sit at, so that the entries of a large team, which a round robin
+    too seats less often, are measured against what they can play."""
+    weight = {name: 1.0 / capacity[name] if capacity and capacity.get(name) else 1.0 for name in entries}
     out = {}
     for name in entries:
         first = next((k for k, count in enumerate(history) if count.get(name)), len(history) - 1)
         since = history[first:]
-        mine = sum(count.get(name, 0) for count in since)
-        most = max((sum(count.get(other, 0) for count in since) for other in entries), default=0)
+        mine = sum(count.get(name, 0) for count in since) * weight[name]
+        most = max((sum(count.get(other, 0) for count in since) * weight[other] for other in entries), default=0)
         out[name] = mine / most if most else 1.0
     return out
 
 
-def below_bound(entries: Sequence[str], history: Sequence[Mapping[str, int]]) -> list[str]:
+def capacity(entries: Sequence[str], size: int, apart: Apart) -> dict[str, int]:
+    """How many tables of ``size`` each entry can sit at with team-mates kept apart."""
+    count: Counter[str] = Counter()
+    for table in itertools.combinations(entries, size):
+        if apart(table):
+            count.update(table)
+    return {name: count[name] for name in entries}
+
+
+def below_bound(entries: Sequence[str], history: Sequence[Mapping[str, int]],
+                capacity: Mapping[str, int] | None = None) -> list[str]:
     """The entries below the fairness bound after ``history`` (matches per entry, deal set by deal
-    set), the furthest below first."""
-    share = shares(entries, history)
+    set), the furthest below first (``capacity``: see :func:`shares`)."""
+    share = shares(entries, history, capacity)
     return sorted((n for n in entries if share[n] < FAIRNESS - 1e-12), key=lambda n: (share[n], entries.index(n)))
 
 
@@ -401,7 +498,10 @@ class Planner:
         rounds = tuple(r for r in chosen if r.deal_set not in config.retired)
         if len(entries) < 2:
             return Schedule((), (), f"{len(entries)} entry in play: nothing to play", rounds, None)
-        seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds)
+        teams = self.config.teams
+        apart = teams.apart if seated_apart(teams, entries, self.game.seats, games.get(self.config.game).title) \
+            else None
+        seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds, apart)
         done = self.store.done()
         stop = None
         if all(s.key in done for s in seatings):
@@ -411,11 +511,12 @@ class Planner:
             posterior = rank_posterior(outcomes) if outcomes else None
             stop = verdict(self.rule, posterior, entries, len(rounds), len(rows))
             if stop is None:
-                tables = next_tables(self.game, entries, rounds, posterior, self.rule, config.seed)
+                tables = next_tables(self.game, entries, rounds, posterior, self.rule, config.seed, apart)
                 fresh = 1 + max([r.deal_set for r in chosen] + list(config.retired), default=-1)
                 rounds = (*rounds, Round(fresh, tables))
-                seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds)
-        note = f"adaptive ({self.rule.describe()}): {len(rounds)} deal set(s) chosen"
+                seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds, apart)
+        note = f"adaptive ({self.rule.describe()}): {len(rounds)} deal set(s) chosen" + \
+            teams.note(entries, apart is not None)
         return Schedule(tuple(seatings), tuple(t for r in rounds for t in r.tables), note, rounds, stop)
 
 

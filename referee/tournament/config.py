@@ -13,6 +13,7 @@
     description = '''...'''     # a few paragraphs for them (plain text; blank lines part paragraphs)
     absent = "stop"             # a bot that is not: "stop" the run (exit 2), or "withdraw" it (the rest play)
     data = ["tables"]           # paths every launched bot may read (besides its own directory)
+    allow_team_tables = true    # team-mates may share tables where the schedule cannot keep them apart
     schedule = "adaptive"       # "round-robin" (default: every table, deal_sets deal sets) or "adaptive"
     stop = "order"              # adaptive: "order" (every adjacent pair ordered) or "top:K" (the top K and their order)
     confidence = 0.95           # adaptive: the rule's level
@@ -31,6 +32,7 @@
     cwd = "."                   # relative to this file
     env = { PYTHONUNBUFFERED = "1" }
     files = ["sample_bots/*.py", "referee"]   # what its version covers (default: every file of cwd)
+    team = "acme"               # its author or team: never at one table with a team-mate
 
     [[bots]]
     name = "gone"
@@ -89,6 +91,7 @@ from referee.runner import Clock
 from referee.tournament import paths
 from referee.tournament.adaptive import MAX_DEAL_SETS, SCHEDULES, Rule, RuleError
 from referee.tournament.release import RELEASES
+from referee.tournament.teams import ALLOW_KEY, Teams, TeamError, seated_apart
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
 
@@ -175,6 +178,8 @@ class BotSpec:
     exclude: tuple[str, ...] = ()
     #: what it may read besides its ``cwd``: absolute paths, resolved (docs/tournaments.md, paths.py)
     data: tuple[str, ...] = ()
+    #: its author or team (``team = "..."``): no two entries of one team sit at one table (:mod:`.teams`)
+    team: str | None = None
 
     @classmethod
     def from_command(cls, name: str, command: str, protocol: str = "grpc") -> BotSpec:
@@ -242,11 +247,18 @@ class TournamentConfig:
     #: ``deal_sets`` is the rule's cap, ``max_deal_sets``
     schedule: str = "round-robin"
     rule: Rule = Rule()
+    #: ``allow_team_tables = true``: team-mates may share tables where the schedule cannot keep them apart
+    allow_team_tables: bool = False
 
     @property
     def entries(self) -> list[str]:
         """The names of the bots in the competition: every ``[[bots]]`` table not ``withdrawn``."""
         return [b.name for b in self.bots if not b.withdrawn]
+
+    @property
+    def teams(self) -> Teams:
+        """Who plays for whom: each bot's declared team, and whether team-mates may share tables."""
+        return Teams({b.name: b.team for b in self.bots if b.team is not None}, self.allow_team_tables)
 
     def seed_text(self) -> str:
         """The seed, as a run announces it before playing: a drawn one is not shown yet."""
@@ -273,6 +285,7 @@ class TournamentConfig:
             "game": self.game, "options": self.options, "deal_sets": self.deal_sets, "seed": self.seed,
             "concurrency": self.concurrency, "max_groups": self.max_groups, "isolation": self.isolation,
             "absent": self.absent, **self._adaptive(),
+            **({ALLOW_KEY: True} if self.allow_team_tables else {}),
             "clock": {"decision_ms": round(self.clock.decision_s * 1000), "bank_ms": round(self.clock.bank_s * 1000)},
             "bots": [{k: v for k, v in asdict(b).items() if v not in (None, (), {}, False)} for b in self.bots],
             "seed_drawn": self.seed_drawn,
@@ -391,7 +404,7 @@ def read(path: str | Path) -> ConfigFile:
 _TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
                "release", "startup_s", "title", "description", "absent", "data", "schedule", "stop", "confidence",
-               "max_deal_sets"}
+               "max_deal_sets", ALLOW_KEY}
 #: the keys of an adaptive tournament's stopping rule
 _RULE_KEYS = ("stop", "confidence", "max_deal_sets")
 #: the longest title and description (characters)
@@ -405,11 +418,18 @@ _CLOCK = {"decision_ms", "bank_ms"}
 _EXECUTOR = {"kind", "address", "cpus", "working_dir"}
 _LIMITS = {"cpu_seconds", "memory_mb", "processes", "file_mb", "open_files", "log_kb", "max_restarts"}
 _BOT = {"name", "command", "cwd", "env", "external", "token", "protocol", "withdrawn", "files", "exclude",
-        "data"} | _LIMITS
+        "data", "team"} | _LIMITS
+#: the longest team name (characters)
+TEAM_MAX = 60
 
 
 def load(path: str | Path) -> TournamentConfig:
-    return parse(read(path))
+    """A tournament file, its teams checked against its schedule (a gauntlet's and an SPRT's
+    readers check theirs)."""
+    loc = read(path)
+    config = parse(loc)
+    check_teams(loc, config, config.entries, games.get(config.game).num_seats, games.get(config.game).title)
+    return config
 
 
 def parse(loc: ConfigFile) -> TournamentConfig:
@@ -501,6 +521,9 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         i = launched[index][0]
         raise loc.error(f"bot {names[i]!r}: {why}", "bots", key if key in raw_bots[i] else "name", i)
     entries = [b.name for b, _ in bots if not b.withdrawn]
+    allow = t.get(ALLOW_KEY, False)
+    if not isinstance(allow, bool):
+        raise loc.error(f"tournament.{ALLOW_KEY} must be true or false, got {allow!r}", "tournament", ALLOW_KEY)
     if rule.top is not None and rule.top >= len(entries):
         raise loc.error(f"tournament.stop = \"top:{rule.top}\" needs more than {rule.top} entries in play, the file "
                         f"has {len(entries)} (stop = \"order\" settles the whole order)", "tournament", "stop")
@@ -508,7 +531,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
                             Clock(decision_ms / 1000, bank_ms / 1000), concurrency, output, max_groups, path, sandbox,
                             isolation, seed_drawn, release, float(startup_s),
                             _executor(loc, data.get("executor", {}), base), title, description, absent,
-                            schedule=schedule, rule=rule)
+                            schedule=schedule, rule=rule, allow_team_tables=allow)
 
 
 def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[str, Rule]:
@@ -613,6 +636,7 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
     withdrawn = b.get("withdrawn", False)
     if not isinstance(withdrawn, bool):
         raise loc.error(f"bot {name!r}: withdrawn must be true or false", "bots", "withdrawn", i)
+    team = _team(loc, b, name, i)
     command = b.get("command")
     protocol = b.get("protocol", "grpc")
     if protocol not in PROTOCOLS:
@@ -632,7 +656,7 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
         if "data" in b:
             raise loc.error(f"bot {name!r} is external: it runs on its owner's machine, with no data of ours",
                             "bots", "data", i)
-        return BotSpec(name, external=True, token=token, withdrawn=withdrawn), None
+        return BotSpec(name, external=True, token=token, withdrawn=withdrawn, team=team), None
     if isinstance(command, str):
         command = shlex.split(command)
     if not isinstance(command, list) or not command or not all(isinstance(p, str) for p in command):
@@ -652,8 +676,37 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
     files = () if withdrawn else _files(loc, b, name, i, place.real)
     spec = BotSpec(name, tuple(command), str(place.real), dict(env), False, token, _limits(loc, b, limits, "bots", i),
                    protocol=protocol, withdrawn=withdrawn, files=files, exclude=_patterns(loc, b, name, i, "exclude"),
-                   data=tuple(str(p.real) for p in data))
+                   data=tuple(str(p.real) for p in data), team=team)
     return spec, None if withdrawn else paths.Launched(name, spec.command, place, data)
+
+
+def _team(loc: ConfigFile, b: dict[str, Any], name: str, i: int) -> str | None:
+    """A bot's ``team``: its author or team, one line of text (None: a team of its own)."""
+    team = b.get("team")
+    if team is None:
+        return None
+    if not isinstance(team, str) or not team.strip() or _CONTROL.search(team) or len(team.strip()) > TEAM_MAX:
+        raise loc.error(f"bot {name!r}: team must be one line of text of at most {TEAM_MAX} characters, got {team!r}",
+                        "bots", "team", i)
+    return team.strip()
+
+
+def check_teams(loc: ConfigFile, config: TournamentConfig, entries: list[str], seats: int, what: str) -> None:
+    """A ConfigError (at the ``team`` of the first entry sharing a team) when a schedule of
+    ``entries``, whose tables seat any ``seats`` of them, cannot keep team-mates apart and the
+    file does not allow it (:func:`referee.tournament.teams.seated_apart`)."""
+    try:
+        seated_apart(config.teams, entries, seats, what)
+    except TeamError as err:
+        raise team_error(loc, config, err) from None
+
+
+def team_error(loc: ConfigFile, config: TournamentConfig, err: TeamError) -> ConfigError:
+    """``err`` at the line of the first ``team`` shared by two bots of the file."""
+    teams = config.teams
+    keys = [teams.key(b.name) for b in config.bots]
+    first = next((i for i, k in enumerate(keys) if keys.count(k) > 1), 0)
+    return loc.error(str(err), "bots", "team", first)
 
 
 def _files(loc: ConfigFile, b: dict[str, Any], name: str, i: int, cwd: Path) -> tuple[str, ...]:

@@ -60,6 +60,7 @@ from referee.tournament.schedule import (
 )
 from referee.tournament.standings import TOO_FEW, WIDEST, Shown, pair_results_of, shown, signed_elo
 from referee.tournament.store import MatchRow, Store
+from referee.tournament.teams import TeamError
 
 LINEUPS = ("duel", "field")
 _GAUNTLET = {"candidate", "lineup"}
@@ -118,7 +119,30 @@ def parse(loc: ConfigFile) -> GauntletConfig:
         if len(names) - 1 < spec.num_seats - 1:
             raise loc.error(f'gauntlet.lineup = "field" needs at least {_number(spec.num_seats - 1)} baselines, '
                             f'got {len(names) - 1}', "gauntlet", "lineup")
-    return GauntletConfig(base, candidate, lineup)
+    cfg = GauntletConfig(base, candidate, lineup)
+    try:
+        keeps_apart(cfg, base.entries)
+    except TeamError as err:
+        raise tconfig.team_error(loc, base, err) from None
+    return cfg
+
+
+def keeps_apart(cfg: GauntletConfig, entries: Collection[str]) -> bool:
+    """Whether the gauntlet of ``entries`` (in play) keeps the candidate's team-mates away from its
+    tables (:meth:`referee.tournament.teams.Teams.settle`): a baseline of the candidate's team has
+    no table; in a field, the baselines of other teams must fill the other seats."""
+    teams, c = cfg.tournament.teams, cfg.candidate
+    baselines = [b for b in cfg.baselines if b in entries]
+    if c not in entries or not baselines:
+        return True
+    mates = [b for b in baselines if not teams.apart([c, b])]
+    unseated = list(mates)
+    others = games.get(cfg.game).num_seats - 1
+    if cfg.lineup == "field" and teams.count(b for b in baselines if b not in mates) < others:
+        unseated = baselines
+    why = (f"the candidate {c} is of one team with {', '.join(mates)}" if mates else
+           f"the baselines of teams other than the candidate's make fewer than {_number(others)} teams")
+    return teams.settle(unseated, f"gauntlet: {why} ({teams.shared([c, *baselines])})")
 
 
 # --- the schedule ---------------------------------------------------------------------
@@ -132,6 +156,10 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
     spec = games.get(cfg.game)
     if c not in t.entries or c in out or not baselines:
         return Schedule((), (), "no match to play: the candidate or every baseline is out")
+    teams = t.teams
+    apart = keeps_apart(cfg, [c, *baselines])
+    if apart:  # a baseline of the candidate's team has no table
+        baselines = [b for b in baselines if teams.apart([c, b])]
     if cfg.lineup == "duel":
         groups = []
         for b in baselines:
@@ -139,7 +167,7 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
         note = spec.duel_note.format(n=len(baselines))
     else:
         others = spec.num_seats - 1
-        rivals = list(itertools.combinations(baselines, others))
+        rivals = [g for g in itertools.combinations(baselines, others) if not apart or teams.apart([c, *g])]
         if not rivals:
             return Schedule((), (), f"no match to play: fewer than {_number(others)} baselines in play")
         if len(rivals) > t.max_groups:
@@ -152,7 +180,7 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
     bases = [rotations(g) for g in groups]
     seatings = [Seating(k, deal_seed(master_seed(t.seed, t.later_seeds, k), k), lineup)
                 for k in numbers(t.deal_sets, t.retired) for group in bases for lineup in group]
-    return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
+    return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note + teams.note([c, *baselines], apart))
 
 
 def _number(n: int) -> str:

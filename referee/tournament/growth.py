@@ -9,7 +9,8 @@ The rest may only grow:
   retired, and the next fresh one takes its place, :func:`referee.tournament.run.keep_deals_secret`);
 - entries may be added (anywhere in the file) or marked ``withdrawn = true``; an entry with
   matches stored may not leave the file (withdraw it instead), one without may;
-- ``max_groups`` may change.
+- ``max_groups`` may change, and so may the entries' teams (``team``): the tables that a change
+  makes seat team-mates no longer count.
 
 The schedule is made from the file's entries in play (not withdrawn, not out of the run:
 :meth:`Store.entries`), so the matches that count are always those that a run from scratch of
@@ -68,4 +69,8 @@ def grown(before: dict[str, Any], bots: list[dict[str, Any]], deal_sets: int) ->
     back = [b["name"] for b in bots if not b.get("withdrawn") and old.get(b["name"], {}).get("withdrawn")]
     if back:
         parts.append(f"back from withdrawal: {', '.join(back)}")
+    teams = [f"{b['name']} ({old[b['name']].get('team') or 'none'} -> {b.get('team') or 'none'})"
+             for b in bots if b["name"] in old and old[b["name"]].get("team") != b.get("team")]
+    if teams:
+        parts.append(f"teams changed: {', '.join(teams)} (the tables that now seat team-mates no longer count)")
     return "; ".join(parts) or None

@@ -45,7 +45,7 @@ def schedule_of(config: TournamentConfig, out: Collection[str] = ()) -> Schedule
     if len(names) < 2:
         return Schedule((), (), f"{len(names)} entry in play: nothing to play")
     return make_schedule(config.game, config.options, names, config.deal_sets, config.seed, config.max_groups,
-                         config.later_seeds, config.retired)
+                         config.later_seeds, config.retired, config.teams)
 
 
 def planner(config: TournamentConfig, store: Store) -> Plan:

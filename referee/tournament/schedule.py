@@ -9,7 +9,8 @@ base line-ups); each base line-up plays every deal set in each of its
 distinct seat rotations. Aegis: each pair of bots plays each deal set twice,
 seats swapped, so the same cards go to the same role, played once by each
 bot. Confirmation: each group of four in its four rotations, fewer bots
-filling several seats (``referee/games/confirmation/lineups.py``).
+filling several seats (``referee/games/confirmation/lineups.py``). No table seats two entries of
+one team (:mod:`referee.tournament.teams`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee import games
+from referee.tournament.teams import NO_TEAMS, Teams, seated_apart
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,16 @@ def rotations(base: Sequence[str]) -> list[tuple[str, ...]]:
 
 def make_schedule(game: str, options: dict[str, Any], bots: Sequence[str], deal_sets: int, seed: int,
                   max_groups: int = 70, later_seeds: Sequence[tuple[int, int]] = (),
-                  retired: Collection[int] = ()) -> Schedule:
-    """Every line-up of the bots' groups on each of ``deal_sets`` deal sets (those not ``retired``)."""
+                  retired: Collection[int] = (), teams: Teams = NO_TEAMS) -> Schedule:
+    """Every line-up of the game's tables of ``bots`` on each of ``deal_sets`` deal sets (those not
+    ``retired``), none seating two entries of one team (:mod:`referee.tournament.teams`: a
+    :class:`TeamError` when that cannot be and the file does not allow it)."""
     if len(bots) < 2:
         raise ValueError("a schedule needs at least two bots")
-    groups, note = games.get(game).seat_groups(bots, options, max_groups)
+    spec = games.get(game)
+    apart = seated_apart(teams, bots, spec.num_seats, spec.title)
+    groups, note = spec.seat_groups(bots, options, max_groups, teams.apart if apart else None)
+    note += teams.note(bots, apart)
     bases = [rotations(g) for g in groups]
     seatings = [Seating(k, deal_seed(master_seed(seed, later_seeds, k), k), lineup)
                 for k in numbers(deal_sets, retired) for group in bases for lineup in group]

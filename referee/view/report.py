@@ -1,4 +1,5 @@
-"""The tournament report: standings with Elo intervals, head to head, seat bias, points per bot,
+"""The tournament report: standings with Elo intervals, head to head, the collusion check (the pairs
+of entries flagged for review: :mod:`referee.tournament.collusion`), seat bias, points per bot,
 and every match with its replay. One ``index.html`` and a ``replays/`` folder, all self-contained.
 
 A report is published, entrants read it: it holds back the record of every deal set an entry
@@ -21,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from referee import files, games
+from referee.stats.collusion import Collusion
+from referee.tournament import collusion as tcollusion
 from referee.tournament import release
 from referee.tournament import standings as tstandings
 from referee.tournament.store import MatchRow, Store, StoreError
@@ -79,6 +82,7 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
                     links = [(f"{bot} (seat {seat}), lines {span.first}-{span.last}",
                               f"../{logs.LOGS}/{logs.page_name(span.log)}{span.anchor()}")
                              for seat, bot in enumerate(row.lineup) if (span := spans.get((row.key, seat)))]
+                    record = {**record, "meta": {**record.get("meta", {}), "key": row.key}}  # its match, by name
                     files.write_text(out / REPLAYS / replay_file(row.key),
                                      replay_page(record, back_link="../index.html", logs=links))
             index = out / "index.html"
@@ -119,6 +123,7 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
         "from the ratings' posterior over deal sets; top k: rank k or better</p>", ranks_table(st),
         "<h2>Head to head</h2><p class=\"muted\">the row's score against the column, pairwise games "
         "(in brackets)</p>", heatmap(st),
+        "<h2>Collusion check</h2>", collusion_section(tcollusion.check(rows)),
         f"<h2>Seat bias</h2><p class=\"muted\">{html.escape(spec.seat_order)}</p>", bias_table(st),
         "<h2>Points per match</h2><p class=\"muted\">each bot's points per match: the box holds the middle half, "
         "the line the median, the whiskers the lowest and highest, the dot the mean</p>", points_plot(st, rows),
@@ -126,6 +131,27 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
         match_list(rows, held),
     ])
     return page(about.title, subtitle, body, styles=("common.css", "report.css"))
+
+
+def collusion_section(c: Collusion) -> str:
+    """The collusion check: what it measures, and the pairs flagged for review (or the nearest)."""
+    what = tcollusion.WHAT.format(alpha=c.alpha, tested=len(c.pairs))
+    parts = [f'<p class="muted">{html.escape(what)}</p>',
+             f'<p id="collusion-headline"><strong>{html.escape(tcollusion.headline(c))}</strong></p>']
+    shown = c.flagged or list(c.pairs[:1])
+    if c.note is None and shown:
+        if not c.flagged:
+            nearest = html.escape(tcollusion.describe(shown[0]))
+            parts.append(f'<p class="muted">the pair that comes nearest: {nearest}</p>')
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in tcollusion.HEADERS[:-1])
+        body = []
+        for e, row in zip(shown, tcollusion.rows_of(shown)):
+            cells = "".join(f"<td>{html.escape(cell)}</td>" for cell in row[:-1])
+            body.append(f'<tr class="{"flagged" if e.flagged else ""}" data-entry="{html.escape(e.entry)}" '
+                        f'data-mate="{html.escape(e.mate)}">{cells}</tr>')
+        parts.append(scroll(f'<table class="grid" id="collusion"><thead><tr>{head}</tr></thead>'
+                            f'<tbody>{"".join(body)}</tbody></table>'))
+    return "".join(parts)
 
 
 def standings_table(st: tstandings.Standings) -> str:

@@ -23,13 +23,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from referee.games.base import Apart
 from referee.games.lineups import balanced_subset
 
 
-def seat_groups(bots: Sequence[str], options: Mapping[str, Any], max_groups: int) -> tuple[list[tuple[str, ...]], str]:
-    """The base line-ups of four seats, and a sentence on how they were chosen."""
+def seat_groups(bots: Sequence[str], options: Mapping[str, Any], max_groups: int,
+                apart: Apart | None = None) -> tuple[list[tuple[str, ...]], str]:
+    """The base line-ups of four seats, and a sentence on how they were chosen; with ``apart``, only
+    groups it accepts (before the balanced subset)."""
     pairs = bool(options.get("pairs"))
     n = len(bots)
+    if n < 4 and apart is not None and not apart(bots):
+        return [], f"{n} bots fill the four seats together, and they may not sit together"
     if n == 2:
         a, b = bots
         return [(a, b, a, b)], ("2 bots fill the four seats, each partnered with its own copy" if pairs
@@ -40,13 +45,15 @@ def seat_groups(bots: Sequence[str], options: Mapping[str, Any], max_groups: int
             y, z = [b for b in bots if b != x]
             lineups.append((x, x, y, z) if pairs else (x, y, x, z))
         return lineups, "3 bots: each fills two seats in one of the three line-ups"
-    combos = list(itertools.combinations(bots, 4))
+    every = list(itertools.combinations(bots, 4))
+    combos = [g for g in every if apart is None or apart(g)]
+    left = f", {len(every) - len(combos)} that may not sit together left out" if len(combos) < len(every) else ""
     if len(combos) <= max_groups:
-        chosen, note = combos, f"every group of four: {len(combos)} group(s)"
+        chosen, note = combos, f"every group of four: {len(combos)} group(s){left}"
     else:
         chosen = balanced_subset(bots, combos, max_groups)
         per_bot = Counter(b for g in chosen for b in g)
-        note = (f"a balanced subset of {len(chosen)} of the {len(combos)} groups of four "
+        note = (f"a balanced subset of {len(chosen)} of the {len(combos)} groups of four{left} "
                 f"(each bot in {min(per_bot.values())}-{max(per_bot.values())} groups)")
     if pairs:
         return [p for g in chosen for p in partnerships(g)], note + ", each in its 3 partnerships"

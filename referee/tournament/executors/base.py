@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import hashlib
+import hmac
 import secrets
 import shutil
 import time
@@ -75,6 +77,15 @@ def seat_capacity(seatings: Sequence[Seating], concurrency: int) -> dict[str, in
 
 #: how far ahead of the next seating a free worker looks for one that may start now
 LOOKAHEAD = 256
+
+
+def game_id_of(seating: Seating) -> str:
+    """The id a scheduled match has at the referee, which its bots see (``GameStart.game_id``):
+    ``DEAL_SET:m`` and 16 hex digits, naming no entry (a bot is never told who its opponents are),
+    and stable for a seating: an HMAC-SHA-256 of its key keyed with its deal seed, which no bot
+    knows while the deal set plays. The record keeps it (``meta.game_id``)."""
+    digest = hmac.new(str(seating.seed).encode(), seating.key.encode(), hashlib.sha256).hexdigest()
+    return f"{seating.deal_set}:m{digest[:16]}"
 
 
 def instance_name(bot: str) -> str:
@@ -357,8 +368,9 @@ class Executor(ABC):
         return self.launcher is not None and self.launcher.gone(bot)
 
     async def play(self, seating: Seating, match_id: str | None = None) -> Played:
-        """Play one match. ``match_id`` is its id at the referee: by default the seating's key;
-        ``""`` lets the referee choose one. Raises :class:`BotsDead` (without playing) if a bot
+        """Play one match. ``match_id`` is its id at the referee (the game id its bots see): by
+        default one of its own that names no bot (:func:`game_id_of`); ``""`` lets the referee choose one.
+        Raises :class:`BotsDead` (without playing) if a bot
         of the line-up died more than its ``max_restarts`` times, and
         :class:`~referee.files.WriteFailed` if a bot's log could not be written (a full disk).
         With isolation = "match" the launched bots play it in processes started for it alone
@@ -372,7 +384,8 @@ class Executor(ABC):
             status = self.launcher.status()
             raise BotsDead({name: status[name]["dead"] for name in dead})
         started = time.monotonic()
-        match_id = seating.key if match_id is None else match_id
+        held = seating.key if match_id is None else match_id
+        match_id = game_id_of(seating) if match_id is None else match_id
         begun = self.launcher.match_begins(seating.key, seating.lineup)  # in the bots' logs, by the match's id
         results = None
         try:
@@ -382,7 +395,7 @@ class Executor(ABC):
                 results, record = await self._run(seating, match_id)
         finally:
             self.launcher.match_ends(seating.key, seating.lineup, begun, results)
-        self._held[match_id] = record["meta"]["game_id"]
+        self._held[held] = record["meta"]["game_id"]
         self.host.played(record)
         return Played(seating, results, record, time.monotonic() - started)
 

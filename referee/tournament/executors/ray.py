@@ -32,7 +32,7 @@ from typing import Any, Self
 from referee.runner import Clock
 from referee.tournament import paths, sandbox
 from referee.tournament.config import BotSpec, ConfigError, ExecutorSpec
-from referee.tournament.executors.base import BotsDead, Executor, Played
+from referee.tournament.executors.base import BotsDead, Executor, Played, game_id_of
 from referee.tournament.schedule import Seating
 from referee.tournament.versions import Snapshots
 
@@ -487,7 +487,7 @@ class RayExecutor(Executor):
 
     async def play(self, seating: Seating, match_id: str | None = None) -> Played:
         """Play one match on an idle worker; if the worker dies, again on another (same match id)."""
-        match_id = seating.key if match_id is None else match_id
+        match_id = game_id_of(seating) if match_id is None else match_id
         errors = self.ray.exceptions
         while True:
             worker = await self._idle_worker()

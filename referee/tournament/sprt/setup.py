@@ -17,6 +17,7 @@ from referee.stats.sprt import EloModel, check_hypotheses
 from referee.tournament import config as tconfig
 from referee.tournament import paths
 from referee.tournament.config import BotSpec, ConfigFile, ExecutorSpec
+from referee.tournament.teams import TeamError
 
 #: ``(elo0, elo1)`` of the presets in each Elo model (docs/regression.md, "Presets"). Normalized:
 #: fishtest's <0, 2> and <-1.75, 0.25> (normalized Elo too) scaled by 12.5, an SPRT of about a
@@ -202,6 +203,13 @@ def parse(loc: ConfigFile) -> SprtSetup:
     baseline = s.get("baseline", other)
     if baseline != other:
         raise loc.error(f"sprt.baseline must be the other bot, {other!r}, got {baseline!r}", "sprt", "baseline")
+    teams = base.teams
+    try:
+        teams.settle([] if teams.apart([candidate, baseline]) else [candidate, baseline],
+                     f"sprt: the candidate {candidate} and the baseline {baseline} are of one team "
+                     f"({teams.shared([candidate, baseline])}), and an SPRT seats them together")
+    except TeamError as err:
+        raise tconfig.team_error(loc, base, err) from None
 
     def number(key: str, default: float) -> float:
         value = s.get(key, default)
