@@ -138,7 +138,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import mul
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from referee.stats import ranks
 
@@ -338,21 +340,23 @@ class Ratings:
 
 
 def _check(outcomes: Iterable[Outcome]) -> list[Outcome]:
-    checked: list[Outcome] = []
-    for o in outcomes:
-        if isinstance(o, TeamResult):
-            if not o.a or not o.b:
-                raise ValueError(f"a team needs a member: {o}")
-            if Counter(o.a) == Counter(o.b):
-                raise ValueError(f"a team against the same team: {o}")
-        else:
-            o = PairResult(*o)
-            if o.a == o.b:
-                raise ValueError(f"outcome of {o.a!r} against itself: {o}")
-        if o.score not in _VALID_SCORES:
-            raise ValueError(f"score must be 1, 0.5 or 0: {o}")
-        checked.append(o)
-    return checked
+    return [_checked(o) for o in outcomes]
+
+
+def _checked(o: Outcome) -> Outcome:
+    """The outcome as a :class:`PairResult` or :class:`TeamResult`, or ValueError saying what is wrong."""
+    if isinstance(o, TeamResult):
+        if not o.a or not o.b:
+            raise ValueError(f"a team needs a member: {o}")
+        if Counter(o.a) == Counter(o.b):
+            raise ValueError(f"a team against the same team: {o}")
+    else:
+        o = PairResult(*o)
+        if o.a == o.b:
+            raise ValueError(f"outcome of {o.a!r} against itself: {o}")
+    if o.score not in _VALID_SCORES:
+        raise ValueError(f"score must be 1, 0.5 or 0: {o}")
+    return o
 
 
 def _members(o: Outcome) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -687,29 +691,139 @@ def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequen
                robust: Sequence[Sequence[float]], n_deals: int, seed: int | None,
                spread_prior: bool = True) -> ranks.RankPosterior:
     scale = ELO_PER_LOGIT * ELO_PER_LOGIT
-    return ranks.RankPosterior.of(names, elos, [[v * scale for v in row] for row in cov],
-                                  [[v * scale for v in row] for row in robust], n_deals - 1, seed or 0, spread_prior)
+    return ranks.RankPosterior.of(names, elos, np.asarray(cov) * scale, np.asarray(robust) * scale, n_deals - 1,
+                                  seed or 0, spread_prior)
 
 
-def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float = 1.0,
+class Tally:
+    """Outcomes gathered for the scheduler's fit, as arrays: for every deal set and contrast, the
+    points of its positive side and the games. :meth:`add` takes more (a deal set just played), so
+    that a scheduler looking after every deal set does not read the earlier ones again."""
+
+    def __init__(self, outcomes: Iterable[Outcome] = ()) -> None:
+        self.index: dict[str, int] = {}  # every player, in the order first seen
+        self._contrasts: dict[Contrast, int] = {}
+        self._rows: list[np.ndarray] = []  # chunks of (deal set, contrast, points of its positive side)
+        self._deals: set[int] = set()
+        self.add(outcomes)
+
+    def add(self, outcomes: Iterable[Outcome]) -> None:
+        outcomes = list(outcomes)
+        teams = [o for o in outcomes if isinstance(o, TeamResult)]
+        pairs = [o for o in outcomes if not isinstance(o, TeamResult)] if teams else outcomes
+        if pairs:
+            self._add_pairs(pairs)
+        for o in map(_checked, teams):
+            for name in (*o.a, *o.b):
+                self.index.setdefault(name, len(self.index))
+            c, score = _contrast(o, self.index)
+            self._rows.append(np.array([[o.deal_set, self._contrasts.setdefault(c, len(self._contrasts)), score]]))
+            self._deals.add(o.deal_set)
+
+    def _add_pairs(self, pairs: list[Outcome]) -> None:
+        """Pairwise results, all at once (a bad one: :func:`_checked`'s error)."""
+        if set(map(len, pairs)) != {4}:
+            _check(pairs)
+        deal, a, b, score = zip(*pairs)
+        for name in dict.fromkeys((*a, *b)):
+            self.index.setdefault(name, len(self.index))
+        first = np.fromiter(map(self.index.__getitem__, a), np.int64, len(a))
+        second = np.fromiter(map(self.index.__getitem__, b), np.int64, len(b))
+        points = np.asarray(score, dtype=float)
+        bad = (first == second) | ~np.isin(points, _VALID_SCORES)
+        if bad.any():
+            _checked(pairs[int(np.argmax(bad))])
+        lo, hi = np.minimum(first, second), np.maximum(first, second)  # the contrast e_lo - e_hi
+        codes, which = np.unique(lo * len(self.index) + hi, return_inverse=True)
+        ids = np.array([self._contrasts.setdefault(((int(c) // len(self.index), 1.0), (int(c) % len(self.index), -1.0)),
+                                                   len(self._contrasts)) for c in codes])
+        self._rows.append(np.column_stack([np.asarray(deal, dtype=float), ids[which],
+                                           np.where(first == lo, points, 1.0 - points)]))
+        self._deals.update(deal)
+
+    @property
+    def deal_sets(self) -> int:
+        return len(self._deals)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The contrasts (a row each, a column per player), and for every (deal set, contrast) cell:
+        its deal set (numbered from 0), its contrast, its points and its games."""
+        contrasts = np.zeros((len(self._contrasts), len(self.index)))
+        for c, k in self._contrasts.items():
+            for i, v in c:
+                contrasts[k, i] = v
+        rows = np.concatenate(self._rows) if self._rows else np.zeros((0, 3))
+        if len(self._rows) > 1:
+            self._rows = [rows]
+        _, deal = np.unique(rows[:, 0], return_inverse=True)
+        cells, which = np.unique(deal * len(contrasts) + rows[:, 1].astype(np.int64), return_inverse=True)
+        return (contrasts, cells // len(contrasts), cells % len(contrasts), np.bincount(which, rows[:, 2]),
+                np.bincount(which).astype(float))
+
+
+def _log_sigmoid_array(z: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -z)
+
+
+def _fit_array(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray,
+               prior: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_fit_logits` with numpy (the same damped Newton steps), and the inverse of the
+    information at the fit. ``points`` and ``games``: each contrast's over all deal sets."""
+    if prior <= 0:
+        raise ValueError("prior must be positive (it fixes the level and keeps ratings finite)")
+
+    def objective(x: np.ndarray) -> float:
+        z = contrasts @ x
+        return float(points @ _log_sigmoid_array(z) + (games - points) @ _log_sigmoid_array(-z)
+                     + 0.5 * prior * (_log_sigmoid_array(x) + _log_sigmoid_array(-x)).sum())
+
+    def information(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, q = np.exp(_log_sigmoid_array(contrasts @ x)), np.exp(_log_sigmoid_array(x))
+        grad = contrasts.T @ (points - games * p) + prior * (0.5 - q)
+        return (contrasts.T * (games * p * (1.0 - p))) @ contrasts + np.diag(prior * q * (1.0 - q)), grad
+
+    x = np.zeros(contrasts.shape[1])
+    value = None
+    for _ in range(100):
+        a, grad = information(x)
+        step = np.linalg.solve(a, grad)
+        size = float(np.abs(step).max(initial=0.0))
+        if size <= _SMALL_STEP:  # near the maximum: the full step
+            x, value = x + step, None
+        else:  # a big step: halved until the objective does not decrease
+            value = objective(x) if value is None else value
+            t = 1.0
+            while True:
+                trial = x + t * step
+                new_value = objective(trial)
+                if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
+                    break
+                t *= 0.5
+            x, value, size = trial, new_value, size * t
+        if size < 1e-6:
+            break
+    return x, np.linalg.inv(information(x)[0])
+
+
+def rank_posterior(outcomes: Iterable[Outcome] | Tally, seed: int = 0, *, prior: float = 1.0,
                    spread_prior: bool = True) -> ranks.RankPosterior | None:
     """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
-    orders) from these outcomes, without a bootstrap: one fit and its two covariances. None with
-    fewer than two deal sets (nothing measures how results vary from deal to deal).
-    ``spread_prior=False`` leaves out the prior on the spread (for comparison)."""
-    outcomes = _check(outcomes)
-    if not outcomes:
+    orders, differences for a stopping rule) from these outcomes (or a :class:`Tally` of them),
+    without a bootstrap: one fit and its two covariances, with numpy. None with fewer than two deal
+    sets (nothing measures how results vary from deal to deal). ``spread_prior=False`` leaves out
+    the prior on the spread (for comparison)."""
+    tally = outcomes if isinstance(outcomes, Tally) else Tally(outcomes)
+    if tally.deal_sets < 2:
         return None
-    names, index = _index(outcomes)
-    n = len(names)
-    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
-    columns, n_deals = _columns(outcomes, index)
-    if n_deals < 2:
-        return None
-    x_hat = _fit_logits(n, rows, prior)
-    cov = _inverse(_information(n, rows, prior, x_hat))
-    return _posterior(names, [xi * ELO_PER_LOGIT for xi in x_hat], cov, _robust(cov, columns, x_hat, n_deals),
-                      n_deals, seed, spread_prior)
+    contrasts, deal, which, points, games = tally.arrays()
+    x, cov = _fit_array(contrasts, np.bincount(which, points, len(contrasts)),
+                        np.bincount(which, games, len(contrasts)), prior)
+    residual = points - games * np.exp(_log_sigmoid_array(contrasts[which] @ x))
+    cells = np.bincount(deal * len(contrasts) + which, residual, tally.deal_sets * len(contrasts))
+    scores = cells.reshape(tally.deal_sets, len(contrasts)) @ contrasts  # each deal set's part of the gradient
+    mapped = (scores - scores.mean(axis=0)) @ cov
+    robust = tally.deal_sets / (tally.deal_sets - 1) * mapped.T @ mapped
+    return _posterior(list(tally.index), x * ELO_PER_LOGIT, cov, robust, tally.deal_sets, seed, spread_prior)
 
 
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
