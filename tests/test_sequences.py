@@ -62,24 +62,33 @@ def test_with_an_estimated_variance_the_t_bound_holds_from_two_looks_on(df):
     crossed = upper < tail
     rng = np.random.default_rng(3)
     for i, k in zip(rng.integers(0, 2000, 300), rng.integers(0, 299, 300)):
-        said = sequences.verdict(abs(mean[i, k + 1]), var[i, k + 1], k + 1, 0.05, 0.0)
+        said = sequences.verdict(sequences.wald(abs(mean[i, k + 1]), var[i, k + 1]), abs(mean[i, k + 1]), k + 1, 0.05, 0.0)
         assert (said != sequences.OPEN) == crossed[i, k]
     assert crossed.any(axis=1).mean() <= 0.05, crossed.any(axis=1).mean()
 
 
 @pytest.mark.parametrize("df", [1, 4, 19, 199])
-def test_verdicts_agree_with_the_half_width(df):
+def test_verdicts_agree_with_the_half_width_and_the_bounds(df):
     variance, alpha, tie = 400.0, 0.05 / 6, 50.0
     half = sequences.half_width(variance, df, alpha)
     tail = sequences.tail(variance, alpha)
     assert 1.0 - t_cdf(half / math.sqrt(variance), df) == pytest.approx(tail, rel=1e-6)
-    assert sequences.verdict(half * 1.0001, variance, df, alpha, tie) == sequences.ABOVE
-    assert sequences.verdict(half * 0.9999, variance, df, alpha, 0.0) == sequences.OPEN
+
+    def said(diff: float, margin: float) -> str:
+        return sequences.verdict(sequences.wald(diff, variance), diff, df, alpha, margin)
+
+    assert said(half * 1.0001, tie) == sequences.ABOVE
+    assert said(half * 0.9999, 0.0) == sequences.OPEN
     if half < tie:  # both bounds inside ±tie: within; one outside: open
-        assert sequences.verdict(0.0, variance, df, alpha, half * 1.0001) == sequences.WITHIN
-        assert sequences.verdict(0.0, variance, df, alpha, half * 0.9999) == sequences.OPEN
-        assert sequences.verdict(tie - half * 1.0001, variance, df, alpha, tie) == sequences.WITHIN
-    assert sequences.verdict(0.0, variance, df, alpha, 0.0) == sequences.OPEN  # no margin: never within
+        assert said(0.0, half * 1.0001) == sequences.WITHIN
+        assert said(0.0, half * 0.9999) == sequences.OPEN
+        assert said(tie - half * 1.0001, tie) == sequences.WITHIN
+    assert said(0.0, 0.0) == sequences.OPEN  # no margin: never within
+    lo, hi = sequences.bounds(sequences.wald(30.0, variance), 30.0, df, alpha)
+    if half < 3000:
+        assert lo == pytest.approx(30.0 - half, abs=0.02) and hi == pytest.approx(30.0 + half, abs=0.02)
+    else:  # beyond the span searched: no bound
+        assert lo is None and hi is None
 
 
 def test_the_level_is_shared_among_every_pair_of_the_table():

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,7 +271,11 @@ class RankPosterior:
     df: int
     seed: int = 0
     draws: int = DRAWS
+    #: the fit it came from (:class:`referee.stats.ratings.Fit`, with the results), whose score tests a
+    #: stopping rule asks; None for the standings' posterior
+    fit: Any = field(default=None, repr=False)
     _index: dict[str, int] = field(init=False, repr=False)
+    _tests: dict[tuple[str, str, float], tuple[float, float]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -280,10 +284,11 @@ class RankPosterior:
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=float).reshape(shape))
         object.__setattr__(self, "names", tuple(self.names))
         object.__setattr__(self, "_index", {name: i for i, name in enumerate(self.names)})
+        object.__setattr__(self, "_tests", {})
 
     @classmethod
     def of(cls, names: Sequence[str], elo: Sequence[float], info: Matrix, robust: Matrix, df: int, seed: int = 0,
-           prior: bool = True) -> RankPosterior:
+           prior: bool = True, fit: Any = None) -> RankPosterior:
         """From the fit's ratings and its two covariances (same units); ``prior=False``: no prior
         on the spread (a flat one, ``τ = ∞``: the likelihood alone, for comparison)."""
         n = len(names)
@@ -301,7 +306,7 @@ class RankPosterior:
             spread = tuple((1.0 / TAU_NODES, float(t2)) for t2 in _spread_nodes(d, omega))
         else:
             spread = ((1.0, math.inf),)
-        return cls(tuple(names[i] for i in order), x, rows, d, omega, spread, df, seed)
+        return cls(tuple(names[i] for i in order), x, rows, d, omega, spread, df, seed, fit=fit)
 
     # --- exact probabilities --------------------------------------------------------------------
 
@@ -351,6 +356,19 @@ class RankPosterior:
     def adjacent(self) -> list[float]:
         """P(each player above the next one in the fit's order)."""
         return [self.above(a, b) for a, b in zip(self.names, self.names[1:])]
+
+    def test(self, a: str, b: str) -> Callable[[float], tuple[float, float]]:
+        """The test of ``R_a - R_b`` at a hypothesis (Elo) that a stopping rule asks
+        (:data:`referee.stats.sequences.Test`): the fit's score test when the posterior has its fit
+        (:meth:`referee.stats.ratings.Fit.score_test`), else the Wald test of :meth:`difference`."""
+        if self.fit is not None:
+            def score(c: float) -> tuple[float, float]:  # kept: the rule and the scheduler ask the same
+                if (a, b, c) not in self._tests:
+                    self._tests[a, b, c] = self.fit.score_test(a, b, c)
+                return self._tests[a, b, c]
+            return score
+        diff, variance = self.difference(a, b)
+        return lambda c: ((diff - c) / math.sqrt(variance), variance)
 
     def difference(self, a: str, b: str) -> tuple[float, float]:
         """The fit's ``R_a - R_b`` and its variance under ``Σ_w`` (the likelihood alone, no prior on

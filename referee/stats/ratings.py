@@ -689,10 +689,10 @@ def _robust(cov: Sequence[Sequence[float]], columns: _Columns, x: Sequence[float
 
 def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequence[float]],
                robust: Sequence[Sequence[float]], n_deals: int, seed: int | None,
-               spread_prior: bool = True) -> ranks.RankPosterior:
+               spread_prior: bool = True, fit: Fit | None = None) -> ranks.RankPosterior:
     scale = ELO_PER_LOGIT * ELO_PER_LOGIT
     return ranks.RankPosterior.of(names, elos, np.asarray(cov) * scale, np.asarray(robust) * scale, n_deals - 1,
-                                  seed or 0, spread_prior)
+                                  seed or 0, spread_prior, fit)
 
 
 class Tally:
@@ -765,10 +765,13 @@ def _log_sigmoid_array(z: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -z)
 
 
-def _fit_array(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray,
-               prior: float) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_fit_logits` with numpy (the same damped Newton steps), and the inverse of the
-    information at the fit. ``points`` and ``games``: each contrast's over all deal sets."""
+def _newton(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray, prior: float,
+            lift: tuple[np.ndarray, np.ndarray] | None = None,
+            start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_fit_logits` with numpy (the same damped Newton steps): the logits ``x`` that maximise
+    the penalised log-likelihood (``points`` and ``games``: each contrast's over all deal sets), and
+    its information and gradient at ``x``. ``lift`` ``(M, o)``: the maximum over ``x = M θ + o``
+    only (a hypothesis that fixes a difference), from ``start`` (logits: the unconstrained fit)."""
     if prior <= 0:
         raise ValueError("prior must be positive (it fixes the level and keeps ratings finite)")
 
@@ -780,50 +783,120 @@ def _fit_array(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray,
     def information(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p, q = np.exp(_log_sigmoid_array(contrasts @ x)), np.exp(_log_sigmoid_array(x))
         grad = contrasts.T @ (points - games * p) + prior * (0.5 - q)
-        return (contrasts.T * (games * p * (1.0 - p))) @ contrasts + np.diag(prior * q * (1.0 - q)), grad
+        a = (contrasts.T * (games * p * (1.0 - p))) @ contrasts
+        a[np.diag_indices_from(a)] += prior * q * (1.0 - q)
+        return a, grad
 
-    x = np.zeros(contrasts.shape[1])
+    n = contrasts.shape[1]
+    m, offset = lift if lift is not None else (np.eye(n), np.zeros(n))
+    theta = np.zeros(m.shape[1]) if start is None else np.linalg.lstsq(m, start - offset, rcond=None)[0]
     value = None
     for _ in range(100):
-        a, grad = information(x)
-        step = np.linalg.solve(a, grad)
-        size = float(np.abs(step).max(initial=0.0))
+        a, grad = information(m @ theta + offset)
+        step = np.linalg.solve(m.T @ a @ m, m.T @ grad)
+        size = float(np.abs(m @ step).max(initial=0.0))
         if size <= _SMALL_STEP:  # near the maximum: the full step
-            x, value = x + step, None
+            theta, value = theta + step, None
         else:  # a big step: halved until the objective does not decrease
-            value = objective(x) if value is None else value
+            value = objective(m @ theta + offset) if value is None else value
             t = 1.0
             while True:
-                trial = x + t * step
-                new_value = objective(trial)
+                trial = theta + t * step
+                new_value = objective(m @ trial + offset)
                 if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
                     break
                 t *= 0.5
-            x, value, size = trial, new_value, size * t
+            theta, value, size = trial, new_value, size * t
         if size < 1e-6:
             break
-    return x, np.linalg.inv(information(x)[0])
+    x = m @ theta + offset
+    return (x, *information(x))
+
+
+@dataclass(frozen=True, eq=False)
+class Fit:
+    """The scheduler's fit of a :class:`Tally` (with numpy): the posterior's ratings and covariances,
+    and the score test of a difference of two ratings that a stopping rule asks
+    (:meth:`score_test`)."""
+
+    names: list[str]
+    contrasts: np.ndarray  # a row per contrast, a column per player
+    deal: np.ndarray  # for each (deal set, contrast) cell: its deal set, contrast, points, games
+    which: np.ndarray
+    points: np.ndarray
+    games: np.ndarray
+    deal_sets: int
+    prior: float
+    x: np.ndarray = field(init=False)  # the logits
+    information: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        x, information, _ = _newton(self.contrasts, *self._totals(), self.prior)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "information", information)
+
+    @classmethod
+    def of(cls, tally: Tally, prior: float = 1.0) -> Fit:
+        return cls(list(tally.index), *tally.arrays(), tally.deal_sets, prior)
+
+    def _totals(self) -> tuple[np.ndarray, np.ndarray]:
+        k = len(self.contrasts)
+        return np.bincount(self.which, self.points, k), np.bincount(self.which, self.games, k)
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        """Each deal set's part of the gradient of the log-likelihood at ``x`` (deal sets × players)."""
+        residual = self.points - self.games * np.exp(_log_sigmoid_array(self.contrasts[self.which] @ x))
+        k = len(self.contrasts)
+        return np.bincount(self.deal * k + self.which, residual, self.deal_sets * k).reshape(self.deal_sets, k) \
+            @ self.contrasts
+
+    def covariances(self) -> tuple[np.ndarray, np.ndarray]:
+        """The inverse information and the cluster-robust sandwich over deal sets (logits)."""
+        cov = np.linalg.inv(self.information)
+        scores = self.scores(self.x)
+        mapped = (scores - scores.mean(axis=0)) @ cov
+        return cov, self.deal_sets / (self.deal_sets - 1) * mapped.T @ mapped
+
+    def score_test(self, a: str, b: str, elo: float) -> tuple[float, float]:
+        """The cluster-robust score test of ``R_a - R_b = elo``: its statistic ``z`` (positive when the
+        results put the difference above ``elo``), and the variance (Elo²) of the difference's
+        estimate at the hypothesis. The fit is redone with the difference fixed; ``z`` is the score
+        of the difference there, with the other ratings' part projected out, over its standard
+        deviation: the larger of its spread over deal sets and its information (the floor the
+        posterior keeps, :mod:`referee.stats.ranks`). Unlike the difference of the fit over its
+        standard deviation (the Wald statistic), it does not lose its way when one entry won every
+        game against the other: a sweep is the most decisive record, not one whose estimate runs
+        off to where its information vanishes."""
+        n, i, j = len(self.names), self.names.index(a), self.names.index(b)
+        m = np.delete(np.eye(n), i, axis=1)  # θ: every logit but a's; x_a = x_b + elo
+        m[i, j - (j > i)] = 1.0
+        offset = np.zeros(n)
+        offset[i] = elo / ELO_PER_LOGIT
+        x, information, grad = _newton(self.contrasts, *self._totals(), self.prior, (m, offset), self.x)
+        nuisance = m.T @ information @ m
+        towards = np.linalg.solve(nuisance, m.T @ information[:, i])  # a's direction on the others
+        efficient = information[i, i] - information[i] @ m @ towards  # the difference's own information
+        score = grad[i] - grad @ m @ towards
+        parts = self.scores(x)
+        parts = parts[:, i] - parts @ m @ towards
+        spread = self.deal_sets / (self.deal_sets - 1) * float(((parts - parts.mean()) ** 2).sum())
+        variance = max(spread, efficient)
+        return float(score / math.sqrt(variance)), variance / efficient ** 2 * ELO_PER_LOGIT ** 2
 
 
 def rank_posterior(outcomes: Iterable[Outcome] | Tally, seed: int = 0, *, prior: float = 1.0,
                    spread_prior: bool = True) -> ranks.RankPosterior | None:
     """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
-    orders, differences for a stopping rule) from these outcomes (or a :class:`Tally` of them),
-    without a bootstrap: one fit and its two covariances, with numpy. None with fewer than two deal
-    sets (nothing measures how results vary from deal to deal). ``spread_prior=False`` leaves out
-    the prior on the spread (for comparison)."""
+    orders, differences and score tests for a stopping rule) from these outcomes (or a :class:`Tally`
+    of them), without a bootstrap: one fit (:class:`Fit`) and its two covariances, with numpy. None
+    with fewer than two deal sets (nothing measures how results vary from deal to deal).
+    ``spread_prior=False`` leaves out the prior on the spread (for comparison)."""
     tally = outcomes if isinstance(outcomes, Tally) else Tally(outcomes)
     if tally.deal_sets < 2:
         return None
-    contrasts, deal, which, points, games = tally.arrays()
-    x, cov = _fit_array(contrasts, np.bincount(which, points, len(contrasts)),
-                        np.bincount(which, games, len(contrasts)), prior)
-    residual = points - games * np.exp(_log_sigmoid_array(contrasts[which] @ x))
-    cells = np.bincount(deal * len(contrasts) + which, residual, tally.deal_sets * len(contrasts))
-    scores = cells.reshape(tally.deal_sets, len(contrasts)) @ contrasts  # each deal set's part of the gradient
-    mapped = (scores - scores.mean(axis=0)) @ cov
-    robust = tally.deal_sets / (tally.deal_sets - 1) * mapped.T @ mapped
-    return _posterior(list(tally.index), x * ELO_PER_LOGIT, cov, robust, tally.deal_sets, seed, spread_prior)
+    fit = Fit.of(tally, prior)
+    cov, robust = fit.covariances()
+    return _posterior(fit.names, fit.x * ELO_PER_LOGIT, cov, robust, tally.deal_sets, seed, spread_prior, fit)
 
 
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,

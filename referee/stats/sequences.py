@@ -37,11 +37,12 @@ Measured: ``python -m referee.tools.scheduling`` and docs/tournaments.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from referee.stats.ranks import beta_cdf
 
 #: the mixture's scale (Elo): the differences it is tightest for
-MIXTURE_ELO = 200.0
+MIXTURE_ELO = 100.0
 #: what a rule may say of a pair
 ABOVE, WITHIN, OPEN = "above", "within", "open"
 
@@ -64,9 +65,9 @@ def _t_upper(t: float, df: int) -> float:
 
 
 def half_width(variance: float, df: int, alpha: float) -> float:
-    """The sequence's half-width (Elo) at this look: ``q sqrt(V)``, ``q`` the Student quantile at
-    the normal bound's tail (bisection on the log of ``x = df / (df + q²)``, where the incomplete
-    beta function ``I_x(df/2, 1/2)`` is twice the tail)."""
+    """The sequence's half-width (Elo) at this look, for a difference of the fit and its variance:
+    ``q sqrt(V)``, ``q`` the Student quantile at the normal bound's tail (bisection on the log of
+    ``x = df / (df + q²)``, where the incomplete beta function ``I_x(df/2, 1/2)`` is twice the tail)."""
     target = 2.0 * tail(variance, alpha)
     lo, hi = math.log(1e-300), 0.0
     for _ in range(100):
@@ -76,18 +77,61 @@ def half_width(variance: float, df: int, alpha: float) -> float:
     return math.sqrt(df * (1.0 - x) / x) * math.sqrt(variance)
 
 
-def verdict(diff: float, variance: float, df: int, alpha: float, tie: float) -> str:
-    """What the sequence says of a difference ``diff`` (Elo, the first of the pair minus the second,
-    ``>= 0`` in the fit's order) at this look: :data:`ABOVE` (its lower bound is above 0),
-    :data:`WITHIN` (both bounds strictly inside ``±tie``) or :data:`OPEN`. Decided on tail
-    probabilities, without the quantile: ``diff - q sd > 0`` exactly when ``P(T > diff / sd)`` is
-    below the bound's tail."""
-    sd, p = math.sqrt(variance), tail(variance, alpha)
-    if _t_upper(diff / sd, df) < p:
+#: a test of a difference at a hypothesis ``Δ = c`` (Elo): its statistic ``z`` (positive when the
+#: results put the difference above ``c``) and the variance (Elo²) of the difference's estimate there
+Test = Callable[[float], tuple[float, float]]
+
+
+def wald(diff: float, variance: float) -> Test:
+    """The test of a difference of the fit and its variance: ``z = (diff - c) / sd``."""
+    return lambda c: ((diff - c) / math.sqrt(variance), variance)
+
+
+def rejects(z: float, variance: float, df: int, alpha: float) -> bool:
+    """Whether a statistic is past the sequence's bound at this look: ``P(T > z)`` (Student, ``df``
+    degrees of freedom) below the bound's tail for this variance."""
+    return _t_upper(z, df) < tail(variance, alpha)
+
+
+def verdict(test: Test, estimate: float, df: int, alpha: float, tie: float) -> str:
+    """What the sequence says of a difference (the first of the pair minus the second, ``estimate``
+    the fit's, ``>= 0`` in the fit's order) at this look: :data:`ABOVE` (the hypothesis ``Δ = 0``,
+    and with it every ``Δ <= 0``, rejected upwards), :data:`WITHIN` (``Δ = tie`` rejected downwards
+    and ``Δ = -tie`` upwards: the difference is strictly inside ``±tie``) or :data:`OPEN`."""
+    z, variance = test(0.0)
+    if rejects(z, variance, df, alpha):
         return ABOVE
-    if tie > 0 and _t_upper((tie - diff) / sd, df) < p and _t_upper((tie + diff) / sd, df) < p:
-        return WITHIN
+    if 0 < tie and abs(estimate) < tie:
+        z, variance = test(tie)
+        if rejects(-z, variance, df, alpha):
+            z, variance = test(-tie)
+            if rejects(z, variance, df, alpha):
+                return WITHIN
     return OPEN
+
+
+def bounds(test: Test, estimate: float, df: int, alpha: float,
+           span: float = 3000.0) -> tuple[float | None, float | None]:
+    """The sequence's bounds at this look: the nearest hypotheses either side of the fit's
+    ``estimate`` that the test rejects (found doubling the distance from 10 Elo, then by bisection
+    to 0.01 Elo; None: none within ``span`` Elo)."""
+    def rejected(c: float, outward: float) -> bool:
+        z, variance = test(c)
+        return rejects(-outward * z, variance, df, alpha)
+
+    def edge(outward: float) -> float | None:
+        inside, step = 0.0, 10.0
+        while not rejected(estimate + outward * step, outward):
+            if step >= span:
+                return None
+            inside, step = step, min(2.0 * step, span)
+        outside = step
+        while outside - inside > 0.01:
+            mid = 0.5 * (inside + outside)
+            inside, outside = (inside, mid) if rejected(estimate + outward * mid, outward) else (mid, outside)
+        return estimate + outward * 0.5 * (inside + outside)
+
+    return edge(-1.0), edge(1.0)
 
 
 def pairs(n: int) -> int:

@@ -65,8 +65,8 @@ SCHEDULES = ("round-robin", "adaptive")
 #: the fairness bound: from its first deal set on, an entry plays at least this share of the matches of
 #: the entry that played the most in the same deal sets
 FAIRNESS = 0.5
-#: the default cap, level and margin of a rule (docs/tournaments.md, "The margin": why 50 Elo)
-MAX_DEAL_SETS, CONFIDENCE, TIE_ELO = 400, 0.95, 50.0
+#: the default cap, level and margin of a rule (docs/tournaments.md, "The margin": why 75 Elo)
+MAX_DEAL_SETS, CONFIDENCE, TIE_ELO = 400, 0.95, 75.0
 #: the store's keys: the rounds chosen, and why the tournament stopped
 ROUNDS_KEY, STOPPED_KEY = "adaptive", "stopped"
 
@@ -126,8 +126,8 @@ class Round:
 @dataclass(frozen=True)
 class Claim:
     """What the rule says of two entries, ``a`` above ``b`` in the fit: ``verdict`` "above" (ordered),
-    "within" (within the margin) or "open"; the fit's difference ``elo`` and, when the run stopped,
-    the confidence sequence's bounds at the last look, ``lo`` and ``hi`` (None for a stop stored
+    "within" (within the margin) or "open"; the fit's difference ``elo`` and the confidence
+    sequence's bounds at the last look, ``lo`` and ``hi`` (None: beyond 3000 Elo, or a stop stored
     before they were kept)."""
 
     a: str
@@ -239,12 +239,13 @@ def needed(rule: Rule, ranked: Sequence[str]) -> list[tuple[str, str]]:
 def claims(rule: Rule, posterior: RankPosterior, pairs: Sequence[tuple[str, str]]) -> list[str]:
     """The verdict of each pair (:mod:`referee.stats.sequences`), the rule's level shared among every
     pair of the table."""
-    alpha = (1.0 - rule.confidence) / sequences.pairs(len(posterior.names))
-    out = []
-    for a, b in pairs:
-        diff, variance = posterior.difference(a, b)
-        out.append(sequences.verdict(diff, variance, posterior.df, alpha, rule.tie_elo))
-    return out
+    alpha = _alpha(rule, posterior)
+    return [sequences.verdict(posterior.test(a, b), posterior.difference(a, b)[0], posterior.df, alpha, rule.tie_elo)
+            for a, b in pairs]
+
+
+def _alpha(rule: Rule, posterior: RankPosterior) -> float:
+    return (1.0 - rule.confidence) / sequences.pairs(len(posterior.names))
 
 
 def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str], deal_sets: int,
@@ -268,10 +269,9 @@ def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str],
 
 def _claim(rule: Rule, posterior: RankPosterior, a: str, b: str, said: str) -> Claim:
     """A pair's verdict with the fit's difference and the sequence's bounds at this look."""
-    diff, variance = posterior.difference(a, b)
-    half = sequences.half_width(variance, posterior.df,
-                                (1.0 - rule.confidence) / sequences.pairs(len(posterior.names)))
-    return Claim(a, b, said, diff, diff - half, diff + half)
+    diff = posterior.difference(a, b)[0]
+    lo, hi = sequences.bounds(posterior.test(a, b), diff, posterior.df, _alpha(rule, posterior))
+    return Claim(a, b, said, diff, lo, hi)
 
 
 def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: Sequence[Claim]) -> str:
@@ -286,10 +286,15 @@ def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: S
             f"{what} {how}, {level}): {said}")
 
 
+def _end(bound: float | None, side: str) -> str:
+    """A bound of a sequence as the stop's sentence says it: ``+35``, or ``-∞`` / ``+∞`` (none)."""
+    return f"{side}∞" if bound is None else f"{bound:+.0f}"
+
+
 def _said(c: Claim, rule: Rule) -> str:
     """One pair's verdict in the stop's sentence: ``a above b [+35, +410]``, ``a, b within ±50 Elo
-    [-31, +38]``, ``a, b open [-60, +140]``."""
-    bounds = f" [{c.lo:+.0f}, {c.hi:+.0f}]" if c.lo is not None and c.hi is not None else ""
+    [-31, +38]``, ``a, b open [-60, +140]`` (a sweep's upper bound may be ``+∞``)."""
+    bounds = f" [{_end(c.lo, '-')}, {_end(c.hi, '+')}]" if c.elo is not None else ""
     if c.verdict == sequences.ABOVE:
         return f"{c.a} above {c.b}{bounds}"
     return f"{c.a}, {c.b} {c.shown(rule.tie_elo)}{bounds}"

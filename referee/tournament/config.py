@@ -16,7 +16,7 @@
     schedule = "adaptive"       # "round-robin" (default: every table, deal_sets deal sets) or "adaptive"
     stop = "order"              # adaptive: "order" (every adjacent pair settled) or "top:K" (the top K and their order)
     confidence = 0.95           # adaptive: the rule's level
-    tie_elo = 50                # adaptive: a pair shown within ±tie_elo is settled too (0: ordered only)
+    tie_elo = 75                # adaptive: a pair shown within ±tie_elo is settled too (0: ordered only)
     max_deal_sets = 400         # adaptive: the cap (instead of deal_sets)
 
     [tournament.options]        # the game's rule options

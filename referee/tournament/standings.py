@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -308,7 +309,8 @@ def shown_claims(st: Standings) -> list[tuple[str, Shown] | None] | None:
             out.append(None)
             continue
         sign = 1.0 if claim.a == upper.name else -1.0  # the table's order may flip two equal entries
-        lo, hi = sorted((sign * claim.lo, sign * claim.hi))
+        ends = (-math.inf if claim.lo is None else claim.lo, math.inf if claim.hi is None else claim.hi)  # None: unbounded
+        lo, hi = sorted((sign * ends[0], sign * ends[1]))
         above = claim.verdict == "above"
         out.append((claim.verdict, shown(sign * claim.elo, lo, hi, "lower" if above else None, 0.0, signed=True,
                                          within=stop.tie_elo if claim.verdict == WITHIN else None)))
