@@ -17,7 +17,7 @@ from harness import ROOT, run_cli
 from referee.cli.exits import ExitCode
 from referee.stats.ratings import PairResult, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
-from referee.tournament import adaptive
+from referee.tournament import adaptive, standings
 from referee.tournament.adaptive import Game, Round, Rule, below_bound, matches_played, next_tables, verdict
 from referee.tournament.config import ConfigError, parse, read
 from referee.tournament.schedule import rotations
@@ -233,6 +233,40 @@ def test_the_rule_reads_order_and_top_k_only():
             Rule.parse(bad)
 
 
+def test_the_tables_say_what_the_rule_said_of_each_line_and_the_next():
+    """A round robin's table is as it was (no column); a stopped adaptive tournament's has one more,
+    what its rule said of each line and the next: the bound an order proved, the margin a tie was
+    shown within (either way round: the table may list two equal entries the other way), an open
+    pair's bounds; the JSON and the report too."""
+    from referee.tournament.store import MatchRow
+    from referee.view.report import standings_table
+
+    rows = []
+    for d in range(6):
+        for first, second, winner in (("a", "b", "a"), ("b", "a", "a"), ("a", "c", "a"), ("c", "a", "a"),
+                                      ("b", "c", "b"), ("c", "b", "b" if d % 2 else "c")):
+            placing = [1, 2] if winner == first else [2, 1]
+            rows.append(MatchRow(f"{d}:{first}|{second}", d, (first, second),
+                                 {"scores": [3 - p for p in placing], "placing": placing, "faults": [{}, {}]}))
+    st = standings.compute("aegis", rows, bootstrap=0)
+    assert standings.CLAIM_HEADER not in standings.table(st) and "vs_next" not in standings.to_json(st)["standings"][0]
+    assert "claim" not in standings_table(st)
+    names = [line.name for line in st.lines]
+    assert names[0] == "a"
+    st.stopped = adaptive.Stop("order", True, 6, 36, "stopped by its rule", (
+        adaptive.Claim("a", names[1], "above", 300.0, 120.4, None),
+        adaptive.Claim(names[2], names[1], "within", 2.0, -40.0, 44.0)), 75.0).to_json()
+    table = standings.table(st)
+    assert standings.CLAIM_HEADER in table
+    cells = [line.rstrip().rsplit("  ", 1)[-1].strip() for line in table.splitlines()[2:]]
+    assert cells == ["> +120", "-2 within ±75 Elo", "-"], cells
+    data = standings.to_json(st)
+    assert data["standings"][0]["vs_next"] == {"verdict": "above", "kind": "lower", "elo": "> +120", "interval": "-"}
+    assert data["standings"][1]["vs_next"]["verdict"] == "within" and data["standings"][2]["vs_next"] is None
+    page = standings_table(st)
+    assert '<td class="claim" data-shown="within">-2 within ±75 Elo</td>' in page and "vs next (stop rule)" in page
+
+
 # --- the configuration ---------------------------------------------------------------------------
 
 BOTS = "\n".join(f'[[bots]]\nname = "{n}"\ncommand = "python x.py"\n' for n in ("a", "b", "c"))
@@ -343,41 +377,68 @@ def rounds_of(folder: Path) -> list[Round]:
         store.close()
 
 
+def with_copy(path: Path) -> None:
+    """A copy of the heuristic bot, entered as another entry: it plays every deal exactly as the
+    heuristic does, so that the two split every deal set."""
+    path.write_text(path.read_text().replace("[limits]", f'''[[bots]]
+name = "copy"
+command = ["python", "-m", "sample_bots.heuristic"]
+cwd = "{ROOT}"
+
+[limits]'''))
+
+
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
+    """examples/adaptive.toml with a copy of its heuristic bot, and a margin of ±150 Elo (the two can
+    never be ordered: the rule must show them within it; a wide margin keeps the test short)."""
     folder = tmp_path_factory.mktemp("example")
-    run = run_cli("tournament", example_file(folder), "--bootstrap", "100")
+    path = example_file(folder, tie_elo=150)
+    with_copy(path)
+    run = run_cli("tournament", path, "--bootstrap", "100")
     view = run_cli("view", folder / "out", "--bootstrap", "100")
     return folder, run, view
 
 
 @pytest.mark.e2e
-def test_the_sample_bots_stop_by_the_rule_and_say_why(example):
+def test_the_sample_bots_and_a_copy_stop_by_the_rule_and_say_why(example):
+    """The old rule could never order a bot and its copy: the run went to max_deal_sets. Now the
+    copy and the heuristic bot are shown within ±150 Elo, the rest ordered, and the run stops by its
+    rule; the standings, their JSON and the report print the pair as tied."""
     folder, run, view = example
     assert run.returncode == ExitCode.OK, run.stderr
     why = re.search(r"stopped by its rule \(stop = order\) after (\d+) deal set\(s\), (\d+) match\(es\): every "
-                    r"adjacent pair ordered at 97\.50% or more \(95% shared among 2 pair\(s\)\); the least, "
-                    r"(\w+) over (\w+) (\d+\.\d)%", run.stderr)
+                    r"adjacent pair ordered or within ±150 Elo \(at 95% for all its pairs at once, over every look\): "
+                    r"(heuristic, copy|copy, heuristic) within ±150 Elo \[-\d+, \+\d+\]; (heuristic|copy) above half "
+                    r"\[\+\d+, [^]]+\]; half above random \[\+\d+, [^]]+\]", run.stderr)
     assert why, run.stderr
     assert why.group(0) in run.stdout  # the standings say it too
     deal_sets, matches = int(why.group(1)), int(why.group(2))
     assert 2 <= deal_sets < 60
-    ranked = [line.split()[1] for line in run.stdout.splitlines() if re.match(r"\s+\d\s", line)][:3]
-    assert ranked == ["heuristic", "half", "random"]
+    lines = [line for line in run.stdout.splitlines() if re.match(r"\s+\d\s", line)][:4]
+    assert {lines[0].split()[1], lines[1].split()[1]} == {"heuristic", "copy"}
+    assert [line.split()[1] for line in lines[2:]] == ["half", "random"]
+    assert standings.CLAIM_HEADER in run.stdout
+    assert lines[0].endswith("within ±150 Elo") and re.search(r"> \+\d+$", lines[1]), lines
     store = Store(folder / "out", create=False)
     try:
         stop = adaptive.stop_of(store)
         assert stop.settled and stop.deal_sets == deal_sets and stop.matches == matches == store.count()
-        assert all(p >= 0.975 for _, _, p in stop.pairs)
+        assert [c.verdict for c in stop.pairs] == ["within", "above", "above"] and stop.tie_elo == 150
         assert len(adaptive.stored_rounds(store)) == deal_sets
     finally:
         store.close()
     rated = run_cli("ratings", folder / "out", "--format", "json", "--bootstrap", "0")
     assert rated.returncode == ExitCode.OK
-    assert json.loads(rated.stdout)["stopped"]["rule"] == "order"
+    data = json.loads(rated.stdout)
+    assert data["stopped"]["rule"] == "order" and data["stopped"]["pairs"][0]["shown"] == "within ±150 Elo"
+    assert data["standings"][0]["vs_next"]["verdict"] == "within"
+    assert data["standings"][0]["vs_next"]["interval"] == "within ±150 Elo"
+    assert data["standings"][3]["vs_next"] is None
     assert view.returncode == ExitCode.OK, view.stderr
     page = (folder / "out" / "report" / "index.html").read_text()
     assert re.search(r"<p><strong>stopped by its rule \(stop = order\) after \d+ deal set", page)
+    assert re.search(r'<td class="claim" data-shown="within">[+-]\d+ within ±150 Elo</td>', page)
 
 
 @pytest.mark.e2e

@@ -260,14 +260,15 @@ def _shrinkage(t2: np.ndarray, d: np.ndarray) -> np.ndarray:
 class RankPosterior:
     """The ratings' posterior (see the module docstring). ``names`` best first by the fit, its
     ``elo``; each player's row of ``Hᵀ U`` (``rows``), the eigenvalues ``d`` and coordinates
-    ``omega`` of the contrasts, the spread's ``(weight, τ²)`` nodes, the degrees of freedom."""
+    ``omega`` of the contrasts, the spread's ``(weight, τ²)`` nodes (None: found from ``d`` and
+    ``omega`` when first asked, :func:`_spread_nodes`), the degrees of freedom."""
 
     names: tuple[str, ...]
     elo: Any  # (n,) array
     rows: Any  # (n, n - 1) array
     d: Any  # (n - 1,) array
     omega: Any  # (n - 1,) array
-    spread: tuple[tuple[float, float], ...]
+    spread: tuple[tuple[float, float], ...] | None
     df: int
     seed: int = 0
     draws: int = DRAWS
@@ -302,10 +303,7 @@ class RankPosterior:
         d = np.maximum(d, 0.0)
         omega = u.T @ (h @ x)
         rows = h.T @ u
-        if prior and n > 1:
-            spread = tuple((1.0 / TAU_NODES, float(t2)) for t2 in _spread_nodes(d, omega))
-        else:
-            spread = ((1.0, math.inf),)
+        spread = None if prior and n > 1 else ((1.0, math.inf),)  # None: the prior's, when first asked
         return cls(tuple(names[i] for i in order), x, rows, d, omega, spread, df, seed, fit=fit)
 
     # --- exact probabilities --------------------------------------------------------------------
@@ -313,8 +311,12 @@ class RankPosterior:
     @functools.cached_property
     def _nodes(self) -> tuple[np.ndarray, np.ndarray]:
         """The spread's weights, and the shrinkage of every contrast at each node (nodes × contrasts)."""
-        weights = np.array([w for w, _ in self.spread])
-        return weights, _shrinkage(np.array([t2 for _, t2 in self.spread]), self.d)
+        spread = self.spread
+        if spread is None:
+            spread = tuple((1.0 / TAU_NODES, float(t2)) for t2 in _spread_nodes(self.d, self.omega))
+            object.__setattr__(self, "spread", spread)
+        weights = np.array([w for w, _ in spread])
+        return weights, _shrinkage(np.array([t2 for _, t2 in spread]), self.d)
 
     def _probabilities(self, v: np.ndarray, fitted: np.ndarray) -> np.ndarray:
         """P(v · R > 0) for each contrast ``v`` (rows of ``v``: coefficients of the contrasts ``U``),

@@ -793,7 +793,10 @@ def _newton(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray, prior:
     value = None
     for _ in range(100):
         a, grad = information(m @ theta + offset)
-        step = np.linalg.solve(m.T @ a @ m, m.T @ grad)
+        try:
+            step = np.linalg.solve(m.T @ a @ m, m.T @ grad)
+        except np.linalg.LinAlgError:  # far out (a hypothesis thousands of Elo away): what can be solved
+            step = np.linalg.lstsq(m.T @ a @ m, m.T @ grad, rcond=None)[0]
         size = float(np.abs(m @ step).max(initial=0.0))
         if size <= _SMALL_STEP:  # near the maximum: the full step
             theta, value = theta + step, None
