@@ -877,13 +877,15 @@ class Fit:
         offset[i] = elo / ELO_PER_LOGIT
         x, information, grad = _newton(self.contrasts, *self._totals(), self.prior, (m, offset), self.x)
         nuisance = m.T @ information @ m
-        towards = np.linalg.solve(nuisance, m.T @ information[:, i])  # a's direction on the others
+        towards = np.linalg.lstsq(nuisance, m.T @ information[:, i], rcond=None)[0]  # a's direction on the others
         efficient = information[i, i] - information[i] @ m @ towards  # the difference's own information
         score = grad[i] - grad @ m @ towards
         parts = self.scores(x)
         parts = parts[:, i] - parts @ m @ towards
         spread = self.deal_sets / (self.deal_sets - 1) * float(((parts - parts.mean()) ** 2).sum())
         variance = max(spread, efficient)
+        if not (efficient > 0 and math.isfinite(score) and math.isfinite(variance)):
+            return 0.0, math.inf  # so far out that nothing is left to measure: no evidence either way
         return float(score / math.sqrt(variance)), variance / efficient ** 2 * ELO_PER_LOGIT ** 2
 
 

@@ -111,7 +111,7 @@ def verdict(test: Test, estimate: float, df: int, alpha: float, tie: float) -> s
 
 
 def bounds(test: Test, estimate: float, df: int, alpha: float,
-           span: float = 3000.0) -> tuple[float | None, float | None]:
+           span: float = 1500.0) -> tuple[float | None, float | None]:
     """The sequence's bounds at this look: the nearest hypotheses either side of the fit's
     ``estimate`` that the test rejects (found doubling the distance from 10 Elo, then by bisection
     to 0.01 Elo; None: none within ``span`` Elo)."""

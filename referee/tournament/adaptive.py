@@ -127,7 +127,7 @@ class Round:
 class Claim:
     """What the rule says of two entries, ``a`` above ``b`` in the fit: ``verdict`` "above" (ordered),
     "within" (within the margin) or "open"; the fit's difference ``elo`` and the confidence
-    sequence's bounds at the last look, ``lo`` and ``hi`` (None: beyond 3000 Elo, or a stop stored
+    sequence's bounds at the last look, ``lo`` and ``hi`` (None: beyond 1500 Elo, or a stop stored
     before they were kept)."""
 
     a: str
