@@ -394,11 +394,8 @@ class RankPosterior:
         scale = np.sqrt(self.df / rng.chisquare(self.df, size=half))
         shrink = s[node]  # draws × contrasts
         noise = scale[:, None] * np.sqrt(self.d * shrink) * rng.standard_normal(shrink.shape)
-        mean = shrink * self.omega
-        theta = np.empty((2 * half, len(self.d)))
-        theta[0::2], theta[1::2] = mean + noise, mean - noise  # antithetic pairs
-        x = self.elo.mean() + theta @ self.rows.T
-        return np.argsort(-x, axis=1, kind="stable")
+        centre, spread = self.elo.mean() + (shrink * self.omega) @ self.rows.T, noise @ self.rows.T
+        return np.argsort(-np.concatenate([centre + spread, centre - spread]), axis=1, kind="stable")  # antithetic
 
     def rank_probabilities(self) -> dict[str, list[float]]:
         """``out[name][k]``: P(name has rank k + 1), from the draws."""

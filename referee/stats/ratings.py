@@ -709,10 +709,11 @@ class Tally:
 
     def add(self, outcomes: Iterable[Outcome]) -> None:
         outcomes = list(outcomes)
-        teams = [o for o in outcomes if isinstance(o, TeamResult)]
+        kinds = set(map(type, outcomes))
+        teams = [o for o in outcomes if isinstance(o, TeamResult)] if TeamResult in kinds else []
         pairs = [o for o in outcomes if not isinstance(o, TeamResult)] if teams else outcomes
         if pairs:
-            self._add_pairs(pairs)
+            self._add_pairs(pairs, checked=kinds <= {PairResult})
         for o in map(_checked, teams):
             for name in (*o.a, *o.b):
                 self.index.setdefault(name, len(self.index))
@@ -720,9 +721,10 @@ class Tally:
             self._rows.append(np.array([[o.deal_set, self._contrasts.setdefault(c, len(self._contrasts)), score]]))
             self._deals.add(o.deal_set)
 
-    def _add_pairs(self, pairs: list[Outcome]) -> None:
-        """Pairwise results, all at once (a bad one: :func:`_checked`'s error)."""
-        if set(map(len, pairs)) != {4}:
+    def _add_pairs(self, pairs: list[Outcome], checked: bool) -> None:
+        """Pairwise results, all at once (a bad one: :func:`_checked`'s error); ``checked``: all of them
+        :class:`PairResult` (four fields each), else plain tuples, whose length is checked first."""
+        if not checked and set(map(len, pairs)) != {4}:
             _check(pairs)
         deal, a, b, score = zip(*pairs)
         for name in dict.fromkeys((*a, *b)):
@@ -765,6 +767,10 @@ def _log_sigmoid_array(z: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -z)
 
 
+def _sigmoid_array(z: np.ndarray) -> np.ndarray:
+    return 0.5 + 0.5 * np.tanh(0.5 * z)  # = 1 / (1 + e^-z), without overflow
+
+
 def _newton(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray, prior: float,
             lift: tuple[np.ndarray, np.ndarray] | None = None,
             start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -781,38 +787,50 @@ def _newton(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray, prior:
                      + 0.5 * prior * (_log_sigmoid_array(x) + _log_sigmoid_array(-x)).sum())
 
     def information(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p, q = np.exp(_log_sigmoid_array(contrasts @ x)), np.exp(_log_sigmoid_array(x))
+        p, q = _sigmoid_array(contrasts @ x), _sigmoid_array(x)
         grad = contrasts.T @ (points - games * p) + prior * (0.5 - q)
         a = (contrasts.T * (games * p * (1.0 - p))) @ contrasts
         a[np.diag_indices_from(a)] += prior * q * (1.0 - q)
         return a, grad
 
-    n = contrasts.shape[1]
-    m, offset = lift if lift is not None else (np.eye(n), np.zeros(n))
-    theta = np.zeros(m.shape[1]) if start is None else np.linalg.lstsq(m, start - offset, rcond=None)[0]
+    def lifted(theta: np.ndarray) -> np.ndarray:
+        return theta if lift is None else lift[0] @ theta + lift[1]
+
+    def newton_step(x: np.ndarray) -> tuple[np.ndarray, float]:
+        """The Newton step (in θ) at ``x``, and the largest move of a logit it makes."""
+        a, grad = information(x)
+        if lift is not None:
+            a, grad = lift[0].T @ a @ lift[0], lift[0].T @ grad
+        try:
+            step = np.linalg.solve(a, grad)
+        except np.linalg.LinAlgError:  # far out (a hypothesis thousands of Elo away): what can be solved
+            step = np.linalg.lstsq(a, grad, rcond=None)[0]
+        return step, float(np.abs(step if lift is None else lift[0] @ step).max(initial=0.0))
+
+    if lift is None:
+        theta = np.zeros(contrasts.shape[1])
+    else:
+        theta = np.linalg.lstsq(lift[0], (np.zeros(contrasts.shape[1]) if start is None else start) - lift[1],
+                                rcond=None)[0]
     value = None
     for _ in range(100):
-        a, grad = information(m @ theta + offset)
-        try:
-            step = np.linalg.solve(m.T @ a @ m, m.T @ grad)
-        except np.linalg.LinAlgError:  # far out (a hypothesis thousands of Elo away): what can be solved
-            step = np.linalg.lstsq(m.T @ a @ m, m.T @ grad, rcond=None)[0]
-        size = float(np.abs(m @ step).max(initial=0.0))
+        x = lifted(theta)
+        step, size = newton_step(x)
         if size <= _SMALL_STEP:  # near the maximum: the full step
             theta, value = theta + step, None
         else:  # a big step: halved until the objective does not decrease
-            value = objective(m @ theta + offset) if value is None else value
+            value = objective(x) if value is None else value
             t = 1.0
             while True:
                 trial = theta + t * step
-                new_value = objective(m @ trial + offset)
+                new_value = objective(lifted(trial))
                 if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
                     break
                 t *= 0.5
             theta, value, size = trial, new_value, size * t
         if size < 1e-6:
             break
-    x = m @ theta + offset
+    x = lifted(theta)
     return (x, *information(x))
 
 
@@ -848,7 +866,7 @@ class Fit:
 
     def scores(self, x: np.ndarray) -> np.ndarray:
         """Each deal set's part of the gradient of the log-likelihood at ``x`` (deal sets × players)."""
-        residual = self.points - self.games * np.exp(_log_sigmoid_array(self.contrasts[self.which] @ x))
+        residual = self.points - self.games * _sigmoid_array(self.contrasts[self.which] @ x)
         k = len(self.contrasts)
         return np.bincount(self.deal * k + self.which, residual, self.deal_sets * k).reshape(self.deal_sets, k) \
             @ self.contrasts

@@ -110,28 +110,16 @@ def verdict(test: Test, estimate: float, df: int, alpha: float, tie: float) -> s
     return OPEN
 
 
-def bounds(test: Test, estimate: float, df: int, alpha: float,
-           span: float = 1500.0) -> tuple[float | None, float | None]:
-    """The sequence's bounds at this look: the nearest hypotheses either side of the fit's
-    ``estimate`` that the test rejects (found doubling the distance from 10 Elo, then by bisection
-    to 0.01 Elo; None: none within ``span`` Elo)."""
-    def rejected(c: float, outward: float) -> bool:
-        z, variance = test(c)
-        return rejects(-outward * z, variance, df, alpha)
-
-    def edge(outward: float) -> float | None:
-        inside, step = 0.0, 10.0
-        while not rejected(estimate + outward * step, outward):
-            if step >= span:
-                return None
-            inside, step = step, min(2.0 * step, span)
-        outside = step
-        while outside - inside > 0.01:
-            mid = 0.5 * (inside + outside)
-            inside, outside = (inside, mid) if rejected(estimate + outward * mid, outward) else (mid, outside)
-        return estimate + outward * 0.5 * (inside + outside)
-
-    return edge(-1.0), edge(1.0)
+def edge(test: Test, inside: float, outside: float, df: int, alpha: float) -> float:
+    """Where the test turns between a hypothesis it does not reject (``inside``: the fit's estimate)
+    and one it rejects (``outside``: 0 for an order, ``±tie`` for a margin), by bisection to 0.01
+    Elo: the bound a claim proved (the order's "at least this far above", the margin's ends)."""
+    outward = 1.0 if outside > inside else -1.0
+    while abs(outside - inside) > 0.01:
+        mid = 0.5 * (inside + outside)
+        z, variance = test(mid)
+        inside, outside = (inside, mid) if rejects(-outward * z, variance, df, alpha) else (mid, outside)
+    return 0.5 * (inside + outside)
 
 
 def pairs(n: int) -> int:

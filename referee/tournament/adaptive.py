@@ -126,9 +126,9 @@ class Round:
 @dataclass(frozen=True)
 class Claim:
     """What the rule says of two entries, ``a`` above ``b`` in the fit: ``verdict`` "above" (ordered),
-    "within" (within the margin) or "open"; the fit's difference ``elo`` and the confidence
-    sequence's bounds at the last look, ``lo`` and ``hi`` (None: beyond 1500 Elo, or a stop stored
-    before they were kept)."""
+    "within" (within the margin) or "open"; the fit's difference ``elo`` and the bounds at the last
+    look, ``lo`` and ``hi``: an order's ``lo`` only (``a`` is at least that far above ``b``), a
+    margin's two ends, an open pair's confidence sequence (None: a stop stored before they were kept)."""
 
     a: str
     b: str
@@ -268,10 +268,18 @@ def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str],
 
 
 def _claim(rule: Rule, posterior: RankPosterior, a: str, b: str, said: str) -> Claim:
-    """A pair's verdict with the fit's difference and the sequence's bounds at this look."""
-    diff = posterior.difference(a, b)[0]
-    lo, hi = sequences.bounds(posterior.test(a, b), diff, posterior.df, _alpha(rule, posterior))
-    return Claim(a, b, said, diff, lo, hi)
+    """A pair's verdict with the fit's difference and the bounds the claim proved at this look: an
+    order's lower bound (how far above, at least), the margin's two ends of a pair within it; for an
+    open pair, the sequence's bounds at the fit's difference and variance."""
+    diff, variance = posterior.difference(a, b)
+    test, alpha = posterior.test(a, b), _alpha(rule, posterior)
+    if said == sequences.ABOVE:
+        return Claim(a, b, said, diff, sequences.edge(test, diff, 0.0, posterior.df, alpha))
+    if said == sequences.WITHIN:
+        return Claim(a, b, said, diff, sequences.edge(test, diff, -rule.tie_elo, posterior.df, alpha),
+                     sequences.edge(test, diff, rule.tie_elo, posterior.df, alpha))
+    half = sequences.half_width(variance, posterior.df, alpha)
+    return Claim(a, b, said, diff, diff - half, diff + half)
 
 
 def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: Sequence[Claim]) -> str:
@@ -286,17 +294,12 @@ def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: S
             f"{what} {how}, {level}): {said}")
 
 
-def _end(bound: float | None, side: str) -> str:
-    """A bound of a sequence as the stop's sentence says it: ``+35``, or ``-∞`` / ``+∞`` (none)."""
-    return f"{side}∞" if bound is None else f"{bound:+.0f}"
-
-
 def _said(c: Claim, rule: Rule) -> str:
-    """One pair's verdict in the stop's sentence: ``a above b [+35, +410]``, ``a, b within ±50 Elo
-    [-31, +38]``, ``a, b open [-60, +140]`` (a sweep's upper bound may be ``+∞``)."""
-    bounds = f" [{_end(c.lo, '-')}, {_end(c.hi, '+')}]" if c.elo is not None else ""
+    """One pair's verdict in the stop's sentence: ``a above b (> +35)``, ``a, b within ±75 Elo
+    [-31, +38]``, ``a, b open [-60, +140]``."""
     if c.verdict == sequences.ABOVE:
-        return f"{c.a} above {c.b}{bounds}"
+        return f"{c.a} above {c.b}" + (f" (> {c.lo:+.0f})" if c.lo is not None else "")
+    bounds = f" [{c.lo:+.0f}, {c.hi:+.0f}]" if c.lo is not None and c.hi is not None else ""
     return f"{c.a}, {c.b} {c.shown(rule.tie_elo)}{bounds}"
 
 
