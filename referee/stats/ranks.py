@@ -142,7 +142,8 @@ def _betacf_array(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     acc = d.copy()
     for m in range(1, 300):
         m2 = 2 * m
-        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)), -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                    -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
             d = 1.0 + num * d
             d = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
             c = 1.0 + num / c

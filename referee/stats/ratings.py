@@ -138,7 +138,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import mul
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 

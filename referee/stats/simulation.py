@@ -86,7 +86,8 @@ def _gumbel(rng: random.Random) -> float:
 def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[str]], deal_sets: int,
                         rng: random.Random, *, luck: float = 0.0, seat_luck: float = 100.0,
                         teams: Sequence[Sequence[int]] | None = None, form_df: float | None = None,
-                        draw_margin: float = 0.0, first: int = 0, copies: Mapping[str, str] | None = None) -> list[Outcome]:
+                        draw_margin: float = 0.0, first: int = 0,
+                        copies: Mapping[str, str] | None = None) -> list[Outcome]:
     """The outcomes of a duplicate tournament between bots of known Elo ``true``: every deal set
     played by every line-up of ``lineups`` (the schedule's seatings of one deal set).
 

@@ -309,7 +309,8 @@ def shown_claims(st: Standings) -> list[tuple[str, Shown] | None] | None:
             out.append(None)
             continue
         sign = 1.0 if claim.a == upper.name else -1.0  # the table's order may flip two equal entries
-        ends = (-math.inf if claim.lo is None else claim.lo, math.inf if claim.hi is None else claim.hi)  # None: unbounded
+        ends = (-math.inf if claim.lo is None else claim.lo,  # None: unbounded
+                math.inf if claim.hi is None else claim.hi)
         lo, hi = sorted((sign * ends[0], sign * ends[1]))
         above = claim.verdict == "above"
         out.append((claim.verdict, shown(sign * claim.elo, lo, hi, "lower" if above else None, 0.0, signed=True,
