@@ -393,10 +393,16 @@ class RankPosterior:
         else:
             node = rng.choice(len(weights), size=half, p=weights / weights.sum())
         scale = np.sqrt(self.df / rng.chisquare(self.df, size=half))
-        shrink = s[node]  # draws × contrasts
-        noise = scale[:, None] * np.sqrt(self.d * shrink) * rng.standard_normal(shrink.shape)
-        centre, spread = self.elo.mean() + (shrink * self.omega) @ self.rows.T, noise @ self.rows.T
-        return np.argsort(-np.concatenate([centre + spread, centre - spread]), axis=1, kind="stable")  # antithetic
+        noise = rng.standard_normal((half, len(self.d)))  # in place from here: large arrays are costly to make
+        noise *= np.sqrt(self.d * s)[node]  # each draw's node's
+        noise *= scale[:, None]
+        spread = noise @ self.rows.T
+        centre = (self.elo.mean() + (s * self.omega) @ self.rows.T)[node]  # each node's mean, per player
+        x = np.empty((2 * half, len(self.names)))
+        np.subtract(spread, centre, out=x[:half])  # minus the ratings, antithetic pairs: the best sorts first
+        np.add(spread, centre, out=x[half:])
+        np.negative(x[half:], out=x[half:])
+        return np.argsort(x, axis=1, kind="stable")
 
     def rank_probabilities(self) -> dict[str, list[float]]:
         """``out[name][k]``: P(name has rank k + 1), from the draws."""

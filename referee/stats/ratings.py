@@ -790,7 +790,7 @@ def _newton(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray, prior:
         p, q = _sigmoid_array(contrasts @ x), _sigmoid_array(x)
         grad = contrasts.T @ (points - games * p) + prior * (0.5 - q)
         a = (contrasts.T * (games * p * (1.0 - p))) @ contrasts
-        a[np.diag_indices_from(a)] += prior * q * (1.0 - q)
+        a.flat[::len(a) + 1] += prior * q * (1.0 - q)  # the diagonal
         return a, grad
 
     def lifted(theta: np.ndarray) -> np.ndarray:

@@ -12,7 +12,9 @@ and the joint probability of the whole order (``p_top``). The tables are 2-playe
 world). Each figure is the least CPU time (``time.process_time``) of ``--repeat`` runs, so that the
 machine's other work counts as little as it can; the load average is printed with them. With
 ``--before``, the other checkout's code computes the same tables in a process of its own
-(``PYTHONPATH``), and the tool prints how far apart the two are: the pairwise probabilities
+(``PYTHONPATH``), in turns with this one (``--rounds``: before, now, before, now, ..., the least of
+all its rounds for each, so that a change of the machine's load falls on both), and the tool prints
+how far apart the two are: the pairwise probabilities
 (computed exactly: they agree to round-off) and the rank probabilities (from draws: they agree to
 their Monte Carlo error, the draws being a different stream).
 """
@@ -68,6 +70,11 @@ def measure_in(checkout: Path, repeat: int) -> list[dict[str, Any]]:
     return json.loads(done.stdout)
 
 
+def _least(a: list[dict[str, Any]] | None, b: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each table's least time of two measurements (its figures, the first's)."""
+    return b if a is None else [{**x, "seconds": min(x["seconds"], y["seconds"])} for x, y in zip(a, b)]
+
+
 def _apart(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> float:
     return max(abs(a[x][y] - b[x][y]) for x in a for y in a[x])
 
@@ -81,15 +88,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--before", type=Path, help="another checkout (its directory) to measure side by side")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each table; the least time counts")
+    parser.add_argument("--rounds", type=int, default=3, help="with --before: turns of each checkout")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the other checkout's process
     args = parser.parse_args(argv)
     if args.json:
         print(json.dumps(measure(args.repeat)))
         return
     load = os.getloadavg()
-    before = measure_in(args.before, args.repeat) if args.before else None
-    now = measure(args.repeat)
-    print(f"CPU time per table, the least of {args.repeat} runs; load average {load[0]:.1f}, {load[1]:.1f}, "
+    before, now = None, None if args.before else measure(args.repeat)
+    for _ in range(args.rounds if args.before else 0):
+        before = _least(before, measure_in(args.before, args.repeat))
+        now = _least(now, measure(args.repeat))
+    runs = args.repeat * (args.rounds if args.before else 1)
+    print(f"CPU time per table, the least of {runs} runs{' in turns' if args.before else ''}; load average {load[0]:.1f}, {load[1]:.1f}, "
           f"{load[2]:.1f} (1, 5, 15 minutes) at the start, {os.getloadavg()[0]:.1f} at the end")
     if before is None:
         print("| bots | deal sets | results | per table |\n|---|---|---|---|")
