@@ -1,9 +1,12 @@
 """Adaptive scheduling against round robin, by simulation: the matches each needs to meet the same
 stopping rule, how often that rule stops a run before the cap, and how often what it declares is wrong.
 
-    python -m referee.tools.scheduling                          # the tables in docs/tournaments.md
-    python -m referee.tools.scheduling --fields tie copy near --bots 4 --tournaments 100
-    python -m referee.tools.scheduling --world harsh --tie-elo 30
+    python -m referee.tools.scheduling --fields even near nearer tie copy dominant --bots 4 --kinds 2-player \
+        --tournaments 40                                        # docs/tournaments.md's first table (and --bots 5
+                                                                # --kinds 4-player: its 4-player half)
+    python -m referee.tools.scheduling --world harsh --fields near tie copy dominant --bots 4 --tournaments 20
+    python -m referee.tools.scheduling --bots 8 --tournaments 20    # the even field, 2- and 4-player
+    python -m referee.tools.scheduling --tie-elo 50 --fields copy tie --bots 4 --kinds 2-player --schedules adaptive
 
 Simulated tournaments (``referee.stats.simulation``: the **project**'s world, cards of 100 Elo a seat,
 which the rotations cancel, and normal deal effects of 100 Elo, which they do not; or the **harsh**
