@@ -17,11 +17,13 @@ from harness import ROOT, run_cli
 from referee.cli.exits import ExitCode
 from referee.stats.ratings import PairResult, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
+from referee.tools import scheduling
 from referee.tournament import adaptive, standings
 from referee.tournament.adaptive import Game, Round, Rule, below_bound, matches_played, next_tables, verdict
 from referee.tournament.config import ConfigError, parse, read
 from referee.tournament.schedule import rotations
-from referee.tournament.store import Store
+from referee.tournament.store import MatchRow, Store
+from referee.view.report import standings_table
 
 AEGIS = Game.of("aegis", {})
 CONFIRMATION = Game.of("confirmation", {})
@@ -238,9 +240,6 @@ def test_the_tables_say_what_the_rule_said_of_each_line_and_the_next():
     what its rule said of each line and the next: the bound an order proved, the margin a tie was
     shown within (either way round: the table may list two equal entries the other way), an open
     pair's bounds; the JSON and the report too."""
-    from referee.tournament.store import MatchRow
-    from referee.view.report import standings_table
-
     rows = []
     for d in range(6):
         for first, second, winner in (("a", "b", "a"), ("b", "a", "a"), ("a", "c", "a"), ("c", "a", "a"),
@@ -535,8 +534,6 @@ def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_k
 def test_the_simulation_tool_plays_both_schedules_to_the_same_rule(capsys):
     """The tool's tournaments call the runner's scheduler and rule; on 8 bots 100 Elo apart adaptive
     stops by the rule on the right order with far fewer matches (a fixed seed: one tournament each)."""
-    from referee.tools import scheduling
-
     true = scheduling.field_of("even", 8)
     assert max(true.values()) - min(true.values()) == 700 and sorted(true, key=true.get)[-1] == "b01"
     rule = Rule(confidence=0.9, max_deal_sets=400)
@@ -555,8 +552,6 @@ def test_the_simulation_tool_plays_both_schedules_to_the_same_rule(capsys):
 def test_the_simulation_tool_judges_what_a_stop_declared():
     """An order the truth does not have (equal entries have none) and a margin wider than their gap
     are wrong; an order within the margin's reach, or a margin around a real gap, is not."""
-    from referee.tools import scheduling
-
     true = {"a": 1600.0, "b": 1500.0, "c": 1500.0, "d": 1480.0}
 
     def stop(*claims: tuple[str, str, str]) -> adaptive.Stop:

@@ -11,11 +11,11 @@ import random
 import numpy as np
 import pytest
 
-from referee.stats import ranks
+from referee.stats import ranks, ratings
 from referee.stats.headtohead import elo_difference, upper_bound
 from referee.stats.ratings import PairResult, rank_posterior, rate, t_quantile
 from referee.stats.simulation import PROJECT, simulate_tournament
-from referee.tools.coverage import _lineups
+from referee.tools.coverage import KINDS, _lineups
 
 
 @pytest.mark.parametrize("df", [1, 2, 4, 9, 30])
@@ -81,8 +81,7 @@ def reference_matrix(outcomes: list, prior: bool = True) -> tuple[dict[str, floa
     """The fit (the standings' pure-Python one) and P(a above b) for every two players, by the formulas of
     referee.stats.ranks computed with lists and scalar functions: Σ_w the Loewner max of the two
     covariances, the Helmert contrasts' eigenvectors, the spread's nodes and the weighted t probabilities."""
-    from referee.stats import ratings as r
-
+    r = ratings
     checked = r._check(outcomes)
     names, index = r._index(checked)
     n, scale = len(names), r.ELO_PER_LOGIT ** 2
@@ -147,8 +146,6 @@ TABLES = [("2-player", 2, 1), ("2-player", 5, 2), ("4-player", 3, 3), ("4-player
 def test_the_posterior_is_the_pure_python_computation_to_1e_9(kind, deal_sets, seed, prior):
     """The numpy posterior (fit, covariances, eigenvectors, spread, every pairwise probability at once)
     against the reference above, on tables of four bots (and of eight, 2-player)."""
-    from referee.tools.coverage import KINDS
-
     true = {"a": 1350.0, "b": 1450.0, "c": 1550.0, "d": 1650.0}
     outcomes = simulate_tournament(true, _lineups(kind), deal_sets, random.Random(seed), teams=KINDS[kind][2],
                                    **PROJECT)
