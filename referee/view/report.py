@@ -138,7 +138,7 @@ def standings_table(st: tstandings.Standings) -> str:
     for (rank, b), claim in zip(enumerate(st.lines, 1), claimed or [None] * len(st.lines)):
         rule = ""
         if claimed is not None:
-            kind = claim[0] if claim is not None else "none"
+            kind = html.escape(claim[0] if claim is not None else "none")
             rule = f"<td class=\"claim\" data-shown=\"{kind}\">{html.escape(tstandings.claim_cell(claim))}</td>"
         shown = tstandings.shown_line(b)  # as the terminal shows it: a bound, or too few games
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
