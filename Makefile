@@ -39,9 +39,10 @@ sample_bots/node/node_modules/.package-lock.json: sample_bots/node/package-lock.
 	cd sample_bots/node && npm ci --no-audit --no-fund
 
 # The fast loop: the suite without the end-to-end tests (marked e2e: bot processes,
-# the gRPC server, tournaments through the CLI), in well under a minute.
+# the gRPC server, tournaments through the CLI) and the slow calibrations (marked slow:
+# many simulated tournaments), in well under a minute.
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not e2e"
+	$(BIN)/python -m pytest -q -m "not e2e and not slow"
 
 # A real tournament of the sample bots (random, heuristic, search) in each game,
 # through the gRPC referee with launched bot processes: about two minutes.

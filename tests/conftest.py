@@ -1,8 +1,8 @@
 """Fixtures shared by the test modules. Plain helpers live beside this file:
 ``harness.py`` (the CLI in process or as a subprocess, tournament files, bot
 processes against a RefereeServer) and ``helpers.py`` (decks from chosen
-hands, quick play). Slow end-to-end tests carry the ``e2e`` marker
-(``make test-fast`` leaves them out)."""
+hands, quick play). Slow end-to-end tests carry the ``e2e`` marker, calibrations over many
+simulated tournaments the ``slow`` one (``make test-fast`` leaves both out)."""
 
 from __future__ import annotations
 

@@ -17,11 +17,13 @@ from harness import ROOT, run_cli
 from referee.cli.exits import ExitCode
 from referee.stats.ratings import PairResult, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
-from referee.tournament import adaptive
+from referee.tools import scheduling
+from referee.tournament import adaptive, standings
 from referee.tournament.adaptive import Game, Round, Rule, below_bound, matches_played, next_tables, verdict
 from referee.tournament.config import ConfigError, parse, read
 from referee.tournament.schedule import rotations
-from referee.tournament.store import Store
+from referee.tournament.store import MatchRow, Store
+from referee.view.report import standings_table
 
 AEGIS = Game.of("aegis", {})
 CONFIRMATION = Game.of("confirmation", {})
@@ -149,12 +151,15 @@ def sweeps(deal_sets: int, order: list[str]) -> list[PairResult]:
 
 
 def test_order_stops_when_every_adjacent_pair_is_ordered_and_says_so():
-    posterior = rank_posterior(sweeps(20, ["a", "b", "c"]))
-    stop = verdict(Rule(), posterior, ["a", "b", "c"], 20, 60)
+    posterior = rank_posterior(sweeps(40, ["a", "b", "c"]))
+    stop = verdict(Rule(), posterior, ["a", "b", "c"], 40, 120)
     assert stop is not None and stop.settled and stop.rule == "order"
-    assert [p[:2] for p in stop.pairs] == [("a", "b"), ("b", "c")]
-    assert all(p[2] >= adaptive.pair_level(Rule(), 2) for p in stop.pairs)
-    assert stop.text.startswith("stopped by its rule (stop = order) after 20 deal set(s), 60 match(es)")
+    assert [(c.a, c.b, c.verdict) for c in stop.pairs] == [("a", "b", "above"), ("b", "c", "above")]
+    assert all(0 < c.lo < c.elo and c.hi is None for c in stop.pairs)
+    assert stop.text.startswith("stopped by its rule (stop = order) after 40 deal set(s), 120 match(es): every "
+                                "adjacent pair ordered or within ±75 Elo (at 95% for all its pairs at once, over "
+                                "every look): a above b (> +")
+    assert adaptive.Stop.from_json(json.loads(json.dumps(stop.to_json()))) == stop
 
 
 def test_order_plays_on_when_a_pair_is_not_ordered_and_stops_at_the_cap():
@@ -164,32 +169,101 @@ def test_order_plays_on_when_a_pair_is_not_ordered_and_stops_at_the_cap():
     capped = verdict(Rule(max_deal_sets=6), posterior, ["a", "b", "c"], 6, 36)
     assert capped is not None and not capped.settled and capped.rule == "max_deal_sets"
     assert adaptive.inconclusive(capped)
-    assert "stopped at max_deal_sets = 6 after 6 deal set(s), 36 match(es), the order not settled" in capped.text
+    assert "stopped at max_deal_sets = 6 after 6 deal set(s), 36 match(es), the rule not met" in capped.text
+    assert "open [" in capped.text
 
 
-def test_top_k_needs_the_top_k_jointly_not_the_rest():
-    results = sweeps(30, ["a", "b", "c"]) + [r._replace(b="d") for r in sweeps(30, ["a", "b", "c"]) if r.b == "c"]
-    results += [PairResult(d, "c", "d", s) for d in range(30) for s in (1.0, 0.0)]  # c and d: even
+def even(deal_sets: int, a: str, b: str, games: int = 4) -> list[PairResult]:
+    """``a`` and ``b`` share every deal set's games: a copy of a bot, as duplicate play shows it."""
+    return [PairResult(d, a, b, float(g % 2)) for d in range(deal_sets) for g in range(games)]
+
+
+def test_equal_entries_end_a_run_within_the_margin():
+    """Two entries that split every deal set are never ordered: the old rule ran them to the cap. The
+    rule settles them once their difference is shown within ±tie_elo, and says so; with no margin
+    (tie_elo = 0) it still plays on."""
+    def table(deal_sets: int) -> list[PairResult]:
+        return sweeps(deal_sets, ["a", "b"]) + [r._replace(b="c") for r in sweeps(deal_sets, ["a", "b"])] + \
+            even(deal_sets, "b", "c")
+
+    early = rank_posterior(table(20))
+    assert verdict(Rule(), early, ["a", "b", "c"], 20, 120) is None  # not yet shown within ±75
+    posterior = rank_posterior(table(80))
+    stop = verdict(Rule(), posterior, ["a", "b", "c"], 80, 480)
+    assert stop is not None and stop.settled
+    tied = stop.claim("c", "b")
+    assert tied.verdict == "within" and -75 < tied.lo < tied.elo < tied.hi < 75
+    assert "within ±75 Elo [" in stop.text and stop.to_json()["pairs"][1]["shown"] == "within ±75 Elo"
+    assert verdict(Rule(tie_elo=0.0), posterior, ["a", "b", "c"], 80, 480) is None
+    wide = verdict(Rule(tie_elo=150.0), early, ["a", "b", "c"], 20, 120)  # a wider margin: sooner
+    assert wide is not None and wide.claim("b", "c").verdict == "within"
+
+
+def test_top_k_needs_the_top_k_and_what_is_below_them_not_the_rest():
+    results = sweeps(60, ["a", "b", "c"]) + [r._replace(b="d") for r in sweeps(60, ["a", "b", "c"]) if r.b == "c"]
+    results += [PairResult(d, "c", "d", s) for d in range(60) for s in (1.0, 0.0)]  # c and d: even
     posterior = rank_posterior(results)
     entries = ["a", "b", "c", "d"]
-    assert verdict(Rule(), posterior, entries, 30, 120) is None
-    stop = verdict(Rule.parse("top:2"), posterior, entries, 30, 120)
-    assert stop is not None and stop.settled and stop.rule == "top:2" and stop.joint >= 0.95
-    assert "the top 2 and their order at" in stop.text
+    assert verdict(Rule(), posterior, entries, 60, 240) is None
+    stop = verdict(Rule.parse("top:2"), posterior, entries, 60, 240)
+    assert stop is not None and stop.settled and stop.rule == "top:2"
+    assert {(c.a, c.b) for c in stop.pairs} == {("a", "b"), ("b", posterior.names[2]), ("b", posterior.names[3])}
+    assert all(c.verdict == "above" for c in stop.pairs)
+    assert "the top 2 and their order ordered or within ±75 Elo" in stop.text
 
 
 def test_an_entry_without_results_is_never_settled():
-    posterior = rank_posterior(sweeps(20, ["a", "b"]))
-    assert verdict(Rule(), posterior, ["a", "b"], 20, 40) is not None
-    assert verdict(Rule(), posterior, ["a", "b", "new"], 20, 40) is None
+    posterior = rank_posterior(sweeps(40, ["a", "b"]))
+    assert verdict(Rule(), posterior, ["a", "b"], 40, 80) is not None
+    assert verdict(Rule(), posterior, ["a", "b", "new"], 40, 80) is None
     assert verdict(Rule(), None, ["a", "b"], 1, 2) is None
+
+
+def test_a_stop_stored_before_verdicts_reads():
+    """A results directory's stop of the earlier rule: pairs as [a, b, P(a above b)], and joint."""
+    old = {"rule": "order", "settled": True, "deal_sets": 11, "matches": 42, "text": "stopped by its rule",
+           "pairs": [["a", "b", 0.99], ["b", "c", 0.98]], "joint": None}
+    stop = adaptive.Stop.from_json(old)
+    assert [(c.a, c.b, c.verdict, c.lo) for c in stop.pairs] == [("a", "b", "above", None), ("b", "c", "above", None)]
 
 
 def test_the_rule_reads_order_and_top_k_only():
     assert Rule.parse("top:3").top == 3 and Rule.parse("order").top is None
+    assert Rule.parse("order", 0.9, 30, 20.0) == Rule(None, 0.9, 30, 20.0) and Rule().tie_elo == 75.0
     for bad in ("top", "top:0", "top:x", "best", "top:-1"):
         with pytest.raises(adaptive.RuleError):
             Rule.parse(bad)
+
+
+def test_the_tables_say_what_the_rule_said_of_each_line_and_the_next():
+    """A round robin's table is as it was (no column); a stopped adaptive tournament's has one more,
+    what its rule said of each line and the next: the bound an order proved, the margin a tie was
+    shown within (either way round: the table may list two equal entries the other way), an open
+    pair's bounds; the JSON and the report too."""
+    rows = []
+    for d in range(6):
+        for first, second, winner in (("a", "b", "a"), ("b", "a", "a"), ("a", "c", "a"), ("c", "a", "a"),
+                                      ("b", "c", "b"), ("c", "b", "b" if d % 2 else "c")):
+            placing = [1, 2] if winner == first else [2, 1]
+            rows.append(MatchRow(f"{d}:{first}|{second}", d, (first, second),
+                                 {"scores": [3 - p for p in placing], "placing": placing, "faults": [{}, {}]}))
+    st = standings.compute("aegis", rows, bootstrap=0)
+    assert standings.CLAIM_HEADER not in standings.table(st) and "vs_next" not in standings.to_json(st)["standings"][0]
+    assert "claim" not in standings_table(st)
+    names = [line.name for line in st.lines]
+    assert names[0] == "a"
+    st.stopped = adaptive.Stop("order", True, 6, 36, "stopped by its rule", (
+        adaptive.Claim("a", names[1], "above", 300.0, 120.4, None),
+        adaptive.Claim(names[2], names[1], "within", 2.0, -40.0, 44.0)), 75.0).to_json()
+    table = standings.table(st)
+    assert standings.CLAIM_HEADER in table
+    cells = [line.rstrip().rsplit("  ", 1)[-1].strip() for line in table.splitlines()[2:]]
+    assert cells == ["> +120", "-2 within ±75 Elo", "-"], cells
+    data = standings.to_json(st)
+    assert data["standings"][0]["vs_next"] == {"verdict": "above", "kind": "lower", "elo": "> +120", "interval": "-"}
+    assert data["standings"][1]["vs_next"]["verdict"] == "within" and data["standings"][2]["vs_next"] is None
+    page = standings_table(st)
+    assert '<td class="claim" data-shown="within">-2 within ±75 Elo</td>' in page and "vs next (stop rule)" in page
 
 
 # --- the configuration ---------------------------------------------------------------------------
@@ -205,7 +279,10 @@ def load_text(tmp_path: Path, tournament: str) -> object:
 
 def test_an_adaptive_file_reads():
     cfg = load_text(Path("/tmp"), 'schedule = "adaptive"\nstop = "top:2"\nconfidence = 0.9\nmax_deal_sets = 30')
-    assert cfg.adaptive and cfg.rule == Rule(2, 0.9, 30) and cfg.deal_sets == 30
+    assert cfg.adaptive and cfg.rule == Rule(2, 0.9, 30, 75.0) and cfg.deal_sets == 30
+    margin = load_text(Path("/tmp"), 'schedule = "adaptive"\ntie_elo = 20')
+    assert margin.rule.tie_elo == 20.0 and margin.describe()["tie_elo"] == 20.0
+    assert load_text(Path("/tmp"), 'schedule = "adaptive"\ntie_elo = 0').rule.tie_elo == 0.0
     assert json.loads(cfg.fingerprint())["schedule"] == "adaptive"
     plain = load_text(Path("/tmp"), "deal_sets = 4")
     assert not plain.adaptive and plain.deal_sets == 4
@@ -223,6 +300,10 @@ def test_an_adaptive_file_reads():
     ('schedule = "adaptive"\nconfidence = 95', "tournament.confidence must be a probability above 0.5 and below 1"),
     ('schedule = "adaptive"\nconfidence = "high"', "tournament.confidence must be a probability"),
     ('schedule = "adaptive"\nmax_deal_sets = 1', "tournament.max_deal_sets must be at least 2, got 1"),
+    ('schedule = "adaptive"\ntie_elo = -5', "t.toml:4: tournament.tie_elo must be a number of Elo from 0"),
+    ('schedule = "adaptive"\ntie_elo = "small"', "tournament.tie_elo must be a number of Elo from 0"),
+    ('schedule = "adaptive"\ntie_elo = true', "tournament.tie_elo must be a number of Elo from 0"),
+    ('tie_elo = 30', 'tournament.tie_elo is for schedule = "adaptive"'),
 ])
 def test_config_errors_are_one_line(tmp_path, lines, message):
     with pytest.raises(ConfigError) as err:
@@ -295,41 +376,68 @@ def rounds_of(folder: Path) -> list[Round]:
         store.close()
 
 
+def with_copy(path: Path) -> None:
+    """A copy of the heuristic bot, entered as another entry: it plays every deal exactly as the
+    heuristic does, so that the two split every deal set."""
+    path.write_text(path.read_text().replace("[limits]", f'''[[bots]]
+name = "copy"
+command = ["python", "-m", "sample_bots.heuristic"]
+cwd = "{ROOT}"
+
+[limits]'''))
+
+
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
+    """examples/adaptive.toml with a copy of its heuristic bot, and a margin of ±150 Elo (the two can
+    never be ordered: the rule must show them within it; a wide margin keeps the test short)."""
     folder = tmp_path_factory.mktemp("example")
-    run = run_cli("tournament", example_file(folder), "--bootstrap", "100")
+    path = example_file(folder, tie_elo=150)
+    with_copy(path)
+    run = run_cli("tournament", path, "--bootstrap", "100")
     view = run_cli("view", folder / "out", "--bootstrap", "100")
     return folder, run, view
 
 
 @pytest.mark.e2e
-def test_the_sample_bots_stop_by_the_rule_and_say_why(example):
+def test_the_sample_bots_and_a_copy_stop_by_the_rule_and_say_why(example):
+    """The old rule could never order a bot and its copy: the run went to max_deal_sets. Now the
+    copy and the heuristic bot are shown within ±150 Elo, the rest ordered, and the run stops by its
+    rule; the standings, their JSON and the report print the pair as tied."""
     folder, run, view = example
     assert run.returncode == ExitCode.OK, run.stderr
     why = re.search(r"stopped by its rule \(stop = order\) after (\d+) deal set\(s\), (\d+) match\(es\): every "
-                    r"adjacent pair ordered at 97\.50% or more \(95% shared among 2 pair\(s\)\); the least, "
-                    r"(\w+) over (\w+) (\d+\.\d)%", run.stderr)
+                    r"adjacent pair ordered or within ±150 Elo \(at 95% for all its pairs at once, over every look\): "
+                    r"(heuristic, copy|copy, heuristic) within ±150 Elo \[-\d+, \+\d+\]; (heuristic|copy) above half "
+                    r"\(> \+\d+\); half above random \(> \+\d+\)", run.stderr)
     assert why, run.stderr
     assert why.group(0) in run.stdout  # the standings say it too
     deal_sets, matches = int(why.group(1)), int(why.group(2))
     assert 2 <= deal_sets < 60
-    ranked = [line.split()[1] for line in run.stdout.splitlines() if re.match(r"\s+\d\s", line)][:3]
-    assert ranked == ["heuristic", "half", "random"]
+    lines = [line for line in run.stdout.splitlines() if re.match(r"\s+\d\s", line)][:4]
+    assert {lines[0].split()[1], lines[1].split()[1]} == {"heuristic", "copy"}
+    assert [line.split()[1] for line in lines[2:]] == ["half", "random"]
+    assert standings.CLAIM_HEADER in run.stdout
+    assert lines[0].endswith("within ±150 Elo") and re.search(r"> \+\d+$", lines[1]), lines
     store = Store(folder / "out", create=False)
     try:
         stop = adaptive.stop_of(store)
         assert stop.settled and stop.deal_sets == deal_sets and stop.matches == matches == store.count()
-        assert all(p >= 0.975 for _, _, p in stop.pairs)
+        assert [c.verdict for c in stop.pairs] == ["within", "above", "above"] and stop.tie_elo == 150
         assert len(adaptive.stored_rounds(store)) == deal_sets
     finally:
         store.close()
     rated = run_cli("ratings", folder / "out", "--format", "json", "--bootstrap", "0")
     assert rated.returncode == ExitCode.OK
-    assert json.loads(rated.stdout)["stopped"]["rule"] == "order"
+    data = json.loads(rated.stdout)
+    assert data["stopped"]["rule"] == "order" and data["stopped"]["pairs"][0]["shown"] == "within ±150 Elo"
+    assert data["standings"][0]["vs_next"]["verdict"] == "within"
+    assert data["standings"][0]["vs_next"]["interval"] == "within ±150 Elo"
+    assert data["standings"][3]["vs_next"] is None
     assert view.returncode == ExitCode.OK, view.stderr
     page = (folder / "out" / "report" / "index.html").read_text()
     assert re.search(r"<p><strong>stopped by its rule \(stop = order\) after \d+ deal set", page)
+    assert re.search(r'<td class="claim" data-shown="within">[+-]\d+ within ±150 Elo</td>', page)
 
 
 @pytest.mark.e2e
@@ -426,15 +534,37 @@ def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_k
 def test_the_simulation_tool_plays_both_schedules_to_the_same_rule(capsys):
     """The tool's tournaments call the runner's scheduler and rule; on 8 bots 100 Elo apart adaptive
     stops by the rule on the right order with far fewer matches (a fixed seed: one tournament each)."""
-    from referee.tools import scheduling
-
     true = scheduling.field_of("even", 8)
     assert max(true.values()) - min(true.values()) == 700 and sorted(true, key=true.get)[-1] == "b01"
-    rule = Rule(confidence=0.9, max_deal_sets=400, shared=False)
+    rule = Rule(confidence=0.9, max_deal_sets=400)
     rr = scheduling.play("2-player", true, "round-robin", rule, random.Random(5), 5)
     ad = scheduling.play("2-player", true, "adaptive", rule, random.Random(5), 5)
     assert rr.settled and ad.settled and not rr.wrong and not ad.wrong
     assert ad.matches < 0.6 * rr.matches
     scheduling.main(["--bots", "4", "--kinds", "2-player", "--tournaments", "1", "--max-deal-sets", "6"])
     table = capsys.readouterr().out
-    assert re.search(r"\| 2-player \| 4 \| even \| 72 \(6\.0\) \| .* \| 0, 0 of 1 \|", table), table
+    assert re.search(r"\| 2-player \| 4 \| even \| round-robin \| 72 \(6\.0\) \| 0 of 1 \| - "
+                     r"\| 0\.0% \[0\.0, 79\.3\] \|  \|", table), table
+    assert re.search(r"\| 2-player \| 4 \| even \| adaptive \| \d+ \(6\.0\) \| 0 of 1 \| - \| 0\.0% .* \| \d+% \|",
+                     table), table
+
+
+def test_the_simulation_tool_judges_what_a_stop_declared():
+    """An order the truth does not have (equal entries have none) and a margin wider than their gap
+    are wrong; an order within the margin's reach, or a margin around a real gap, is not."""
+    true = {"a": 1600.0, "b": 1500.0, "c": 1500.0, "d": 1480.0}
+
+    def stop(*claims: tuple[str, str, str]) -> adaptive.Stop:
+        return adaptive.Stop("order", True, 10, 40, "", tuple(adaptive.Claim(*c) for c in claims), 50.0)
+
+    assert not scheduling.wrong(stop(("a", "b", "above"), ("b", "c", "within"), ("c", "d", "above")), true)
+    assert scheduling.wrong(stop(("b", "c", "above")), true)  # equal: no order
+    assert scheduling.wrong(stop(("d", "c", "above")), true)  # the wrong way round
+    assert scheduling.wrong(stop(("a", "d", "within")), true)  # 120 apart, not within ±50
+    assert not scheduling.wrong(stop(("c", "d", "within")), true)  # 20 apart: within ±50
+    measured = {"a": 1530.0, "b": 1500.0, "c": 1500.0, "d": 1490.0}  # the scale the results measure
+    assert not scheduling.wrong(stop(("a", "d", "within")), true, measured)  # 40 apart there
+    assert scheduling.field_of("tie", 4) == {"b01": 1650.0, "b02": 1500.0, "b03": 1500.0, "b04": 1350.0}
+    assert scheduling.copies_of("copy", scheduling.field_of("copy", 4)) == {"b03": "b02"}
+    assert scheduling.copies_of("tie", scheduling.field_of("tie", 4)) == {}
+    assert scheduling.field_of("near", 4) == {"b01": 1645.0, "b02": 1505.0, "b03": 1495.0, "b04": 1355.0}

@@ -1,19 +1,21 @@
 """Rank confidence (referee.stats.ranks, ratings.rank_posterior): Student's t, the Loewner max of two
-covariances, the posterior's pairwise probabilities, ranks, top-k and settled orders; head-to-head
-bounds and LOS (referee.stats.headtohead.elo_difference)."""
+covariances, the posterior's pairwise probabilities, ranks, top-k and settled orders, computed with
+numpy and equal to the pure-Python computation they replaced; head-to-head bounds and LOS
+(referee.stats.headtohead.elo_difference)."""
 
 from __future__ import annotations
 
 import math
 import random
 
+import numpy as np
 import pytest
 
-from referee.stats import ranks
+from referee.stats import ranks, ratings
 from referee.stats.headtohead import elo_difference, upper_bound
 from referee.stats.ratings import PairResult, rank_posterior, rate, t_quantile
 from referee.stats.simulation import PROJECT, simulate_tournament
-from referee.tools.coverage import _lineups
+from referee.tools.coverage import KINDS, _lineups
 
 
 @pytest.mark.parametrize("df", [1, 2, 4, 9, 30])
@@ -30,19 +32,157 @@ def test_t_cdf_known_values():
     assert ranks.t_cdf(1.959963984540054, math.inf) == pytest.approx(0.975)
 
 
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 7, 19, 20, 99, 400, 501, 2000])
+def test_the_vectorised_t_distribution_is_the_scalar_one(df):
+    """Its finite series (up to 500 degrees of freedom) and its continued fraction (beyond) against
+    the incomplete beta function, one value at a time, to 1e-11 (very near 0, below |t| = 1e-4, the
+    scalar one is the less exact: it takes 1 minus a tail that rounds to 1/2)."""
+    rng = random.Random(df)
+    t = [rng.gauss(0, 4) for _ in range(300)] + [0.0, 1e-4, -1e-4, 40.0, -40.0, 1e4, -1e4]
+    got = ranks.t_cdf_array(np.array(t), df)
+    assert max(abs(g - ranks.t_cdf(v, df)) for g, v in zip(got, t)) < 1e-11
+
+
+# --- a pure-Python reference: the posterior as it was computed before numpy, one loop at a time ------
+
+
+def jacobi(a: list[list[float]]) -> tuple[list[float], list[list[float]]]:
+    """Eigenvalues and eigenvectors (columns) of a symmetric matrix, by cyclic Jacobi rotations."""
+    n = len(a)
+    m, q = [row[:] for row in a], [[float(i == j) for j in range(n)] for i in range(n)]
+    for _ in range(60):
+        if sum(m[i][j] ** 2 for i in range(n) for j in range(i + 1, n)) < 1e-30 * sum(m[i][i] ** 2 for i in range(n)):
+            break
+        for p in range(n - 1):
+            for r in range(p + 1, n):
+                if abs(m[p][r]) < 1e-300:
+                    continue
+                theta = (m[r][r] - m[p][p]) / (2.0 * m[p][r])
+                t = math.copysign(1.0, theta) / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                c, s = 1.0 / math.sqrt(t * t + 1.0), t / math.sqrt(t * t + 1.0)
+                for k in range(n):
+                    m[k][p], m[k][r] = c * m[k][p] - s * m[k][r], s * m[k][p] + c * m[k][r]
+                for k in range(n):
+                    m[p][k], m[r][k] = c * m[p][k] - s * m[r][k], s * m[p][k] + c * m[r][k]
+                for k in range(n):
+                    q[k][p], q[k][r] = c * q[k][p] - s * q[k][r], s * q[k][p] + c * q[k][r]
+    return [m[i][i] for i in range(n)], q
+
+
+def matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
+    return [[sum(x * y for x, y in zip(row, col)) for col in zip(*b)] for row in a]
+
+
+def transpose(a: list[list[float]]) -> list[list[float]]:
+    return [list(col) for col in zip(*a)]
+
+
+def reference_matrix(outcomes: list, prior: bool = True) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+    """The fit (the standings' pure-Python one) and P(a above b) for every two players, by the formulas of
+    referee.stats.ranks computed with lists and scalar functions: Σ_w the Loewner max of the two
+    covariances, the Helmert contrasts' eigenvectors, the spread's nodes and the weighted t probabilities."""
+    r = ratings
+    checked = r._check(outcomes)
+    names, index = r._index(checked)
+    n, scale = len(names), r.ELO_PER_LOGIT ** 2
+    rows = [(c, w, g) for c, (w, g) in r._counts(checked, index).items()]
+    columns, deals = r._columns(checked, index)
+    x = r._fit_logits(n, rows, 1.0)
+    cov = r._inverse(r._information(n, rows, 1.0, x))
+    info = [[v * scale for v in row] for row in cov]
+    robust = [[v * scale for v in row] for row in r._robust(cov, columns, x, deals)]
+    # Σ_w: in the metric of info (info = L Lᵀ), the eigenvalues of L⁻¹ robust L⁻ᵀ floored at 1
+    low = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            v = info[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
+            low[i][j] = math.sqrt(v) if i == j else v / low[j][j]
+    inv_low = [[0.0] * n for _ in range(n)]
+    for j in range(n):
+        for i in range(n):
+            inv_low[i][j] = (float(i == j) - sum(low[i][k] * inv_low[k][j] for k in range(i))) / low[i][i]
+    values, q = jacobi(matmul(matmul(inv_low, robust), transpose(inv_low)))
+    f = matmul(matmul(low, q), [[math.sqrt(max(values[j], 1.0)) * (i == j) for j in range(n)] for i in range(n)])
+    sigma = matmul(f, transpose(f))
+    elo = {name: x[index[name]] * r.ELO_PER_LOGIT for name in names}
+    helm = [[(1.0 if i < k else -k if i == k else 0.0) / math.sqrt(k * (k + 1)) for i in range(n)] for k in range(1, n)]
+    d, u = jacobi(matmul(matmul(helm, sigma), transpose(helm)))
+    d = [max(v, 0.0) for v in d]
+    z = [sum(h[i] * elo[names[i]] for i in range(n)) for h in helm]
+    omega = [sum(u[a][k] * z[a] for a in range(n - 1)) for k in range(n - 1)]
+    nodes = [math.inf]
+    if prior:
+        top = max(ranks.TAU_MAX_ELO, ranks.TAU_MAX_SE * math.sqrt(max(d)))
+        taus = [(g + 0.5) * top / ranks.TAU_POINTS for g in range(ranks.TAU_POINTS)]
+        logs = [-0.5 * sum(math.log(dk + t * t) + wk * wk / (dk + t * t) for dk, wk in zip(d, omega)) for t in taus]
+        weights = [math.exp(v - max(logs)) for v in logs]
+        acc, nodes = 0.0, []
+        for tau, w in zip(taus, weights):
+            acc += w / sum(weights)
+            while len(nodes) < ranks.TAU_NODES and acc >= (len(nodes) + 0.5) / ranks.TAU_NODES:
+                nodes.append(tau * tau)
+    out = {}
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            v = [sum(helm[k][i] * ((names[i] == a) - (names[i] == b)) for i in range(n)) for k in range(n - 1)]
+            v = [sum(u[k][j] * v[k] for k in range(n - 1)) for j in range(n - 1)]
+            p = 0.0
+            for t2 in nodes:
+                s = [1.0 if math.isinf(t2) else t2 / (dk + t2) for dk in d]
+                mean = sum(vk * sk * wk for vk, sk, wk in zip(v, s, omega))
+                var = sum(vk * vk * dk * sk for vk, dk, sk in zip(v, d, s))
+                p += ranks.t_cdf(mean / math.sqrt(var), deals - 1) / len(nodes)
+            out[a, b] = 0.5 if abs(elo[a] - elo[b]) < ranks.ROUND_OFF_ELO else p
+    return elo, out
+
+
+TABLES = [("2-player", 2, 1), ("2-player", 5, 2), ("4-player", 3, 3), ("4-player", 20, 4), ("pairs", 6, 5)]
+
+
+@pytest.mark.parametrize("kind, deal_sets, seed", TABLES)
+@pytest.mark.parametrize("prior", [True, False])
+def test_the_posterior_is_the_pure_python_computation_to_1e_9(kind, deal_sets, seed, prior):
+    """The numpy posterior (fit, covariances, eigenvectors, spread, every pairwise probability at once)
+    against the reference above, on tables of four bots (and of eight, 2-player)."""
+    true = {"a": 1350.0, "b": 1450.0, "c": 1550.0, "d": 1650.0}
+    outcomes = simulate_tournament(true, _lineups(kind), deal_sets, random.Random(seed), teams=KINDS[kind][2],
+                                   **PROJECT)
+    post = rank_posterior(outcomes, spread_prior=prior)
+    elo, probabilities = reference_matrix(outcomes, prior)
+    assert {name: float(e) for name, e in zip(post.names, post.elo)} == pytest.approx(elo, abs=1e-9)
+    for (a, b), p in probabilities.items():
+        assert post.above(a, b) == pytest.approx(p, abs=1e-9)
+
+
+def test_eight_bots_too():
+    true = {f"b{i}": 1500.0 + 40 * i for i in range(8)}
+    outcomes = simulate_tournament(true, [(a, b) for a in true for b in true if a != b], 6, random.Random(8), **PROJECT)
+    elo, probabilities = reference_matrix(outcomes)
+    post = rank_posterior(outcomes)
+    for (a, b), p in probabilities.items():
+        assert post.above(a, b) == pytest.approx(p, abs=1e-9)
+
+
+def test_rank_probabilities_count_the_draws():
+    """P(rank), top-k and the joint probability of the order: counted from the same draws one at a time."""
+    true = {"a": 1350.0, "b": 1450.0, "c": 1550.0, "d": 1650.0}
+    post = rank_posterior(simulate_tournament(true, _lineups("4-player"), 5, random.Random(3), **PROJECT))
+    order = post._order.tolist()
+    probs, top = post.rank_probabilities(), post.top()
+    for i, name in enumerate(post.names):
+        counted = [sum(draw[k] == i for draw in order) / len(order) for k in range(4)]
+        assert probs[name] == pytest.approx(counted, abs=1e-12)
+        assert top[name] == pytest.approx([sum(counted[:k + 1]) for k in range(4)], abs=1e-12)
+    for k in range(1, 5):
+        assert post.p_top(k) == pytest.approx(sum(draw[:k] == list(range(k)) for draw in order) / len(order))
+
+
 def random_spd(rng: random.Random, n: int, rank: int | None = None) -> list[list[float]]:
     vs = [[rng.gauss(0, 1) for _ in range(n)] for _ in range(rank or n + 2)]
     return [[sum(v[i] * v[j] for v in vs) + (1e-3 if i == j and rank is None else 0.0) for j in range(n)]
             for i in range(n)]
-
-
-def test_symmetric_eigen_reconstructs_the_matrix():
-    rng = random.Random(1)
-    a = random_spd(rng, 6)
-    values, q = ranks.symmetric_eigen(a)
-    for i in range(6):
-        for j in range(6):
-            assert sum(q[i][k] * values[k] * q[j][k] for k in range(6)) == pytest.approx(a[i][j], abs=1e-9)
 
 
 def test_the_loewner_max_is_above_both_and_equals_the_larger_when_ordered():
@@ -67,11 +207,11 @@ def test_pairwise_probabilities_are_the_draws_limit_and_ranks_add_up():
     outcomes = simulate_tournament(true, _lineups("4-player"), 5, random.Random(3), **PROJECT)
     post = rank_posterior(outcomes)
     assert post.df == 4 and post.names[0] == "d"
-    draws = post._ranks
+    draws = np.argsort(post._order, axis=1)  # each player's rank in each draw
     for a in post.names:
         for b in post.names:
             if a != b:
-                by_draws = sum(r[post._index[a]] < r[post._index[b]] for r in draws) / len(draws)
+                by_draws = float((draws[:, post._index[a]] < draws[:, post._index[b]]).mean())
                 assert post.above(a, b) == pytest.approx(by_draws, abs=0.03)
                 assert post.above(a, b) + post.above(b, a) == pytest.approx(1.0)
     probs = post.rank_probabilities()

@@ -45,7 +45,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from referee.stats.ranks import symmetric_eigen, t_cdf
+import numpy as np
+
+from referee.stats.ranks import t_cdf
 from referee.stats.ratings import t_quantile
 
 #: the family-wise error rate of the flags (Holm over the ordered pairs tested)
@@ -219,7 +221,7 @@ def _min_norm(xx: Sequence[Sequence[float]], xy: Sequence[float]) -> tuple[list[
     n = len(xy)
     if n == 0:
         return [], []
-    values, vectors = symmetric_eigen(xx)
+    values, vectors = (a.tolist() for a in np.linalg.eigh(np.asarray(xx, dtype=float)))
     top = max((abs(v) for v in values), default=0.0)
     theta = [0.0] * n
     null = []

@@ -37,10 +37,15 @@ Student scale is kept (an approximation: the t does not mix exactly with a norma
 **What it gives.** ``P(a above b)`` = the weighted average over ``τ`` of
 ``T_{D-1}(mean(R_a - R_b) / sd(R_a - R_b))``, exactly (a contrast of a multivariate t is a t); any
 contrast of ratings likewise (:meth:`RankPosterior.contrast`: a team's average). A difference of the
-fit below :data:`TIE_ELO` is a tie, ½: identical results give ½, never a round-off's "100%". The
-probabilities of ranks (``P(rank = k)``, ``P(rank <= k)``, the joint probability of an order) come
-from :data:`DRAWS` seeded, antithetic draws of the same distribution (their Monte Carlo error is
-below 1.1 points).
+fit below :data:`ROUND_OFF_ELO` is a tie, ½: identical results give ½, never a round-off's "100%".
+The probabilities of ranks (``P(rank = k)``, ``P(rank <= k)``, the joint probability of an order)
+come from :data:`DRAWS` seeded, antithetic draws of the same distribution (their Monte Carlo error
+is below 1.1 points). :meth:`RankPosterior.difference` gives a difference of the fit and its variance
+under ``Σ_w`` alone (the likelihood, no prior): what a stopping rule's confidence sequence takes
+(:mod:`referee.stats.sequences`).
+
+**Computed with numpy**, every pair and every draw at once: a scheduler asks after every deal set
+(``python -m referee.tools.posterior_cost`` measures it against the pure-Python loops it replaced).
 
 Measured calibration: ``python -m referee.tools.calibration`` and docs/tournaments.md.
 """
@@ -49,14 +54,14 @@ from __future__ import annotations
 
 import functools
 import math
-import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
-from operator import mul
+from typing import Any
 
-#: differences of ratings smaller than this (Elo) are ties: P(a above b) = 1/2
-TIE_ELO = 1e-6
+import numpy as np
+
+#: differences of the fit smaller than this (Elo) are round-off: P(a above b) = 1/2
+ROUND_OFF_ELO = 1e-6
 #: draws of the posterior behind rank probabilities (antithetic pairs: half as many normal vectors)
 DRAWS = 4000
 #: the fine grid of the spread τ, and the nodes of equal weight the probabilities average over
@@ -66,7 +71,7 @@ TAU_NODES = 16
 TAU_MAX_ELO = 2000.0
 TAU_MAX_SE = 10.0
 
-Matrix = list[list[float]]
+Matrix = Sequence[Sequence[float]]
 
 
 # --- Student's t ------------------------------------------------------------------
@@ -125,185 +130,227 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
-# --- small dense linear algebra (pure Python: n is the number of bots) ---------------------------
+def _betacf_array(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`_betacf` of every element at once (the same steps; an element stops once converged)."""
+    tiny = 1e-300
+    h = np.empty_like(x)
+    live = np.arange(x.size)  # the elements still iterating
+    a, b, x = a.ravel(), b.ravel(), x.ravel()
+    c = np.ones_like(x)
+    d = 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
+    acc = d.copy()
+    for m in range(1, 300):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                    -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
+            c = 1.0 + num / c
+            c = np.where(np.abs(c) > tiny, c, tiny)
+            acc *= d * c
+        going = np.abs(d * c - 1.0) >= 1e-15
+        if not going.all():
+            h.flat[live[~going]] = acc[~going]
+            live, a, b, x, c, d, acc = (v[going] for v in (live, a, b, x, c, d, acc))
+            if not live.size:
+                break
+    h.flat[live] = acc
+    return h
 
 
-def cholesky(a: Sequence[Sequence[float]]) -> Matrix:
-    """The lower factor L of a symmetric positive definite A = L Lᵀ."""
-    n = len(a)
-    low = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1):
-            s = a[i][j] - sum(low[i][k] * low[j][k] for k in range(j))
-            if i == j:
-                if s <= 0.0:
-                    raise ArithmeticError("matrix not positive definite")
-                low[i][i] = math.sqrt(s)
-            else:
-                low[i][j] = s / low[j][j]
-    return low
+def _betainc_array(a: float, b: float, x: np.ndarray) -> np.ndarray:
+    """:func:`_betainc` of every element of ``x`` (``a``, ``b`` shared)."""
+    inside = (x > 0.0) & (x < 1.0)
+    xs = np.where(inside, x, 0.5)
+    front = np.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * np.log(xs) + b * np.log1p(-xs))
+    swap = xs >= (a + 1.0) / (a + b + 2.0)
+    aa, bb = np.where(swap, b, a), np.where(swap, a, b)
+    cf = _betacf_array(aa, bb, np.where(swap, 1.0 - xs, xs))
+    value = np.where(swap, 1.0 - front * cf / b, front * cf / a)
+    return np.where(inside, value, np.where(x <= 0.0, 0.0, 1.0))
 
 
-def _solve_lower(low: Matrix, b: Sequence[float]) -> list[float]:
-    y = list(b)
-    for i in range(len(y)):
-        y[i] = (y[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
-    return y
+#: up to this many degrees of freedom, :func:`t_cdf_array` sums the t distribution's finite series
+#: (fewer operations); beyond, it takes the incomplete beta function's continued fraction
+SERIES_DF = 500
 
 
-def symmetric_eigen(a: Sequence[Sequence[float]], sweeps: int = 60) -> tuple[list[float], Matrix]:
-    """Eigenvalues and eigenvectors (the columns of Q) of a symmetric matrix (cyclic Jacobi)."""
-    n = len(a)
-    m = [list(row) for row in a]
-    q = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
-    for _ in range(sweeps):
-        off = sum(m[i][j] ** 2 for i in range(n) for j in range(i + 1, n))
-        if off <= 1e-30 * max(1e-300, sum(m[i][i] ** 2 for i in range(n))):
+def t_cdf_array(t: np.ndarray, df: float) -> np.ndarray:
+    """:func:`t_cdf` of every element of ``t`` (agreeing with it to about 1e-11)."""
+    t = np.asarray(t, dtype=float)
+    if math.isinf(df):
+        return 0.5 * np.array([math.erfc(-v / math.sqrt(2.0)) for v in t.ravel()]).reshape(t.shape)
+    if df == int(df) and df <= SERIES_DF:
+        return _t_cdf_series(t, int(df))
+    tail = 0.5 * _betainc_array(0.5 * df, 0.5, df / (df + t * t))
+    return np.where(t > 0, 1.0 - tail, tail)
+
+
+def _t_cdf_series(t: np.ndarray, df: int) -> np.ndarray:
+    """Student's t distribution function for a whole number of degrees of freedom, by its finite
+    series (Abramowitz and Stegun 26.7.3 and 26.7.4): with ``θ = atan(t / √df)`` and
+    ``c = cos²θ``, ``P(|T| < t)`` is ``sin θ (1 + c/2 + (1·3)/(2·4) c² + ...)`` for an even ``df``,
+    ``(2/π) (θ + sin θ cos θ (1 + (2/3) c + (2·4)/(3·5) c² + ...))`` for an odd one, ``df/2`` terms
+    at most (the sum stops once they no longer count)."""
+    c = df / (df + t * t)
+    sine = t / np.sqrt(df + t * t)
+    term, total = np.ones_like(t), np.ones_like(t)
+    odd = df % 2 == 1
+    for k in range(1, (df - 1) // 2 if odd else df // 2):
+        term = term * c * ((2 * k) / (2 * k + 1) if odd else (2 * k - 1) / (2 * k))
+        total += term
+        if k % 8 == 0 and (term < 1e-17 * total).all():
             break
-        for p in range(n - 1):
-            for r in range(p + 1, n):
-                if abs(m[p][r]) < 1e-300:
-                    continue
-                theta = (m[r][r] - m[p][p]) / (2.0 * m[p][r])
-                t = math.copysign(1.0, theta) / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                c = 1.0 / math.sqrt(t * t + 1.0)
-                s = t * c
-                for k in range(n):  # columns p, r of m
-                    mkp, mkr = m[k][p], m[k][r]
-                    m[k][p], m[k][r] = c * mkp - s * mkr, s * mkp + c * mkr
-                for k in range(n):  # rows p, r
-                    mpk, mrk = m[p][k], m[r][k]
-                    m[p][k], m[r][k] = c * mpk - s * mrk, s * mpk + c * mrk
-                for k in range(n):
-                    qkp, qkr = q[k][p], q[k][r]
-                    q[k][p], q[k][r] = c * qkp - s * qkr, s * qkp + c * qkr
-    return [m[i][i] for i in range(n)], q
+    if not odd:
+        return 0.5 + 0.5 * sine * total
+    theta = np.arctan(t / math.sqrt(df))
+    return 0.5 + (theta + (sine * np.sqrt(c) * total if df > 1 else 0.0)) / math.pi
 
 
-def loewner_max(info: Sequence[Sequence[float]], robust: Sequence[Sequence[float]]) -> Matrix:
+# --- the covariances ----------------------------------------------------------------------------
+
+
+def loewner_max(info: Matrix, robust: Matrix) -> np.ndarray:
     """A factor F (Σ_w = F Fᵀ) of the smallest matrix above ``info`` (positive definite) and
     ``robust`` (positive semi-definite) in the metric of ``info`` (see the module docstring)."""
-    n = len(info)
-    low = cholesky(info)
-    # M = L⁻¹ R L⁻ᵀ: solve for L⁻¹ R (columns), then again for the transpose
-    half = [_solve_lower(low, [robust[i][j] for i in range(n)]) for j in range(n)]  # half[j] = L⁻¹ R e_j
-    m = [_solve_lower(low, [half[j][i] for j in range(n)]) for i in range(n)]  # m[i] = L⁻¹ (row i of L⁻¹ R)
-    m = [[0.5 * (m[i][j] + m[j][i]) for j in range(n)] for i in range(n)]
-    values, q = symmetric_eigen(m)
-    scale = [math.sqrt(max(v, 1.0)) for v in values]
-    lq = [[sum(low[i][k] * q[k][j] for k in range(i + 1)) for j in range(n)] for i in range(n)]
-    return [[lq[i][j] * scale[j] for j in range(n)] for i in range(n)]
+    low = np.linalg.cholesky(np.asarray(info, dtype=float))
+    half = np.linalg.solve(low, np.asarray(robust, dtype=float))  # L⁻¹ R
+    m = np.linalg.solve(low, half.T)  # L⁻¹ (L⁻¹ R)ᵀ = L⁻¹ R L⁻ᵀ (R symmetric)
+    values, q = np.linalg.eigh(0.5 * (m + m.T))
+    return (low @ q) * np.sqrt(np.maximum(values, 1.0))
+
+
+def helmert(n: int) -> np.ndarray:
+    """``n - 1`` orthonormal rows orthogonal to (1, ..., 1): the differences from the average."""
+    rows = np.zeros((max(n - 1, 0), n))
+    for k in range(1, n):
+        rows[k - 1, :k] = 1.0
+        rows[k - 1, k] = -float(k)
+        rows[k - 1] /= math.sqrt(k * (k + 1))
+    return rows
 
 
 # --- the posterior ----------------------------------------------------------------------------
 
 
-def helmert(n: int) -> Matrix:
-    """``n - 1`` orthonormal rows orthogonal to (1, ..., 1): the differences from the average."""
-    rows = []
-    for k in range(1, n):
-        v = [1.0] * k + [-float(k)] + [0.0] * (n - k - 1)
-        norm = math.sqrt(k * (k + 1))
-        rows.append([x / norm for x in v])
-    return rows
+def _spread_nodes(d: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """The τ² of the spread's TAU_NODES nodes of equal weight: its posterior on a fine grid of
+    TAU_POINTS values, each node at the midpoint of a quantile (a quadrature whose error on the
+    probabilities is a few tenths of a point, measured against the fine grid)."""
+    top = max(TAU_MAX_ELO, TAU_MAX_SE * math.sqrt(max(d.max(initial=0.0), 0.0)))
+    taus = (np.arange(TAU_POINTS) + 0.5) * top / TAU_POINTS
+    total = d[None, :] + (taus * taus)[:, None]
+    logs = -0.5 * (np.log(total) + omega[None, :] ** 2 / total).sum(axis=1)
+    weights = np.exp(logs - logs.max())
+    acc = np.cumsum(weights / weights.sum())
+    at = np.searchsorted(acc, (np.arange(TAU_NODES) + 0.5) / TAU_NODES, side="left")
+    return taus[np.minimum(at, TAU_POINTS - 1)] ** 2  # past the end: round-off at the top
 
 
-def _spread_weights(d: Sequence[float], omega: Sequence[float]) -> list[tuple[float, float]]:
-    """(weight, τ²) nodes of the spread's posterior: its distribution on a fine grid of TAU_POINTS
-    values, then TAU_NODES nodes of equal weight at the midpoints of its quantiles (a quadrature
-    whose error on the probabilities is a few tenths of a point, measured against the fine grid)."""
-    top = max(TAU_MAX_ELO, TAU_MAX_SE * math.sqrt(max(d, default=0.0)))
-    taus = [(g + 0.5) * top / TAU_POINTS for g in range(TAU_POINTS)]
-    logs = [-0.5 * sum(math.log(dk + t * t) + wk * wk / (dk + t * t) for dk, wk in zip(d, omega)) for t in taus]
-    peak = max(logs)
-    weights = [math.exp(lg - peak) for lg in logs]
-    total = sum(weights)
-    nodes, acc, k = [], 0.0, 0
-    for tau, w in zip(taus, weights):
-        acc += w / total
-        while k < TAU_NODES and acc >= (k + 0.5) / TAU_NODES:
-            nodes.append((1.0 / TAU_NODES, tau * tau))
-            k += 1
-    nodes += [(1.0 / TAU_NODES, taus[-1] ** 2)] * (TAU_NODES - k)  # round-off at the top
-    return nodes
+def _shrinkage(t2: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``s_k = τ² / (d_k + τ²)`` for each τ² (rows) and contrast (columns): how much of each contrast
+    the prior of spread ``τ`` keeps (1 for τ = ∞, no prior)."""
+    t2 = np.asarray(t2, dtype=float)[:, None]
+    flat = np.isinf(t2)
+    total = d[None, :] + np.where(flat, 1.0, t2)
+    return np.where(flat, 1.0, np.where(total > 0, t2 / np.where(total > 0, total, 1.0), 0.0))
 
 
-def _shrinkage(t2: float, d: Sequence[float]) -> list[float]:
-    """``s_k = τ² / (d_k + τ²)``: how much of each contrast the prior of spread ``τ`` keeps."""
-    if math.isinf(t2):
-        return [1.0] * len(d)
-    return [t2 / (dk + t2) if dk + t2 > 0 else 0.0 for dk in d]
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RankPosterior:
     """The ratings' posterior (see the module docstring). ``names`` best first by the fit, its
     ``elo``; each player's row of ``Hᵀ U`` (``rows``), the eigenvalues ``d`` and coordinates
-    ``omega`` of the contrasts, the spread's ``(weight, τ²)`` nodes, the degrees of freedom."""
+    ``omega`` of the contrasts, the spread's ``(weight, τ²)`` nodes (None: found from ``d`` and
+    ``omega`` when first asked, :func:`_spread_nodes`), the degrees of freedom."""
 
     names: tuple[str, ...]
-    elo: tuple[float, ...]
-    rows: tuple[tuple[float, ...], ...]
-    d: tuple[float, ...]
-    omega: tuple[float, ...]
-    spread: tuple[tuple[float, float], ...]
+    elo: Any  # (n,) array
+    rows: Any  # (n, n - 1) array
+    d: Any  # (n - 1,) array
+    omega: Any  # (n - 1,) array
+    spread: tuple[tuple[float, float], ...] | None
     df: int
     seed: int = 0
     draws: int = DRAWS
-    _index: dict[str, int] = field(init=False, repr=False, compare=False)
-    _above: dict[tuple[str, str], float] = field(init=False, repr=False, compare=False)
+    #: the fit it came from (:class:`referee.stats.ratings.Fit`, with the results), whose score tests a
+    #: stopping rule asks; None for the standings' posterior
+    fit: Any = field(default=None, repr=False)
+    _index: dict[str, int] = field(init=False, repr=False)
+    _tests: dict[tuple[str, str, float], tuple[float, float]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        n = len(self.names)
+        for name, shape in (("elo", (n,)), ("rows", (n, max(n - 1, 0))), ("d", (max(n - 1, 0),)),
+                            ("omega", (max(n - 1, 0),))):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=float).reshape(shape))
+        object.__setattr__(self, "names", tuple(self.names))
         object.__setattr__(self, "_index", {name: i for i, name in enumerate(self.names)})
-        object.__setattr__(self, "_above", {})
+        object.__setattr__(self, "_tests", {})
 
     @classmethod
-    def of(cls, names: Sequence[str], elo: Sequence[float], info: Sequence[Sequence[float]],
-           robust: Sequence[Sequence[float]], df: int, seed: int = 0, prior: bool = True) -> RankPosterior:
+    def of(cls, names: Sequence[str], elo: Sequence[float], info: Matrix, robust: Matrix, df: int, seed: int = 0,
+           prior: bool = True, fit: Any = None) -> RankPosterior:
         """From the fit's ratings and its two covariances (same units); ``prior=False``: no prior
         on the spread (a flat one, ``τ = ∞``: the likelihood alone, for comparison)."""
         n = len(names)
+        elo = np.asarray(elo, dtype=float)
         order = sorted(range(n), key=lambda i: (-elo[i], names[i]))
-        factor = loewner_max(info, robust)
-        f = [factor[i] for i in order]  # Σ_w = F Fᵀ, best first
-        x = [elo[i] for i in order]
+        f = loewner_max(info, robust)[order]  # Σ_w = F Fᵀ, best first
+        x = elo[order]
         h = helmert(n)
-        hf = [[sum(h[a][i] * f[i][k] for i in range(n)) for k in range(n)] for a in range(n - 1)]
-        m = [[sum(map(mul, hf[a], hf[b])) for b in range(n - 1)] for a in range(n - 1)]
-        d, u = symmetric_eigen(m) if n > 1 else ([], [])
-        d = [max(v, 0.0) for v in d]
-        z = [sum(map(mul, h[a], x)) for a in range(n - 1)]
-        omega = [sum(u[a][k] * z[a] for a in range(n - 1)) for k in range(n - 1)]
-        rows = [tuple(sum(h[a][i] * u[a][k] for a in range(n - 1)) for k in range(n - 1)) for i in range(n)]
-        spread = tuple(_spread_weights(d, omega)) if prior and n > 1 else ((1.0, math.inf),)
-        return cls(tuple(names[i] for i in order), tuple(x), tuple(rows), tuple(d), tuple(omega), spread, df, seed)
+        hf = h @ f
+        d, u = np.linalg.eigh(hf @ hf.T) if n > 1 else (np.zeros(0), np.zeros((0, 0)))
+        d = np.maximum(d, 0.0)
+        omega = u.T @ (h @ x)
+        rows = h.T @ u
+        spread = None if prior and n > 1 else ((1.0, math.inf),)  # None: the prior's, when first asked
+        return cls(tuple(names[i] for i in order), x, rows, d, omega, spread, df, seed, fit=fit)
+
+    # --- exact probabilities --------------------------------------------------------------------
+
+    @functools.cached_property
+    def _nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The spread's weights, and the shrinkage of every contrast at each node (nodes × contrasts)."""
+        spread = self.spread
+        if spread is None:
+            spread = tuple((1.0 / TAU_NODES, float(t2)) for t2 in _spread_nodes(self.d, self.omega))
+            object.__setattr__(self, "spread", spread)
+        weights = np.array([w for w, _ in spread])
+        return weights, _shrinkage(np.array([t2 for _, t2 in spread]), self.d)
+
+    def _probabilities(self, v: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+        """P(v · R > 0) for each contrast ``v`` (rows of ``v``: coefficients of the contrasts ``U``),
+        ``fitted`` the fit's value of each (round-off: ½)."""
+        weights, s = self._nodes
+        mean = (v * self.omega) @ s.T  # contrasts × nodes
+        var = (v * v * self.d) @ s.T
+        p = np.where(var > 0, t_cdf_array(mean / np.sqrt(np.where(var > 0, var, 1.0)), self.df),
+                     0.5 + np.copysign(0.5, mean))
+        return np.where(np.abs(fitted) < ROUND_OFF_ELO, 0.5, p @ weights)
 
     def contrast(self, weights: Mapping[str, float]) -> float:
         """P(Σ weights[name] · R_name > 0): with weights summing to 0 (one team's average minus
         another's), the probability that the first side is the stronger. A fit's value of the
-        contrast below :data:`TIE_ELO` is a tie, ½."""
-        fitted = sum(c * self.elo[self._index[name]] for name, c in weights.items())
-        if abs(fitted) < TIE_ELO:
-            return 0.5
-        v = [0.0] * len(self.d)
-        for name, c in weights.items():
-            for k, r in enumerate(self.rows[self._index[name]]):
-                v[k] += c * r
-        p = 0.0
-        for weight, t2 in self.spread:
-            s = _shrinkage(t2, self.d)
-            mean = sum(vk * sk * wk for vk, sk, wk in zip(v, s, self.omega))
-            var = sum(vk * vk * dk * sk for vk, dk, sk in zip(v, self.d, s))
-            p += weight * (t_cdf(mean / math.sqrt(var), self.df) if var > 0 else 0.5 + math.copysign(0.5, mean))
-        return p
+        contrast below :data:`ROUND_OFF_ELO` is a tie, ½."""
+        c = np.zeros(len(self.names))
+        for name, w in weights.items():
+            c[self._index[name]] += w
+        return float(self._probabilities((c @ self.rows)[None, :], np.array([c @ self.elo]))[0])
+
+    @functools.cached_property
+    def _matrix(self) -> np.ndarray:
+        """P(row above column) for the players above the diagonal (the fit's order)."""
+        n = len(self.names)
+        i, j = np.triu_indices(n, 1)
+        out = np.full((n, n), 0.5)
+        out[i, j] = self._probabilities(self.rows[i] - self.rows[j], self.elo[i] - self.elo[j])
+        return out
 
     def above(self, a: str, b: str) -> float:
-        """P(a is rated above b); a tie (a difference of the fit below :data:`TIE_ELO`) is ½."""
-        if b < a:
-            return 1.0 - self.above(b, a)
-        if (a, b) not in self._above:
-            self._above[a, b] = self.contrast({a: 1.0, b: -1.0})
-        return self._above[a, b]
+        """P(a is rated above b); a tie (a difference of the fit below :data:`ROUND_OFF_ELO`) is ½."""
+        i, j = self._index[a], self._index[b]
+        return float(self._matrix[i, j]) if i < j else 1.0 - float(self._matrix[j, i])
 
     def matrix(self) -> dict[str, dict[str, float]]:
         """``out[a][b]`` = P(a above b) for every two players, best first."""
@@ -313,56 +360,66 @@ class RankPosterior:
         """P(each player above the next one in the fit's order)."""
         return [self.above(a, b) for a, b in zip(self.names, self.names[1:])]
 
+    def test(self, a: str, b: str) -> Callable[[float], tuple[float, float]]:
+        """The test of ``R_a - R_b`` at a hypothesis (Elo) that a stopping rule asks
+        (:data:`referee.stats.sequences.Test`): the fit's score test when the posterior has its fit
+        (:meth:`referee.stats.ratings.Fit.score_test`), else the Wald test of :meth:`difference`."""
+        if self.fit is not None:
+            def score(c: float) -> tuple[float, float]:  # kept: the rule and the scheduler ask the same
+                if (a, b, c) not in self._tests:
+                    self._tests[a, b, c] = self.fit.score_test(a, b, c)
+                return self._tests[a, b, c]
+            return score
+        diff, variance = self.difference(a, b)
+        return lambda c: ((diff - c) / math.sqrt(variance), variance)
+
+    def difference(self, a: str, b: str) -> tuple[float, float]:
+        """The fit's ``R_a - R_b`` and its variance under ``Σ_w`` (the likelihood alone, no prior on
+        the spread: a stopping rule's confidence sequence takes these, :mod:`referee.stats.sequences`)."""
+        i, j = self._index[a], self._index[b]
+        v = self.rows[i] - self.rows[j]
+        return float(self.elo[i] - self.elo[j]), float(v * v @ self.d)
+
+    # --- draws ---------------------------------------------------------------------------------
+
     @functools.cached_property
-    def _ranks(self) -> list[list[int]]:
-        """The rank (0 best) of every player in each draw."""
-        rng = random.Random(f"ranks:{self.seed}")
-        n, m = len(self.names), len(self.d)
-        cumulative = list(accumulate(w for w, _ in self.spread))
-        centre = sum(self.elo) / n
-        out = []
-        for _ in range(max(1, self.draws // 2)):
-            t2 = rng.choices([t for _, t in self.spread], cum_weights=cumulative)[0]
-            s = _shrinkage(t2, self.d)
-            scale = math.sqrt(self.df / rng.gammavariate(0.5 * self.df, 2.0))
-            noise = [scale * math.sqrt(dk * sk) * rng.gauss(0.0, 1.0) for dk, sk in zip(self.d, s)]
-            mean = [sk * wk for sk, wk in zip(s, self.omega)]
-            for sign in (1.0, -1.0):
-                theta = [mean[k] + sign * noise[k] for k in range(m)]
-                x = [centre + sum(map(mul, row, theta)) for row in self.rows]
-                order = sorted(range(n), key=lambda i: -x[i])
-                rank = [0] * n
-                for r, i in enumerate(order):
-                    rank[i] = r
-                out.append(rank)
-        return out
+    def _order(self) -> np.ndarray:
+        """The players (their indices) from the best down (columns) in each draw (rows)."""
+        rng = np.random.default_rng([self.seed % 2**63, 0x72616E6B])  # "rank": draws of their own stream
+        half = max(1, self.draws // 2)
+        weights, s = self._nodes
+        if weights.min() == weights.max():  # the spread's nodes, of equal weights
+            node = rng.integers(len(weights), size=half)
+        else:
+            node = rng.choice(len(weights), size=half, p=weights / weights.sum())
+        scale = np.sqrt(self.df / rng.chisquare(self.df, size=half))
+        noise = rng.standard_normal((half, len(self.d)))  # in place from here: large arrays are costly to make
+        noise *= np.sqrt(self.d * s)[node]  # each draw's node's
+        noise *= scale[:, None]
+        spread = noise @ self.rows.T
+        centre = (self.elo.mean() + (s * self.omega) @ self.rows.T)[node]  # each node's mean, per player
+        x = np.empty((2 * half, len(self.names)))
+        np.subtract(spread, centre, out=x[:half])  # minus the ratings, antithetic pairs: the best sorts first
+        np.add(spread, centre, out=x[half:])
+        np.negative(x[half:], out=x[half:])
+        return np.argsort(x, axis=1, kind="stable")
 
     def rank_probabilities(self) -> dict[str, list[float]]:
         """``out[name][k]``: P(name has rank k + 1), from the draws."""
         n = len(self.names)
-        counts = [[0] * n for _ in range(n)]
-        for rank in self._ranks:
-            for i, r in enumerate(rank):
-                counts[i][r] += 1
-        total = len(self._ranks)
-        return {name: [c / total for c in counts[i]] for i, name in enumerate(self.names)}
+        order = self._order  # order[draw, rank] = player: count each (player, rank)
+        counts = np.bincount((order * n + np.arange(n)).ravel(), minlength=n * n).reshape(n, n) / len(order)
+        return {name: counts[i].tolist() for i, name in enumerate(self.names)}
 
     def top(self) -> dict[str, list[float]]:
         """``out[name][k]``: P(name is among the top k + 1)."""
-        out = {}
-        for name, probs in self.rank_probabilities().items():
-            acc, cum = 0.0, []
-            for p in probs:
-                acc += p
-                cum.append(acc)
-            out[name] = cum
-        return out
+        return {name: np.cumsum(probs).tolist() for name, probs in self.rank_probabilities().items()}
 
     def p_top(self, k: int) -> float:
         """The joint probability that the first ``k`` players of the fit's order are the top ``k``,
         in that order (``k = len(names)``: the whole order)."""
         k = min(k, len(self.names))
-        return sum(all(rank[i] == i for i in range(k)) for rank in self._ranks) / len(self._ranks)
+        return float((self._order[:, :k] == np.arange(k)).all(axis=1).mean())
 
     def settled(self, confidence: float, top: int | None = None) -> bool:
         """Whether the order is settled at ``confidence``: every adjacent pair (``top`` None), or

@@ -140,6 +140,8 @@ from itertools import pairwise
 from operator import mul
 from typing import NamedTuple
 
+import numpy as np
+
 from referee.stats import ranks
 
 #: Elo points per natural-log unit of odds: R = x * ELO_PER_LOGIT
@@ -338,21 +340,23 @@ class Ratings:
 
 
 def _check(outcomes: Iterable[Outcome]) -> list[Outcome]:
-    checked: list[Outcome] = []
-    for o in outcomes:
-        if isinstance(o, TeamResult):
-            if not o.a or not o.b:
-                raise ValueError(f"a team needs a member: {o}")
-            if Counter(o.a) == Counter(o.b):
-                raise ValueError(f"a team against the same team: {o}")
-        else:
-            o = PairResult(*o)
-            if o.a == o.b:
-                raise ValueError(f"outcome of {o.a!r} against itself: {o}")
-        if o.score not in _VALID_SCORES:
-            raise ValueError(f"score must be 1, 0.5 or 0: {o}")
-        checked.append(o)
-    return checked
+    return [_checked(o) for o in outcomes]
+
+
+def _checked(o: Outcome) -> Outcome:
+    """The outcome as a :class:`PairResult` or :class:`TeamResult`, or ValueError saying what is wrong."""
+    if isinstance(o, TeamResult):
+        if not o.a or not o.b:
+            raise ValueError(f"a team needs a member: {o}")
+        if Counter(o.a) == Counter(o.b):
+            raise ValueError(f"a team against the same team: {o}")
+    else:
+        o = PairResult(*o)
+        if o.a == o.b:
+            raise ValueError(f"outcome of {o.a!r} against itself: {o}")
+    if o.score not in _VALID_SCORES:
+        raise ValueError(f"score must be 1, 0.5 or 0: {o}")
+    return o
 
 
 def _members(o: Outcome) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -685,31 +689,237 @@ def _robust(cov: Sequence[Sequence[float]], columns: _Columns, x: Sequence[float
 
 def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequence[float]],
                robust: Sequence[Sequence[float]], n_deals: int, seed: int | None,
-               spread_prior: bool = True) -> ranks.RankPosterior:
+               spread_prior: bool = True, fit: Fit | None = None) -> ranks.RankPosterior:
     scale = ELO_PER_LOGIT * ELO_PER_LOGIT
-    return ranks.RankPosterior.of(names, elos, [[v * scale for v in row] for row in cov],
-                                  [[v * scale for v in row] for row in robust], n_deals - 1, seed or 0, spread_prior)
+    return ranks.RankPosterior.of(names, elos, np.asarray(cov) * scale, np.asarray(robust) * scale, n_deals - 1,
+                                  seed or 0, spread_prior, fit)
 
 
-def rank_posterior(outcomes: Iterable[Outcome], seed: int = 0, *, prior: float = 1.0,
+class Tally:
+    """Outcomes gathered for the scheduler's fit, as arrays: for every deal set and contrast, the
+    points of its positive side and the games. :meth:`add` takes more (a deal set just played), so
+    that a scheduler looking after every deal set does not read the earlier ones again."""
+
+    def __init__(self, outcomes: Iterable[Outcome] = ()) -> None:
+        self.index: dict[str, int] = {}  # every player, in the order first seen
+        self._contrasts: dict[Contrast, int] = {}
+        self._rows: list[np.ndarray] = []  # chunks of (deal set, contrast, points of its positive side)
+        self._deals: set[int] = set()
+        self.add(outcomes)
+
+    def add(self, outcomes: Iterable[Outcome]) -> None:
+        outcomes = list(outcomes)
+        kinds = set(map(type, outcomes))
+        teams = [o for o in outcomes if isinstance(o, TeamResult)] if TeamResult in kinds else []
+        pairs = [o for o in outcomes if not isinstance(o, TeamResult)] if teams else outcomes
+        if pairs:
+            self._add_pairs(pairs, checked=kinds <= {PairResult})
+        for o in map(_checked, teams):
+            for name in (*o.a, *o.b):
+                self.index.setdefault(name, len(self.index))
+            c, score = _contrast(o, self.index)
+            self._rows.append(np.array([[o.deal_set, self._contrasts.setdefault(c, len(self._contrasts)), score]]))
+            self._deals.add(o.deal_set)
+
+    def _add_pairs(self, pairs: list[Outcome], checked: bool) -> None:
+        """Pairwise results, all at once (a bad one: :func:`_checked`'s error); ``checked``: all of them
+        :class:`PairResult` (four fields each), else plain tuples, whose length is checked first."""
+        if not checked and set(map(len, pairs)) != {4}:
+            _check(pairs)
+        deal, a, b, score = zip(*pairs)
+        for name in dict.fromkeys((*a, *b)):
+            self.index.setdefault(name, len(self.index))
+        first = np.fromiter(map(self.index.__getitem__, a), np.int64, len(a))
+        second = np.fromiter(map(self.index.__getitem__, b), np.int64, len(b))
+        points = np.asarray(score, dtype=float)
+        bad = (first == second) | ~np.isin(points, _VALID_SCORES)
+        if bad.any():
+            _checked(pairs[int(np.argmax(bad))])
+        lo, hi = np.minimum(first, second), np.maximum(first, second)  # the contrast e_lo - e_hi
+        codes, which = np.unique(lo * len(self.index) + hi, return_inverse=True)
+        ids = np.array([self._contrasts.setdefault(((int(c) // len(self.index), 1.0), (int(c) % len(self.index), -1.0)),
+                                                   len(self._contrasts)) for c in codes])
+        self._rows.append(np.column_stack([np.asarray(deal, dtype=float), ids[which],
+                                           np.where(first == lo, points, 1.0 - points)]))
+        self._deals.update(deal)
+
+    @property
+    def deal_sets(self) -> int:
+        return len(self._deals)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The contrasts (a row each, a column per player), and for every (deal set, contrast) cell:
+        its deal set (numbered from 0), its contrast, its points and its games."""
+        contrasts = np.zeros((len(self._contrasts), len(self.index)))
+        for c, k in self._contrasts.items():
+            for i, v in c:
+                contrasts[k, i] = v
+        rows = np.concatenate(self._rows) if self._rows else np.zeros((0, 3))
+        if len(self._rows) > 1:
+            self._rows = [rows]
+        _, deal = np.unique(rows[:, 0], return_inverse=True)
+        cells, which = np.unique(deal * len(contrasts) + rows[:, 1].astype(np.int64), return_inverse=True)
+        return (contrasts, cells // len(contrasts), cells % len(contrasts), np.bincount(which, rows[:, 2]),
+                np.bincount(which).astype(float))
+
+
+def _log_sigmoid_array(z: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -z)
+
+
+def _sigmoid_array(z: np.ndarray) -> np.ndarray:
+    return 0.5 + 0.5 * np.tanh(0.5 * z)  # = 1 / (1 + e^-z), without overflow
+
+
+def _newton(contrasts: np.ndarray, points: np.ndarray, games: np.ndarray, prior: float,
+            lift: tuple[np.ndarray, np.ndarray] | None = None,
+            start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_fit_logits` with numpy (the same damped Newton steps): the logits ``x`` that maximise
+    the penalised log-likelihood (``points`` and ``games``: each contrast's over all deal sets), and
+    its information and gradient at ``x``. ``lift`` ``(M, o)``: the maximum over ``x = M θ + o``
+    only (a hypothesis that fixes a difference), from ``start`` (logits: the unconstrained fit)."""
+    if prior <= 0:
+        raise ValueError("prior must be positive (it fixes the level and keeps ratings finite)")
+
+    def objective(x: np.ndarray) -> float:
+        z = contrasts @ x
+        return float(points @ _log_sigmoid_array(z) + (games - points) @ _log_sigmoid_array(-z)
+                     + 0.5 * prior * (_log_sigmoid_array(x) + _log_sigmoid_array(-x)).sum())
+
+    def information(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, q = _sigmoid_array(contrasts @ x), _sigmoid_array(x)
+        grad = contrasts.T @ (points - games * p) + prior * (0.5 - q)
+        a = (contrasts.T * (games * p * (1.0 - p))) @ contrasts
+        a.flat[::len(a) + 1] += prior * q * (1.0 - q)  # the diagonal
+        return a, grad
+
+    def lifted(theta: np.ndarray) -> np.ndarray:
+        return theta if lift is None else lift[0] @ theta + lift[1]
+
+    def newton_step(x: np.ndarray) -> tuple[np.ndarray, float]:
+        """The Newton step (in θ) at ``x``, and the largest move of a logit it makes."""
+        a, grad = information(x)
+        if lift is not None:
+            a, grad = lift[0].T @ a @ lift[0], lift[0].T @ grad
+        try:
+            step = np.linalg.solve(a, grad)
+        except np.linalg.LinAlgError:  # far out (a hypothesis thousands of Elo away): what can be solved
+            step = np.linalg.lstsq(a, grad, rcond=None)[0]
+        return step, float(np.abs(step if lift is None else lift[0] @ step).max(initial=0.0))
+
+    if lift is None:
+        theta = np.zeros(contrasts.shape[1])
+    else:
+        theta = np.linalg.lstsq(lift[0], (np.zeros(contrasts.shape[1]) if start is None else start) - lift[1],
+                                rcond=None)[0]
+    value = None
+    for _ in range(100):
+        x = lifted(theta)
+        step, size = newton_step(x)
+        if size <= _SMALL_STEP:  # near the maximum: the full step
+            theta, value = theta + step, None
+        else:  # a big step: halved until the objective does not decrease
+            value = objective(x) if value is None else value
+            t = 1.0
+            while True:
+                trial = theta + t * step
+                new_value = objective(lifted(trial))
+                if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
+                    break
+                t *= 0.5
+            theta, value, size = trial, new_value, size * t
+        if size < 1e-6:
+            break
+    x = lifted(theta)
+    return (x, *information(x))
+
+
+@dataclass(frozen=True, eq=False)
+class Fit:
+    """The scheduler's fit of a :class:`Tally` (with numpy): the posterior's ratings and covariances,
+    and the score test of a difference of two ratings that a stopping rule asks
+    (:meth:`score_test`)."""
+
+    names: list[str]
+    contrasts: np.ndarray  # a row per contrast, a column per player
+    deal: np.ndarray  # for each (deal set, contrast) cell: its deal set, contrast, points, games
+    which: np.ndarray
+    points: np.ndarray
+    games: np.ndarray
+    deal_sets: int
+    prior: float
+    x: np.ndarray = field(init=False)  # the logits
+    information: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        x, information, _ = _newton(self.contrasts, *self._totals(), self.prior)
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "information", information)
+
+    @classmethod
+    def of(cls, tally: Tally, prior: float = 1.0) -> Fit:
+        return cls(list(tally.index), *tally.arrays(), tally.deal_sets, prior)
+
+    def _totals(self) -> tuple[np.ndarray, np.ndarray]:
+        k = len(self.contrasts)
+        return np.bincount(self.which, self.points, k), np.bincount(self.which, self.games, k)
+
+    def scores(self, x: np.ndarray) -> np.ndarray:
+        """Each deal set's part of the gradient of the log-likelihood at ``x`` (deal sets × players)."""
+        residual = self.points - self.games * _sigmoid_array(self.contrasts[self.which] @ x)
+        k = len(self.contrasts)
+        return np.bincount(self.deal * k + self.which, residual, self.deal_sets * k).reshape(self.deal_sets, k) \
+            @ self.contrasts
+
+    def covariances(self) -> tuple[np.ndarray, np.ndarray]:
+        """The inverse information and the cluster-robust sandwich over deal sets (logits)."""
+        cov = np.linalg.inv(self.information)
+        scores = self.scores(self.x)
+        mapped = (scores - scores.mean(axis=0)) @ cov
+        return cov, self.deal_sets / (self.deal_sets - 1) * mapped.T @ mapped
+
+    def score_test(self, a: str, b: str, elo: float) -> tuple[float, float]:
+        """The cluster-robust score test of ``R_a - R_b = elo``: its statistic ``z`` (positive when the
+        results put the difference above ``elo``), and the variance (Elo²) of the difference's
+        estimate at the hypothesis. The fit is redone with the difference fixed; ``z`` is the score
+        of the difference there, with the other ratings' part projected out, over its standard
+        deviation: the larger of its spread over deal sets and its information (the floor the
+        posterior keeps, :mod:`referee.stats.ranks`). Unlike the difference of the fit over its
+        standard deviation (the Wald statistic), it does not lose its way when one entry won every
+        game against the other: a sweep is the most decisive record, not one whose estimate runs
+        off to where its information vanishes."""
+        n, i, j = len(self.names), self.names.index(a), self.names.index(b)
+        m = np.delete(np.eye(n), i, axis=1)  # θ: every logit but a's; x_a = x_b + elo
+        m[i, j - (j > i)] = 1.0
+        offset = np.zeros(n)
+        offset[i] = elo / ELO_PER_LOGIT
+        x, information, grad = _newton(self.contrasts, *self._totals(), self.prior, (m, offset), self.x)
+        nuisance = m.T @ information @ m
+        towards = np.linalg.lstsq(nuisance, m.T @ information[:, i], rcond=None)[0]  # a's direction on the others
+        efficient = information[i, i] - information[i] @ m @ towards  # the difference's own information
+        score = grad[i] - grad @ m @ towards
+        parts = self.scores(x)
+        parts = parts[:, i] - parts @ m @ towards
+        spread = self.deal_sets / (self.deal_sets - 1) * float(((parts - parts.mean()) ** 2).sum())
+        variance = max(spread, efficient)
+        if not (efficient > 0 and math.isfinite(score) and math.isfinite(variance)):
+            return 0.0, math.inf  # so far out that nothing is left to measure: no evidence either way
+        return float(score / math.sqrt(variance)), variance / efficient ** 2 * ELO_PER_LOGIT ** 2
+
+
+def rank_posterior(outcomes: Iterable[Outcome] | Tally, seed: int = 0, *, prior: float = 1.0,
                    spread_prior: bool = True) -> ranks.RankPosterior | None:
     """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
-    orders) from these outcomes, without a bootstrap: one fit and its two covariances. None with
-    fewer than two deal sets (nothing measures how results vary from deal to deal).
+    orders, differences and score tests for a stopping rule) from these outcomes (or a :class:`Tally`
+    of them), without a bootstrap: one fit (:class:`Fit`) and its two covariances, with numpy. None
+    with fewer than two deal sets (nothing measures how results vary from deal to deal).
     ``spread_prior=False`` leaves out the prior on the spread (for comparison)."""
-    outcomes = _check(outcomes)
-    if not outcomes:
+    tally = outcomes if isinstance(outcomes, Tally) else Tally(outcomes)
+    if tally.deal_sets < 2:
         return None
-    names, index = _index(outcomes)
-    n = len(names)
-    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
-    columns, n_deals = _columns(outcomes, index)
-    if n_deals < 2:
-        return None
-    x_hat = _fit_logits(n, rows, prior)
-    cov = _inverse(_information(n, rows, prior, x_hat))
-    return _posterior(names, [xi * ELO_PER_LOGIT for xi in x_hat], cov, _robust(cov, columns, x_hat, n_deals),
-                      n_deals, seed, spread_prior)
+    fit = Fit.of(tally, prior)
+    cov, robust = fit.covariances()
+    return _posterior(fit.names, fit.x * ELO_PER_LOGIT, cov, robust, tally.deal_sets, seed, spread_prior, fit)
 
 
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,

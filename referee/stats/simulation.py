@@ -86,7 +86,8 @@ def _gumbel(rng: random.Random) -> float:
 def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[str]], deal_sets: int,
                         rng: random.Random, *, luck: float = 0.0, seat_luck: float = 100.0,
                         teams: Sequence[Sequence[int]] | None = None, form_df: float | None = None,
-                        draw_margin: float = 0.0, first: int = 0) -> list[Outcome]:
+                        draw_margin: float = 0.0, first: int = 0,
+                        copies: Mapping[str, str] | None = None) -> list[Outcome]:
     """The outcomes of a duplicate tournament between bots of known Elo ``true``: every deal set
     played by every line-up of ``lineups`` (the schedule's seatings of one deal set).
 
@@ -104,7 +105,9 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
     many degrees of freedom (scale ``luck``: heavy tails, a bot's occasional disaster or triumph),
     and ``draw_margin`` (logits) makes two performances in the same cell of a grid that wide a
     draw (equal scores). The deal sets are numbered from ``first`` (a tournament played deal set by
-    deal set, each with the line-ups chosen for it: ``deal_sets=1``)."""
+    deal set, each with the line-ups chosen for it: ``deal_sets=1``). ``copies`` (copy -> original):
+    entries that are copies of another, of its rating, whose deal effect is the original's on every
+    deal set (the cards suit them alike); only the noise of each game is their own."""
     normal = rng.gauss
 
     def form_of(rating: float) -> float:
@@ -119,6 +122,8 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
     out: list[Outcome] = []
     for d in range(first, first + deal_sets):
         form = {name: form_of(r) for name, r in true.items()}
+        for copy, original in (copies or {}).items():
+            form[copy] = form[original]
         seats = max(len(lineup) for lineup in lineups)
         cards = [normal(0.0, seat_luck) / ELO_PER_LOGIT for _ in range(seats)]
         for lineup in lineups:

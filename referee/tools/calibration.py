@@ -30,7 +30,7 @@ truths rest on the few games it lost in the ``--limit`` run, and are rough).
 ``bounds``: the standings' bounds (a bot that scored no point, ``< hi``, or every point, ``> lo``):
 how many hold the bot's true rating, for the spread bots and with the crushing one.
 
-``cost``: what a scheduler pays to call it after a deal set, for 4, 8 and 16 bots.
+What a scheduler pays to call the posterior after a deal set: ``python -m referee.tools.posterior_cost``.
 
 ``--method old`` measures the methods before this tool: the fraction of bootstrap resamples for the
 LOS, the two-player fit's widest-of-three interval for the head to head; ``--method flat`` the
@@ -311,37 +311,10 @@ def part_bounds(args: argparse.Namespace) -> None:
     print()
 
 
-def part_cost(args: argparse.Namespace) -> None:
-    """What a scheduler pays after a deal set: the posterior (one fit), the LOS of adjacent pairs,
-    and the rank probabilities (the draws)."""
-    print("== cost of the rank posterior (the fastest of 3): 2-player round robin, 2 games a pair a deal set, "
-          "bots 25 Elo apart ==")
-    print("| bots | deal sets | results | posterior (fit, covariances) | adjacent LOS | rank probabilities |")
-    print("|---|---|---|---|---|---|")
-    for bots in (4, 8, 16):
-        true = {f"bot{i:02d}": 1500.0 + 25 * i for i in range(bots)}
-        lineups = [(a, b) for a in true for b in true if a != b]
-        for deal_sets in (5, 20):
-            outcomes = simulate_tournament(true, lineups, deal_sets, random.Random(bots), **PROJECT)
-            best = [math.inf] * 3
-            for _ in range(3):  # the fastest of three: the machine's other work counts less
-                start = time.perf_counter()
-                post = rank_posterior(outcomes)
-                fitted = time.perf_counter()
-                post.adjacent()
-                adjacent = time.perf_counter()
-                post.rank_probabilities()
-                ranked = time.perf_counter()
-                best = [min(b, x) for b, x in zip(best, (fitted - start, adjacent - fitted, ranked - adjacent))]
-            print(f"| {bots} | {deal_sets} | {len(outcomes)} | {1000 * best[0]:.0f} ms | {1000 * best[1]:.1f} ms | "
-                  f"{1000 * best[2]:.0f} ms |", flush=True)
-    print()
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--part", choices=("null", "order", "h2h", "bounds", "cost", "all"), default="all")
+    parser.add_argument("--part", choices=("null", "order", "h2h", "bounds", "all"), default="all")
     parser.add_argument("--tables", type=int, default=1000, help="simulated tournaments a cell (default 1000)")
     parser.add_argument("--deal-sets", type=int, nargs="+", default=list(DEAL_SETS))
     parser.add_argument("--method", choices=("new", "flat", "old"), default="new")
@@ -352,8 +325,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="the bots of the order and h2h parts (default: all of each)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("bounds", part_bounds),
-                      ("cost", part_cost)):
+    for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("bounds", part_bounds)):
         if args.part in (part, "all"):
             run(args)
     print(f"wall {time.perf_counter() - started:.0f} s")

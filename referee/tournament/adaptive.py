@@ -20,9 +20,9 @@ How a round is chosen (:func:`next_tables`), from the entries in play and the re
    back) gets a table before anything else, with the entries in the middle of the ranking.
 3. **Where the ranking is least certain**: the ratings' posterior (:mod:`referee.stats.ranks`)
    orders the entries; the adjacent pairs the rule needs (every one for ``stop = "order"``, those
-   of the top ``K + 1`` for ``top:K``) that are not yet ordered at the rule's level are covered by
-   tables of consecutive entries in that order, the most uncertain first, each such pair by at least
-   one table. Pairs already ordered rest.
+   of the top ``K + 1`` for ``top:K``) that it has not settled yet (neither ordered nor shown
+   within the margin) are covered by tables of consecutive entries in that order, the most
+   uncertain first, each such pair by at least one table. Pairs already settled rest.
 4. **The fairness bound** (:data:`FAIRNESS`): counting the deal sets from the first one an entry
    played, every entry has played at least half as many matches as the entry that played the most
    in those deal sets; after the tables above, an entry that would fall below gets more tables (with
@@ -33,10 +33,13 @@ table the steps above would choose that does is fitted (:func:`_fitted`, :func:`
 fairness bound counts an entry's matches per table it can sit at (:func:`capacity`).
 
 The stopping rule (:func:`verdict`) is checked after every deal set: ``order`` (every adjacent
-pair ordered at the rule's level), ``top:K`` (the top K and their order, jointly, at
-``confidence``), or ``max_deal_sets`` reached. Since it is checked again and again, the level a
-pair must reach is stricter than ``confidence`` (:func:`pair_level`): docs/tournaments.md gives the
-error rates that ``python -m referee.tools.scheduling`` measures.
+pair settled), ``top:K`` (the pairs that fix the top K and their order settled), or
+``max_deal_sets`` reached. A pair is **settled** when a confidence sequence of its difference
+(:mod:`referee.stats.sequences`: bounds that hold at every look at once) is above 0 (**ordered**)
+or inside ``±tie_elo`` (**within** the margin: equal entries, a copy of a bot, end a run too).
+The level is shared among every pair of the table, so that a stopped run's claims are all right at
+once with probability at least ``confidence``, however many deal sets it looked at:
+docs/tournaments.md gives the error rates that ``python -m referee.tools.scheduling`` measures.
 
 Everything above is pure (no I/O): the simulation tool calls the same functions as the runner.
 :class:`Planner` is the runner's side: the rounds chosen so far are kept in the store (``meta`` key
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -56,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee import games
 from referee.games.base import Apart
+from referee.stats import sequences
 from referee.stats.ranks import RankPosterior
 from referee.tournament.schedule import Schedule, Seating, deal_seed, master_seed, rotations
 from referee.tournament.teams import seated_apart
@@ -69,8 +74,8 @@ SCHEDULES = ("round-robin", "adaptive")
 #: the fairness bound: from its first deal set on, an entry plays at least this share of the matches of
 #: the entry that played the most in the same deal sets
 FAIRNESS = 0.5
-#: the default cap and level of a rule
-MAX_DEAL_SETS, CONFIDENCE = 400, 0.95
+#: the default cap, level and margin of a rule (docs/tournaments.md, "The margin": why 75 Elo)
+MAX_DEAL_SETS, CONFIDENCE, TIE_ELO = 400, 0.95, 75.0
 #: the store's keys: the rounds chosen, and why the tournament stopped
 ROUNDS_KEY, STOPPED_KEY = "adaptive", "stopped"
 
@@ -84,32 +89,39 @@ class RuleError(ValueError):
 @dataclass(frozen=True)
 class Rule:
     """A stated stopping rule: ``order`` (``top`` None) or the top ``top`` entries and their order,
-    at ``confidence``; and the cap, ``max_deal_sets``, always there."""
+    at ``confidence``, a pair settled when ordered or within ``±tie_elo`` (0: ordered only); and
+    the cap, ``max_deal_sets``, always there."""
 
     top: int | None = None
     confidence: float = CONFIDENCE
     max_deal_sets: int = MAX_DEAL_SETS
-    #: share ``confidence`` among the adjacent pairs (:func:`pair_level`); False only to measure the
-    #: rule without it (``python -m referee.tools.scheduling --uncorrected``)
-    shared: bool = True
+    tie_elo: float = TIE_ELO
 
     @classmethod
-    def parse(cls, text: str, confidence: float = CONFIDENCE, max_deal_sets: int = MAX_DEAL_SETS) -> Rule:
+    def parse(cls, text: str, confidence: float = CONFIDENCE, max_deal_sets: int = MAX_DEAL_SETS,
+              tie_elo: float = TIE_ELO) -> Rule:
         """``"order"`` or ``"top:K"`` (K at least 1)."""
         if text == "order":
-            return cls(None, confidence, max_deal_sets)
+            return cls(None, confidence, max_deal_sets, tie_elo)
         head, _, k = text.partition(":")
         if head == "top" and k.isdigit() and int(k) >= 1:
-            return cls(int(k), confidence, max_deal_sets)
+            return cls(int(k), confidence, max_deal_sets, tie_elo)
         raise RuleError(f'must be "order" or "top:K" with K a whole number from 1, got {text!r}')
 
     @property
     def name(self) -> str:
         return "order" if self.top is None else f"top:{self.top}"
 
+    @property
+    def margin(self) -> str:
+        """How a pair within the margin is shown: ``within ±50 Elo``."""
+        return f"within ±{self.tie_elo:g} Elo"
+
     def describe(self) -> str:
-        what = "every adjacent pair ordered" if self.top is None else f"the top {self.top} and their order settled"
-        return f"stop = {self.name} ({what} at {self.confidence:.0%}), at most {self.max_deal_sets} deal sets"
+        what = "every adjacent pair" if self.top is None else f"the top {self.top} and their order"
+        how = f"ordered or {self.margin}" if self.tie_elo > 0 else "ordered"
+        return (f"stop = {self.name} ({what} {how}, at {self.confidence:.0%} over every look), "
+                f"at most {self.max_deal_sets} deal sets")
 
 
 @dataclass(frozen=True)
@@ -121,25 +133,54 @@ class Round:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """What the rule says of two entries, ``a`` above ``b`` in the fit: ``verdict`` "above" (ordered),
+    "within" (within the margin) or "open"; the fit's difference ``elo`` and the bounds at the last
+    look, ``lo`` and ``hi``: an order's ``lo`` only (``a`` is at least that far above ``b``), a
+    margin's two ends, an open pair's confidence sequence (None: a stop stored before they were kept)."""
+
+    a: str
+    b: str
+    verdict: str
+    elo: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+
+    def shown(self, tie_elo: float) -> str:
+        """The claim as the tables show it: "above", "within ±50 Elo", "open"."""
+        return f"within ±{tie_elo:g} Elo" if self.verdict == sequences.WITHIN else self.verdict
+
+
+@dataclass(frozen=True)
 class Stop:
     """Why a tournament stopped: ``rule`` ("order", "top:K" or "max_deal_sets"), whether the rule
-    was met (``settled``), after how many deal sets, with the figures (each adjacent pair's
-    probability, the joint one), in a sentence (``text``)."""
+    was met (``settled``), after how many deal sets, what it said of each pair it looked at
+    (``pairs``: :class:`Claim`), with its margin (``tie_elo``), in a sentence (``text``)."""
 
     rule: str
     settled: bool
     deal_sets: int
     matches: int
     text: str
-    pairs: tuple[tuple[str, str, float], ...] = ()
-    joint: float | None = None
+    pairs: tuple[Claim, ...] = ()
+    tie_elo: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "pairs": [{**asdict(c), "shown": c.shown(self.tie_elo)} for c in self.pairs]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Stop:
-        return cls(**{**data, "pairs": tuple(tuple(p) for p in data.get("pairs", ()))})
+        """A stop as the store keeps it; one kept before pairs had verdicts (``[a, b, P(a above b)]``,
+        ``joint``) reads with each pair "above" if the rule was met, else "open"."""
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        pairs = tuple(Claim(**{k: v for k, v in p.items() if k != "shown"}) if isinstance(p, Mapping)
+                      else Claim(p[0], p[1], sequences.ABOVE if data["settled"] else sequences.OPEN)
+                      for p in data.get("pairs", ()))
+        return cls(**{**fields, "pairs": pairs})
+
+    def claim(self, a: str, b: str) -> Claim | None:
+        """What the rule said of ``a`` and ``b`` (either way round), if it looked at them."""
+        return next((c for c in self.pairs if {c.a, c.b} == {a, b}), None)
 
 
 # --- the game's tables ------------------------------------------------------------------------------
@@ -180,12 +221,16 @@ def matches_played(game: Game, rounds: Sequence[Round], entries: Collection[str]
     """For each round, how many matches each entry in play played in it (a match counts once for an
     entry in several of its seats)."""
     out = []
+    playing = set(entries)
+    sizes: dict[Table, int] = {}  # matches a table plays on a deal set (the same on every one)
     for r in rounds:
         count: Counter[str] = Counter()
         for table in r.tables:
-            if set(table) <= set(entries):
+            if playing.issuperset(table):
+                if table not in sizes:
+                    sizes[table] = len(game.lineups(table))
                 for name in table:
-                    count[name] += len(game.lineups(table))
+                    count[name] += sizes[table]
         out.append(count)
     return out
 
@@ -193,11 +238,25 @@ def matches_played(game: Game, rounds: Sequence[Round], entries: Collection[str]
 # --- the stopping rule --------------------------------------------------------------------------
 
 
-def pair_level(rule: Rule, pairs: int) -> float:
-    """The probability each adjacent pair must reach under ``order``: ``confidence`` shared among the
-    ``pairs`` adjacent pairs (Bonferroni: 1 - (1 - confidence) / pairs), so that the whole order is
-    wrong at most 1 - confidence of the time despite the rule being checked after every deal set."""
-    return 1.0 - (1.0 - rule.confidence) / max(1, pairs) if rule.shared else rule.confidence
+def needed(rule: Rule, ranked: Sequence[str]) -> list[tuple[str, str]]:
+    """The pairs the rule must settle, in the fit's order ``ranked``: every adjacent pair (``order``);
+    the adjacent pairs of the top K + 1, and the K-th against every entry below (``top:K``)."""
+    if rule.top is None:
+        return list(zip(ranked, ranked[1:]))
+    k = min(rule.top, len(ranked) - 1)
+    return [*zip(ranked[:k], ranked[1:k + 1]), *((ranked[k - 1], other) for other in ranked[k + 1:])]
+
+
+def claims(rule: Rule, posterior: RankPosterior, pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """The verdict of each pair (:mod:`referee.stats.sequences`), the rule's level shared among every
+    pair of the table."""
+    alpha = _alpha(rule, posterior)
+    return [sequences.verdict(posterior.test(a, b), posterior.difference(a, b)[0], posterior.df, alpha, rule.tie_elo)
+            for a, b in pairs]
+
+
+def _alpha(rule: Rule, posterior: RankPosterior) -> float:
+    return (1.0 - rule.confidence) / sequences.pairs(len(posterior.names))
 
 
 def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str], deal_sets: int,
@@ -206,45 +265,53 @@ def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str],
     or the cap reached (None: play on). ``posterior``: the ratings' posterior of the results of the
     entries in play (None: fewer than two deal sets); an entry in play without a result is never
     settled."""
-    pairs: tuple[tuple[str, str, float], ...] = ()
-    joint = None
-    settled = False
+    pairs: list[tuple[str, str]] = []
+    said: list[str] = []
     if posterior is not None and set(entries) <= set(posterior.names):
-        names = posterior.names
-        if rule.top is None:
-            level = pair_level(rule, len(names) - 1)
-            pairs = tuple((a, b, posterior.above(a, b)) for a, b in zip(names, names[1:]))
-            settled = all(p >= level for _, _, p in pairs)
-        else:
-            k = min(rule.top, len(names) - 1)
-            pairs = tuple((a, b, posterior.above(a, b)) for a, b in zip(names[:k + 1], names[1:k + 1]))
-            if all(p >= rule.confidence for _, _, p in pairs):  # necessary: the joint is below each
-                joint = posterior.p_top(k)
-                settled = joint >= rule.confidence
+        pairs = needed(rule, posterior.names)
+        said = claims(rule, posterior, pairs)
+    settled = bool(said) and sequences.OPEN not in said
     if not settled and deal_sets < rule.max_deal_sets:
         return None
+    found = tuple(_claim(rule, posterior, a, b, v) for (a, b), v in zip(pairs, said))
     return Stop(rule.name if settled else "max_deal_sets", settled, deal_sets, matches,
-                _stop_text(rule, settled, deal_sets, matches, pairs, joint), pairs, joint)
+                _stop_text(rule, settled, deal_sets, matches, found), found, rule.tie_elo)
 
 
-def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: Sequence[tuple[str, str, float]],
-               joint: float | None) -> str:
+def _claim(rule: Rule, posterior: RankPosterior, a: str, b: str, said: str) -> Claim:
+    """A pair's verdict with the fit's difference and the bounds the claim proved at this look: an
+    order's lower bound (how far above, at least), the margin's two ends of a pair within it; for an
+    open pair, the sequence's bounds at the fit's difference and variance."""
+    diff, variance = posterior.difference(a, b)
+    test, alpha = posterior.test(a, b), _alpha(rule, posterior)
+    if said == sequences.ABOVE:
+        return Claim(a, b, said, diff, sequences.edge(test, diff, 0.0, posterior.df, alpha))
+    if said == sequences.WITHIN:
+        return Claim(a, b, said, diff, sequences.edge(test, diff, -rule.tie_elo, posterior.df, alpha),
+                     sequences.edge(test, diff, rule.tie_elo, posterior.df, alpha))
+    half = sequences.half_width(variance, posterior.df, alpha)
+    return Claim(a, b, said, diff, diff - half, diff + half)
+
+
+def _stop_text(rule: Rule, settled: bool, deal_sets: int, matches: int, pairs: Sequence[Claim]) -> str:
     played = f"after {deal_sets} deal set(s), {matches} match(es)"
-    weakest = min(pairs, key=lambda p: p[2], default=None)
-    least = f"{weakest[0]} over {weakest[1]} {weakest[2]:.1%}" if weakest else "no ranking yet"
-    if rule.top is None:
-        level = pair_level(rule, len(pairs))
-        if settled:
-            return (f"stopped by its rule (stop = order) {played}: every adjacent pair ordered at {level:.2%} "
-                    f"or more ({rule.confidence:.0%} shared among {len(pairs)} pair(s)); the least, {least}")
-        return (f"stopped at max_deal_sets = {rule.max_deal_sets} {played}, the order not settled (stop = order "
-                f"needs every adjacent pair at {level:.2%}; the least, {least})")
+    what = "every adjacent pair" if rule.top is None else f"the top {rule.top} and their order"
+    how = f"ordered or {rule.margin}" if rule.tie_elo > 0 else "ordered"
+    level = f"at {rule.confidence:.0%} for all its pairs at once, over every look"
+    said = "; ".join(_said(c, rule) for c in pairs) or "no ranking yet"
     if settled:
-        return (f"stopped by its rule (stop = {rule.name}) {played}: the top {rule.top} and their order at "
-                f"{joint:.1%} (at least {rule.confidence:.0%}); the least of their pairs, {least}")
-    figure = f"{joint:.1%}" if joint is not None else f"below {rule.confidence:.0%} (the least pair: {least})"
-    return (f"stopped at max_deal_sets = {rule.max_deal_sets} {played}, the top {rule.top} not settled "
-            f"(P(top {rule.top} in this order) {figure}, the rule needs {rule.confidence:.0%})")
+        return f"stopped by its rule (stop = {rule.name}) {played}: {what} {how} ({level}): {said}"
+    return (f"stopped at max_deal_sets = {rule.max_deal_sets} {played}, the rule not met (stop = {rule.name} needs "
+            f"{what} {how}, {level}): {said}")
+
+
+def _said(c: Claim, rule: Rule) -> str:
+    """One pair's verdict in the stop's sentence: ``a above b (> +35)``, ``a, b within ±75 Elo
+    [-31, +38]``, ``a, b open [-60, +140]``."""
+    if c.verdict == sequences.ABOVE:
+        return f"{c.a} above {c.b}" + (f" (> {c.lo:+.0f})" if c.lo is not None else "")
+    bounds = f" [{c.lo:+.0f}, {c.hi:+.0f}]" if c.lo is not None and c.hi is not None else ""
+    return f"{c.a}, {c.b} {c.shown(rule.tie_elo)}{bounds}"
 
 
 # --- choosing a round ---------------------------------------------------------------------------
@@ -369,21 +436,21 @@ def _middle(ranked: Sequence[str], count: int) -> list[str]:
 
 def _targeted(ranked: Sequence[str], posterior: RankPosterior, rule: Rule, size: int,
               add: Callable[[Collection[str]], bool]) -> None:
-    """Tables of consecutive entries of the ranking that cover every adjacent pair the rule needs
-    and that is not yet ordered at the rule's level (all of them, if each is but the rule is not
-    met: top:K's joint probability), the most uncertain first."""
+    """Tables of consecutive entries of the ranking that cover every pair the rule needs and has not
+    settled (a pair further apart than neighbours: the adjacent pairs between them), the most
+    uncertain first."""
     n = len(ranked)
-    last = n - 1 if rule.top is None else min(rule.top, n - 1)  # pairs 0 .. last - 1
-    level = pair_level(rule, n - 1) if rule.top is None else rule.confidence
-    p = [posterior.above(ranked[j], ranked[j + 1]) for j in range(last)]
-    doubt = [1.0 - max(q, 1.0 - q) for q in p]
-    open_ = {j for j in range(last) if p[j] < level}
-    if not open_ and rule.top is not None and posterior.p_top(last) < rule.confidence:
-        open_ = set(range(last))
+    at = {name: i for i, name in enumerate(ranked)}
+    pairs = needed(rule, ranked)
+    doubt = [_doubt(*posterior.difference(a, b)) for a, b in zip(ranked, ranked[1:])]
+    relevant = {j for a, b in pairs for j in range(at[a], at[b])}  # adjacent pairs 0 .. n - 2
+    open_ = {j for (a, b), said in zip(pairs, claims(rule, posterior, pairs)) if said == sequences.OPEN
+             for j in range(at[a], at[b])}
+
     def value(i: int, still: set[int]) -> tuple[float, float, int]:
         """A window's worth: the doubt of the open pairs it covers, then of every pair it holds."""
         inside = range(i, i + size - 1)
-        return sum(doubt[j] + 1e-9 for j in inside if j in still), sum(doubt[j] for j in inside if j < last), -i
+        return sum(doubt[j] + 1e-9 for j in inside if j in still), sum(doubt[j] for j in inside if j in relevant), -i
 
     windows = list(range(n - size + 1))
     while open_:
@@ -393,6 +460,11 @@ def _targeted(ranked: Sequence[str], posterior: RankPosterior, rule: Rule, size:
         windows.remove(best)
         add(ranked[best:best + size])
         open_ -= set(range(best, best + size - 1))
+
+
+def _doubt(diff: float, variance: float) -> float:
+    """How uncertain the order of a pair is, from 0 to 1/2: the normal probability of the other order."""
+    return 0.5 * math.erfc(abs(diff) / math.sqrt(2.0 * variance))
 
 
 def _fair(game: Game, entries: Sequence[str], order: Sequence[str], history: Sequence[Counter[str]],

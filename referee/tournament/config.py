@@ -15,8 +15,9 @@
     data = ["tables"]           # paths every launched bot may read (besides its own directory)
     allow_team_tables = true    # team-mates may share tables where the schedule cannot keep them apart
     schedule = "adaptive"       # "round-robin" (default: every table, deal_sets deal sets) or "adaptive"
-    stop = "order"              # adaptive: "order" (every adjacent pair ordered) or "top:K" (the top K and their order)
+    stop = "order"              # adaptive: "order" (every adjacent pair settled) or "top:K" (the top K and their order)
     confidence = 0.95           # adaptive: the rule's level
+    tie_elo = 75                # adaptive: a pair shown within ±tie_elo is settled too (0: ordered only)
     max_deal_sets = 400         # adaptive: the cap (instead of deal_sets)
 
     [tournament.options]        # the game's rule options
@@ -89,7 +90,7 @@ from typing import Any
 from referee import games
 from referee.runner import Clock
 from referee.tournament import paths
-from referee.tournament.adaptive import MAX_DEAL_SETS, SCHEDULES, Rule, RuleError
+from referee.tournament.adaptive import MAX_DEAL_SETS, SCHEDULES, TIE_ELO, Rule, RuleError
 from referee.tournament.release import RELEASES
 from referee.tournament.teams import ALLOW_KEY, Teams, TeamError, seated_apart
 
@@ -307,7 +308,7 @@ class TournamentConfig:
         if self.schedule != "adaptive":
             return {}
         return {"schedule": self.schedule, "stop": self.rule.name, "confidence": self.rule.confidence,
-                "max_deal_sets": self.rule.max_deal_sets}
+                "max_deal_sets": self.rule.max_deal_sets, "tie_elo": self.rule.tie_elo}
 
     @property
     def adaptive(self) -> bool:
@@ -404,9 +405,9 @@ def read(path: str | Path) -> ConfigFile:
 _TOP = {"tournament", "clock", "limits", "bots", "executor"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
                "release", "startup_s", "title", "description", "absent", "data", "schedule", "stop", "confidence",
-               "max_deal_sets", ALLOW_KEY}
+               "max_deal_sets", "tie_elo", ALLOW_KEY}
 #: the keys of an adaptive tournament's stopping rule
-_RULE_KEYS = ("stop", "confidence", "max_deal_sets")
+_RULE_KEYS = ("stop", "confidence", "max_deal_sets", "tie_elo")
 #: the longest title and description (characters)
 TITLE_MAX, DESCRIPTION_MAX = 120, 4000
 #: control characters (C0, DEL, C1); a description may hold newlines and tabs
@@ -554,11 +555,15 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[str, Rule]:
         raise loc.error(f"tournament.confidence must be a probability above 0.5 and below 1 (0.95: 95%), "
                         f"got {confidence!r}", "tournament", "confidence")
     max_deal_sets = loc.integer("tournament", "max_deal_sets", t.get("max_deal_sets", MAX_DEAL_SETS), 2)
+    tie_elo = t.get("tie_elo", TIE_ELO)
+    if isinstance(tie_elo, bool) or not isinstance(tie_elo, (int, float)) or not 0 <= tie_elo < 1000:
+        raise loc.error(f"tournament.tie_elo must be a number of Elo from 0 (no margin: only ordered pairs settle) "
+                        f"to below 1000, got {tie_elo!r}", "tournament", "tie_elo")
     stop = t.get("stop", "order")
     try:
         if not isinstance(stop, str):
             raise RuleError(f'must be "order" or "top:K" with K a whole number from 1, got {stop!r}')
-        rule = Rule.parse(stop, float(confidence), max_deal_sets)
+        rule = Rule.parse(stop, float(confidence), max_deal_sets, float(tie_elo))
     except RuleError as err:
         raise loc.error(f"tournament.stop {err}", "tournament", "stop") from None
     return schedule, rule

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -220,6 +221,8 @@ def _pct(value: float | None) -> str:
 #: which one bot expects ten times the other's points; a wider one says "too few games"
 WIDEST = 400.0
 TOO_FEW = "too few games"
+#: a difference a stopping rule showed inside its margin (:attr:`referee.tournament.adaptive.Rule.tie_elo`)
+WITHIN = "within"
 
 
 @dataclass(frozen=True)
@@ -228,7 +231,8 @@ class Shown:
 
     #: "estimate" (an Elo, with its interval if any), "lower" (a bound: above ``lo``), "upper"
     #: (below ``hi``), "too few games" (the interval is too wide, or the bound is on the wrong side
-    #: to say anything), "none" (no Elo: unidentifiable ratings)
+    #: to say anything), "none" (no Elo: unidentifiable ratings), "within" (a stopping rule's
+    #: difference inside its margin)
     kind: str
     elo: float | None  # the estimate shown, if any
     lo: float | None  # the ends shown, if any
@@ -241,16 +245,19 @@ class Shown:
 
 
 def shown(elo: float | None, lo: float | None, hi: float | None, bound: str | None, side: float | None,
-          signed: bool = False) -> Shown:
+          signed: bool = False, within: float | None = None) -> Shown:
     """How a rating or a difference is shown, decided here for every output. ``bound`` is the
     statistics' (a record of every point or none: only ``lo``, or only ``hi``, means something);
     such a bound is shown only when it is on the record's side of ``side`` (the opponents' average
     Elo for a rating, 0 for a difference): above it after every point, below it after none; a bound
     on the other side says the results cannot tell, as does an interval wider than ``2 * WIDEST``.
-    ``signed``: a difference ("+40")."""
+    ``signed``: a difference ("+40"). ``within``: a stopping rule's margin: a difference whose
+    interval holds 0 and lies inside ``±within`` is shown as such ("within ±50 Elo")."""
     fmt = signed_elo if signed else _f
     if elo is None:
         return Shown("none", None, None, None, "-", "-")
+    if within and lo is not None and hi is not None and -within < lo <= 0 <= hi < within:
+        return Shown(WITHIN, elo, lo, hi, fmt(elo), f"within ±{within:g} Elo")
     if bound == "lower" and lo is not None:
         if side is not None and lo <= side:
             return Shown(TOO_FEW, None, None, None, "-", TOO_FEW)
@@ -288,6 +295,42 @@ def shown_difference(h: headtohead.HeadToHead) -> Shown:
     return shown(h.elo, h.elo_lo, h.elo_hi, h.bound, 0.0, signed=True)
 
 
+def shown_claims(st: Standings) -> list[tuple[str, Shown] | None] | None:
+    """What an adaptive tournament's stopping rule said of each line and the next, as shown, with its
+    verdict: "above" as the bound it proved (``> +35``: the line is at least that far above the
+    next), "within" as ``within ±50 Elo``, "open" as a difference and its bounds (None for the last
+    line, or a pair the rule did not look at); None for a tournament without a stop."""
+    if not st.stopped:
+        return None
+    stop = adaptive.Stop.from_json(st.stopped)
+    out: list[tuple[str, Shown] | None] = []
+    for upper, lower in zip(st.lines, [*st.lines[1:], None]):
+        claim = stop.claim(upper.name, lower.name) if lower is not None else None
+        if claim is None or claim.elo is None:
+            out.append(None)
+            continue
+        sign = 1.0 if claim.a == upper.name else -1.0  # the table's order may flip two equal entries
+        ends = (-math.inf if claim.lo is None else claim.lo,  # None: unbounded
+                math.inf if claim.hi is None else claim.hi)
+        lo, hi = sorted((sign * ends[0], sign * ends[1]))
+        above = claim.verdict == "above"
+        out.append((claim.verdict, shown(sign * claim.elo, lo, hi, "lower" if above else None, 0.0, signed=True,
+                                         within=stop.tie_elo if claim.verdict == WITHIN else None)))
+    return out
+
+
+def claim_cell(claim: tuple[str, Shown] | None) -> str:
+    """The stopping rule's cell of a line: ``> +35``, ``+3 within ±50 Elo``, ``+40 [-60, +140]``, ``-``."""
+    if claim is None:
+        return "-"
+    s = claim[1]
+    return s.elo_text if s.interval_text == "-" else f"{s.elo_text} {s.interval_text}"
+
+
+def claim_json(claim: tuple[str, Shown] | None) -> dict[str, Any] | None:
+    return None if claim is None else {"verdict": claim[0], **claim[1].to_json()}
+
+
 def _cells(s: Shown) -> tuple[str, str]:
     return s.elo_text, s.interval_text
 
@@ -297,6 +340,10 @@ def elo_cells(b: BotLine) -> tuple[str, str]:
     return _cells(shown_line(b))
 
 
+#: the header of an adaptive tournament's column: what its stopping rule said of a line and the next
+CLAIM_HEADER = "vs next (stop rule)"
+
+
 def table(st: Standings) -> str:
     rows = [[rank, _name(st, b.name), *elo_cells(b), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
              _f(b.score_pct, 1), _f(b.opponents_elo), _f(b.mean_points, 2),
@@ -304,9 +351,13 @@ def table(st: Standings) -> str:
             for rank, b in enumerate(st.lines, 1)]
     headers = ["rank", "bot", "Elo", "95% interval", "matches", "results", "W-D-L", "score %", "opp. Elo",
                "pts/seat", FAULTS_HEADER]
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
-                    colalign=("right", "left", "right", "right", "right", "right", "right", "right", "right",
-                              "right", "right"))
+    align = ["right", "left", "right", "right", "right", "right", "right", "right", "right", "right", "right"]
+    claimed = shown_claims(st)
+    if claimed is not None:  # an adaptive tournament's stop: what its rule said of each line and the next
+        rows = [[*r, claim_cell(c)] for r, c in zip(rows, claimed)]
+        headers.append(CLAIM_HEADER)
+        align.append("right")
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align)
 
 
 def team_table(teams: ratings.Ratings) -> str:
@@ -436,14 +487,16 @@ def out_lines(st: Standings) -> list[str]:
 
 
 def to_json(st: Standings) -> dict[str, Any]:
+    claimed = shown_claims(st)
     return {
         "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
         "scale": {"anchor": st.anchor[0], "rating": st.anchor[1]} if st.anchor else
                  {"average": ratings.DEFAULT_AVERAGE},
         "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
         "standings": [{"rank": i, **b.__dict__, "shown": shown_line(b).to_json(),
-                       **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete else {})}
-                      for i, b in enumerate(st.lines, 1)],
+                       **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete else {}),
+                       **({"vs_next": claim_json(c)} if claimed is not None else {})}
+                      for (i, b), c in zip(enumerate(st.lines, 1), claimed or [None] * len(st.lines))],
         "head_to_head": {a: {b: {**h.__dict__, "shown": shown_difference(h).to_json()} for b, h in row.items()}
                          for a, row in st.head_to_head.items()},
         "los": st.los,

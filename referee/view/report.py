@@ -155,18 +155,25 @@ def collusion_section(c: Collusion) -> str:
 
 
 def standings_table(st: tstandings.Standings) -> str:
+    claimed = tstandings.shown_claims(st)  # an adaptive tournament's stop: what its rule said of each line
     head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>95% interval</th><th>matches</th>"
             "<th>results</th><th>W-D-L</th><th>score %</th><th>opp. Elo</th><th>pts/seat</th>"
-            f"<th><abbr title=\"{html.escape(tstandings.FAULTS_LEGEND)}\">{tstandings.FAULTS_HEADER}</abbr></th></tr>")
+            f"<th><abbr title=\"{html.escape(tstandings.FAULTS_LEGEND)}\">{tstandings.FAULTS_HEADER}</abbr></th>"
+            + (f"<th>{html.escape(tstandings.CLAIM_HEADER)}</th>" if claimed is not None else "") + "</tr>")
     body = []
-    for rank, b in enumerate(st.lines, 1):
+    for (rank, b), claim in zip(enumerate(st.lines, 1), claimed or [None] * len(st.lines)):
+        rule = ""
+        if claimed is not None:
+            kind = html.escape(claim[0] if claim is not None else "none")
+            rule = f"<td class=\"claim\" data-shown=\"{kind}\">{html.escape(tstandings.claim_cell(claim))}</td>"
         shown = tstandings.shown_line(b)  # as the terminal shows it: a bound, or too few games
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
                     f"<td class=\"elo\" data-shown=\"{html.escape(shown.kind)}\">{html.escape(shown.elo_text)}</td>"
                     f"<td class=\"interval\">{html.escape(shown.interval_text)}</td>"
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
-                    f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td></tr>")
+                    f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td>"
+                    f"{rule}</tr>")
     table = f"<table class=\"grid\" id=\"standings\"><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
     return (scroll(table) + f"<p class=\"muted\">{html.escape(tstandings.FAULTS_LEGEND)}</p>")
 
