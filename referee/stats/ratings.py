@@ -388,6 +388,9 @@ def _index(outcomes: Sequence[Outcome]) -> tuple[list[str], dict[str, int]]:
 
 def _contrast(o: Outcome, index: Mapping[str, int]) -> tuple[Contrast, float]:
     """The outcome as (contrast, score), oriented so that the first coefficient is positive."""
+    if not isinstance(o, TeamResult):  # the common case, the same result without the general loop
+        i, j = index[o.a], index[o.b]
+        return (((i, 1.0), (j, -1.0)), o.score) if i < j else (((j, 1.0), (i, -1.0)), 1.0 - o.score)
     a, b = _members(o)
     coef: dict[int, float] = {}
     for side, sign in ((a, 1.0), (b, -1.0)):

@@ -6,7 +6,7 @@
 The pool is five house bots of known strength (``referee.stats.simulation.POOL``: random, the
 heuristic bot weakened by 75% and 50% random moves, heuristic, search), made as ``referee pool make``
 makes one: the pool plays itself (a round robin) on ``--pool-deal-sets`` deal sets and is fitted
-(:func:`referee.stats.anchored.reference`); a new pool every trial. Games come from
+(:func:`referee.stats.anchored.reference`); a new pool every ``--runs-per-pool`` trials. Games come from
 ``referee.stats.simulation`` on the real schedules, **2-player** as Aegis and **4-player** as
 Confirmation, in two worlds: **project** (cards of 100 Elo a seat, normal deal effects of 100 Elo) and
 **harsh** (cards of 300 Elo a seat, heavy-tailed deal effects, about 15% draws).
@@ -57,14 +57,16 @@ FIELDS = {"strong": {"strong-1": 1850.0, "strong-2": 1950.0}, "weak": {"weak-1":
 CHANGES = {"swapped": SWAPPED, "shorter clock": SHORTER_CLOCK}
 METHODS = ("fixed", "priors", "pool, no anchors", "no pool")
 DEAL_SETS = (5, 20)
+CHANGED_DEAL_SETS = (5, 10, 20, 40)
 POOL_DEAL_SETS = 100
-COST_DEAL_SETS = (5, 10, 20, 40, 80)
+COST_DEAL_SETS = (5, 10, 20, 40, 80, 160)
 
 
-def lineups(kind: str, names: Sequence[str]) -> list[tuple[str, ...]]:
-    """The line-ups of one deal set of a round robin of ``names`` (the real schedule)."""
+def lineups(kind: str, names: Sequence[str], max_groups: int = 70) -> list[tuple[str, ...]]:
+    """The line-ups of one deal set of a round robin of ``names`` (the real schedule: past ``max_groups``
+    groups of four, a balanced subset)."""
     game, options, _ = KINDS[kind]
-    return [s.lineup for s in make_schedule(game, options, sorted(names), deal_sets=1, seed=0).seatings]
+    return [s.lineup for s in make_schedule(game, options, sorted(names), 1, 0, max_groups).seatings]
 
 
 def gauntlet(kind: str, candidate: str, pool: Sequence[str]) -> list[tuple[str, ...]]:
@@ -135,17 +137,20 @@ class Agreement:
 
 
 def agreement(kind: str, world: str, deal_sets: int, trials: int, *, pool_deal_sets: int = POOL_DEAL_SETS,
-              bootstrap: int = 200, seed: int = 0, methods: Sequence[str] = METHODS) -> Agreement:
-    """The ``agree`` part for one cell (see the module docstring)."""
+              bootstrap: int = 200, seed: int = 0, methods: Sequence[str] = METHODS, runs_per_pool: int = 1,
+              max_groups: int = 70) -> Agreement:
+    """The ``agree`` part for one cell (see the module docstring): a new pool every ``runs_per_pool``
+    pairs of runs; ``max_groups``: the runs' schedule (4-player: a balanced subset past it)."""
     rng = random.Random(f"agree:{kind}:{world}:{deal_sets}:{seed}")
     out = Agreement()
     runs = {}
     for name, entrants in FIELDS.items():
         with_pool = {**POOL, CANDIDATE: 1500.0, **entrants}
         alone = {CANDIDATE: 1500.0, **entrants}
-        runs[name] = (with_pool, lineups(kind, list(with_pool)), alone, lineups(kind, list(alone)))
+        runs[name] = (with_pool, lineups(kind, list(with_pool), max_groups), alone, lineups(kind, list(alone)))
     for t in range(trials):
-        ref = make_pool(kind, world, pool_deal_sets, rng, bootstrap)
+        if t % runs_per_pool == 0:
+            ref = make_pool(kind, world, pool_deal_sets, rng, bootstrap)
         tables: dict[str, dict[str, PlayerRating]] = {m: {} for m in methods}
         for name, (with_pool, schedule, alone, alone_schedule) in runs.items():
             outcomes = play(kind, world, with_pool, schedule, deal_sets, rng)
@@ -193,15 +198,18 @@ class Detection:
 
 
 def detection(kind: str, world: str, change: str, deal_sets: int, trials: int, *,
-              pool_deal_sets: int = POOL_DEAL_SETS, bootstrap: int = 200, seed: int = 0) -> Detection:
-    """The ``changed`` part for one cell: run A on a changed setting against the pool as it was made."""
+              pool_deal_sets: int = POOL_DEAL_SETS, bootstrap: int = 200, seed: int = 0,
+              runs_per_pool: int = 1) -> Detection:
+    """The ``changed`` part for one cell: run A on a changed setting against the pool as it was made (a
+    new pool every ``runs_per_pool`` runs)."""
     rng = random.Random(f"changed:{kind}:{world}:{change}:{deal_sets}:{seed}")
     true = {**POOL, CANDIDATE: 1500.0, **FIELDS["strong"]}
     changed = shifted(true, CHANGES[change])
     schedule = lineups(kind, list(true))
     out = Detection()
     for t in range(trials):
-        ref = make_pool(kind, world, pool_deal_sets, rng, bootstrap)
+        if t % runs_per_pool == 0:
+            ref = make_pool(kind, world, pool_deal_sets, rng, bootstrap)
         draws = rng.randrange(2**63)
         before = play(kind, world, true, schedule, deal_sets, random.Random(draws))
         after = play(kind, world, changed, schedule, deal_sets, random.Random(draws))  # the same draws
@@ -226,9 +234,9 @@ def cost(kind: str, world: str, candidate: float, deal_sets: int, trials: int, *
     rng = random.Random(f"cost:{kind}:{world}:{candidate}:{deal_sets}:{seed}")
     true = {**POOL, CANDIDATE: candidate}
     schedule = gauntlet(kind, CANDIDATE, list(POOL))
+    ref = make_pool(kind, world, pool_deal_sets, rng, bootstrap)  # one pool: the width hardly depends on it
     total = 0.0
     for t in range(trials):
-        ref = make_pool(kind, world, pool_deal_sets, rng, bootstrap)
         row = rate_anchored(play(kind, world, true, schedule, deal_sets, rng), ref, bootstrap=bootstrap, seed=t)
         total += row[CANDIDATE].plus_minus
     return total / trials
@@ -242,7 +250,8 @@ def _timed(start: float) -> str:
 
 
 def part_agree(args: argparse.Namespace) -> None:
-    print(f"== agree: {args.trials} pairs of runs a cell (a new pool of {args.pool_deal_sets} deal sets each); "
+    print(f"== agree: {args.trials} pairs of runs a cell (a new pool of {args.pool_deal_sets} deal sets every "
+          f"{args.runs_per_pool}); "
           f"for each way of rating: % of pairs whose ratings of the candidate agree within their 95% intervals "
           f"(target: at least 95); mean difference A - B; mean ± ==")
     print("| data | world | deal sets | " + " | ".join(METHODS) + " | without a pool, in the limit | "
@@ -254,32 +263,33 @@ def part_agree(args: argparse.Namespace) -> None:
             for d in args.deal_sets:
                 start = time.perf_counter()
                 r = agreement(kind, world, d, args.trials, pool_deal_sets=args.pool_deal_sets,
-                              bootstrap=args.bootstrap, seed=args.seed)
+                              bootstrap=args.bootstrap, seed=args.seed, runs_per_pool=args.runs_per_pool)
                 print(f"| {kind} | {world} | {d} | " + " | ".join(str(r.methods[m]) for m in METHODS)
                       + f" | {limit:+.0f} | {r.false_alarm_pct:.1f} | {_timed(start)}", flush=True)
     print()
 
 
 def part_changed(args: argparse.Namespace) -> None:
-    print(f"== changed: {args.trials} runs a cell (run A on a changed setting, the pool as it was made): % flagged "
+    print(f"== changed: {args.trials} runs a cell (run A on a changed setting, the pool as it was made, a new pool "
+          f"every {args.runs_per_pool} runs): % flagged "
           f"off-scale; how far the candidate's anchored rating moved, fixed / with priors ==")
-    print("| data | world | change | " + " | ".join(f"{d} deal sets" for d in args.deal_sets) + " |")
-    print("|---|---|---|" + "---|" * len(args.deal_sets))
+    print("| data | world | change | " + " | ".join(f"{d} deal sets" for d in args.changed_deal_sets) + " |")
+    print("|---|---|---|" + "---|" * len(args.changed_deal_sets))
     for kind in args.kinds:
         for world in args.worlds:
             for change in CHANGES:
                 start = time.perf_counter()
                 cells = []
-                for d in args.deal_sets:
+                for d in args.changed_deal_sets:
                     r = detection(kind, world, change, d, args.trials, pool_deal_sets=args.pool_deal_sets,
-                                  bootstrap=args.bootstrap, seed=args.seed)
+                                  bootstrap=args.bootstrap, seed=args.seed, runs_per_pool=args.runs_per_pool)
                     cells.append(f"{r.pct:.1f}; {r.moved_fixed:+.0f} / {r.moved_priors:+.0f}")
                 print(f"| {kind} | {world} | {change} | " + " | ".join(cells) + f" | {_timed(start)}", flush=True)
     print()
 
 
 def part_cost(args: argparse.Namespace) -> None:
-    print(f"== cost: {args.trials} gauntlets against the pool a cell; the candidate's mean ± (95%) by deal sets, "
+    print(f"== cost: {args.cost_trials} gauntlets against the pool a cell; the candidate's mean ± (95%) by deal sets, "
           f"and the fewest of these deal sets for ±{args.target:.0f} ==")
     print("| data | world | candidate | " + " | ".join(f"{d} deal sets" for d in args.cost_deal_sets)
           + f" | ±{args.target:.0f} from |")
@@ -288,7 +298,7 @@ def part_cost(args: argparse.Namespace) -> None:
         for world in args.worlds:
             for candidate in (1500.0, 1900.0):
                 start = time.perf_counter()
-                halves = [cost(kind, world, candidate, d, args.trials, pool_deal_sets=args.pool_deal_sets,
+                halves = [cost(kind, world, candidate, d, args.cost_trials, pool_deal_sets=args.pool_deal_sets,
                                bootstrap=args.bootstrap, seed=args.seed) for d in args.cost_deal_sets]
                 enough = next((f"{d} ({len(gauntlet(kind, CANDIDATE, list(POOL))) * d} matches)"
                                for d, h in zip(args.cost_deal_sets, halves) if h <= args.target), "-")
@@ -301,10 +311,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--part", choices=("agree", "changed", "cost", "all"), default="all")
-    parser.add_argument("--trials", type=int, default=400, help="pairs of runs (or runs) a cell (default 400)")
-    parser.add_argument("--deal-sets", type=int, nargs="+", default=list(DEAL_SETS), help="deal sets of a run")
+    parser.add_argument("--trials", type=int, default=200, help="pairs of runs (agree), runs (changed) a cell "
+                        "(default 200)")
+    parser.add_argument("--cost-trials", type=int, default=50, help="gauntlets a cell of the cost part (default 50)")
+    parser.add_argument("--deal-sets", type=int, nargs="+", default=list(DEAL_SETS), help="deal sets of a run (agree)")
+    parser.add_argument("--changed-deal-sets", type=int, nargs="+", default=list(CHANGED_DEAL_SETS))
     parser.add_argument("--cost-deal-sets", type=int, nargs="+", default=list(COST_DEAL_SETS))
     parser.add_argument("--pool-deal-sets", type=int, default=POOL_DEAL_SETS, help="deal sets of the pool's own run")
+    parser.add_argument("--runs-per-pool", type=int, default=5, help="pairs of runs (agree), runs (changed) that "
+                        "share a pool before a new one is made (default 5)")
     parser.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples of a table (default 200)")
     parser.add_argument("--target", type=float, default=50.0, help="the half-width of the cost part (default 50)")
     parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS))
