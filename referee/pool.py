@@ -105,12 +105,11 @@ class Pool:
         hash in the run, None when it has none): one sentence each; [] when the run plays the pool's
         setting with the pool's bots. A run that differs is not on the pool's scale."""
         out = []
-        if game != self.game:
-            out.append(f"the game is {game}; the pool's {self.game}")
-        if dict(options) != dict(self.options):
-            out.append(f"the options are {_setting(options)}; the pool's {_setting(self.options)}")
-        if dict(clock) != dict(self.clock):
-            out.append(f"the clock is {_setting(clock)}; the pool's {_setting(self.clock)}")
+        run = {"game is": game, "options are": dict(options), "clock is": dict(clock)}
+        made = {"game is": self.game, "options are": dict(self.options), "clock is": dict(self.clock)}
+        for what, value in run.items():
+            if value != made[what]:
+                out.append(f"the {what} {_setting(value)}; the pool's {_setting(made[what])}")
         for bot in self.bots:
             if bot.name not in versions:
                 continue  # not in this run: nothing to compare (the fit leaves it out)
@@ -129,8 +128,10 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _setting(values: Mapping[str, Any]) -> str:
-    """``decision_ms=1000, bank_ms=10000`` (``none`` for no values)."""
+def _setting(values: str | Mapping[str, Any]) -> str:
+    """A game's name as it is; values as ``bank_ms=10000, decision_ms=1000`` (``none`` for none)."""
+    if isinstance(values, str):
+        return values
     return ", ".join(f"{k}={_json(v)}" for k, v in sorted(values.items())) or "none"
 
 
