@@ -26,7 +26,8 @@ intervals; ``priors=True`` here, for comparison) would add the pool's error to e
 let each run's games move the anchors, which is the drift a pool exists to stop; a changed setting
 would be partly absorbed instead of shown. Measured (``python -m referee.tools.anchoring``,
 docs/pool.md): with fixed anchors two runs with different fields agree within their intervals at the
-stated rate, with narrower intervals than with priors.
+stated rate; priors agree as often with intervals as wide, and absorb a point or two of a changed
+setting, which the check flags either way.
 
 The check that the scale holds
 ------------------------------
