@@ -190,7 +190,8 @@ def test_a_run_in_the_pools_world_is_on_scale_and_says_so():
 @pytest.mark.parametrize("change", [SWAPPED, SHORTER_CLOCK], ids=["swapped", "shorter clock"])
 def test_a_changed_setting_is_flagged_off_scale(change):
     """The pool's search bot swapped for one 200 Elo stronger, or a shorter clock that costs it 200
-    Elo: the same run (100 deal sets, where the tool detects either every time), with the same random
+    Elo: the same run (100 deal sets, where the tool, ``--part changed --changed-deal-sets 100 --kinds
+    2-player --worlds project --trials 50``, flags 50 runs of 50 for either), with the same random
     draws, is on-scale before and off-scale after."""
     ref = small_reference()
     true = {**POOL, CANDIDATE: 1500.0, **FIELDS["strong"]}
