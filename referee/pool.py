@@ -150,7 +150,8 @@ def content_hash(version: Mapping[str, Any]) -> str:
     for path, digest in version.get("files", {}).items():
         rel = os.path.relpath(path, base)
         relative[path if rel.startswith("..") else rel] = digest
-    return hashlib.sha256(_canonical({"command": list(version.get("command", [])), "files": relative}).encode()).hexdigest()
+    content = {"command": list(version.get("command", [])), "files": relative}
+    return hashlib.sha256(_canonical(content).encode()).hexdigest()
 
 
 def _rounded(ref: Reference) -> Reference:

@@ -725,7 +725,8 @@ class _Scale:
 
 
 def fit(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, *,
-        average: float = DEFAULT_AVERAGE, prior: float = 1.0, pins: Mapping[str, Pin] | None = None) -> dict[str, float]:
+        average: float = DEFAULT_AVERAGE, prior: float = 1.0,
+        pins: Mapping[str, Pin] | None = None) -> dict[str, float]:
     """The maximum-likelihood Elo ratings (with ``prior`` virtual draws per player, see the module
     docstring), shifted so that their mean is ``average``, or so that ``anchor[0]`` is rated ``anchor[1]``;
     or with ``pins``: the pinned players held (see "Pinned players"), the others fitted on their scale."""
