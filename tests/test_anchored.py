@@ -20,7 +20,7 @@ from referee.stats.anchored import (
 )
 from referee.stats.ratings import ELO_PER_LOGIT, PairResult, Pin, TeamResult, covariances, fit, rate
 from referee.stats.simulation import POOL, PROJECT, SHORTER_CLOCK, SWAPPED, shifted, simulate_tournament
-from referee.tools.anchoring import CANDIDATE, FIELDS, agreement, fields_difference, lineups
+from referee.tools.anchoring import CANDIDATE, FIELDS, agreement, deal_sets_for, fields_difference, lineups
 
 
 def games(a: str, b: str, wins: int = 0, draws: int = 0, losses: int = 0, first_deal: int = 0) -> list[PairResult]:
@@ -244,3 +244,10 @@ def test_two_runs_with_different_fields_agree_on_the_pools_scale(kind, trials, m
     assert alone.pct < 20, alone
     assert alone.difference / trials == pytest.approx(limit, abs=60), (alone, limit)
     assert r.checked == 2 * trials and r.false_alarm_pct <= 5.0 + tolerance, r.false_alarm_pct
+
+
+def test_the_cost_reads_the_deal_sets_off_a_square_root_law():
+    halves = [100 * math.sqrt(10 / d) for d in (5, 20, 80)]  # exactly 1/sqrt(deal sets): ±50 at 40
+    assert deal_sets_for(50.0, [5, 20, 80], halves) == pytest.approx(40.0)
+    assert deal_sets_for(200.0, [5, 20, 80], halves) == 5.0
+    assert deal_sets_for(10.0, [5, 20, 80], halves) is None

@@ -29,8 +29,9 @@ same random draws in the unchanged world as the reference), fixed and with prior
 
 ``cost``: the candidate against the pool alone, as a gauntlet (2-player: against each pool bot in both
 seats; 4-player: at the table with every three of the pool's bots, in every rotation): the mean
-half-width of its anchored 95% interval by deal sets, and the fewest deal sets whose mean is at most
-±50 (``--target``), for a candidate in the pool's range (1500) and one above its strongest (1900).
+half-width of its anchored 95% interval by deal sets, and the deal sets at which it is ±50 (``--target``;
+between the two measured points that bracket it, a straight line in log-log), for a candidate in the
+pool's range (1500) and one above its strongest (1900).
 """
 
 from __future__ import annotations
@@ -242,6 +243,18 @@ def cost(kind: str, world: str, candidate: float, deal_sets: int, trials: int, *
     return total / trials
 
 
+def deal_sets_for(target: float, deal_sets: Sequence[int], halves: Sequence[float]) -> float | None:
+    """The deal sets at which the half-width reaches ``target``: between the two measured points that
+    bracket it, a straight line in log-log (the half-width goes about as ``1/sqrt(deal sets)``); None
+    when no measured point reaches it."""
+    points = list(zip(deal_sets, halves))
+    for (d1, h1), (d2, h2) in zip(points, points[1:]):
+        if h1 > target >= h2:
+            slope = math.log(h2 / h1) / math.log(d2 / d1)
+            return d1 * math.exp(math.log(target / h1) / slope)
+    return float(points[0][0]) if points and points[0][1] <= target else None
+
+
 # --- the tables ---------------------------------------------------------------------------------
 
 
@@ -290,9 +303,9 @@ def part_changed(args: argparse.Namespace) -> None:
 
 def part_cost(args: argparse.Namespace) -> None:
     print(f"== cost: {args.cost_trials} gauntlets against the pool a cell; the candidate's mean ± (95%) by deal sets, "
-          f"and the fewest of these deal sets for ±{args.target:.0f} ==")
+          f"and the deal sets for ±{args.target:.0f} (between the two that bracket it, log-log) ==")
     print("| data | world | candidate | " + " | ".join(f"{d} deal sets" for d in args.cost_deal_sets)
-          + f" | ±{args.target:.0f} from |")
+          + f" | ±{args.target:.0f} at |")
     print("|---|---|---|" + "---|" * len(args.cost_deal_sets) + "---|")
     for kind in args.kinds:
         for world in args.worlds:
@@ -300,8 +313,9 @@ def part_cost(args: argparse.Namespace) -> None:
                 start = time.perf_counter()
                 halves = [cost(kind, world, candidate, d, args.cost_trials, pool_deal_sets=args.pool_deal_sets,
                                bootstrap=args.bootstrap, seed=args.seed) for d in args.cost_deal_sets]
-                enough = next((f"{d} ({len(gauntlet(kind, CANDIDATE, list(POOL))) * d} matches)"
-                               for d, h in zip(args.cost_deal_sets, halves) if h <= args.target), "-")
+                needed = deal_sets_for(args.target, args.cost_deal_sets, halves)
+                per_deal_set = len(gauntlet(kind, CANDIDATE, list(POOL)))
+                enough = "-" if needed is None else f"{needed:.0f} ({needed * per_deal_set:.0f} matches)"
                 print(f"| {kind} | {world} | {candidate:.0f} | " + " | ".join(f"±{h:.0f}" for h in halves)
                       + f" | {enough} | {_timed(start)}", flush=True)
     print()
