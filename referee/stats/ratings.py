@@ -708,9 +708,6 @@ class _Scale:
         """The players whose rating is fitted (all but the fixed pins)."""
         return _free(len(self.names), self.pins)
 
-    def fixed(self, i: int) -> bool:
-        return bool(self.pins) and i in self.pins and self.pins[i][1] == 0
-
     def inverse(self, information: list[list[float]]) -> list[list[float]]:
         """The covariance of the logits from the information (a fixed player's rows are zero)."""
         free = self.free

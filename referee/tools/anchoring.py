@@ -248,7 +248,7 @@ def deal_sets_for(target: float, deal_sets: Sequence[int], halves: Sequence[floa
     bracket it, a straight line in log-log (the half-width goes about as ``1/sqrt(deal sets)``); None
     when no measured point reaches it."""
     points = list(zip(deal_sets, halves))
-    for (d1, h1), (d2, h2) in zip(points, points[1:]):
+    for (d1, h1), (d2, h2) in itertools.pairwise(points):
         if h1 > target >= h2:
             slope = math.log(h2 / h1) / math.log(d2 / d1)
             return d1 * math.exp(math.log(target / h1) / slope)
