@@ -66,6 +66,17 @@ Anchoring
 Only rating differences mean anything.  The fitted ratings are shifted so that their average is
 1500 (``average``), or so that one bot has a given rating (``anchor=("BOT", 1800)``).
 
+Pinned players (a reference pool's scale)
+-----------------------------------------
+``pins`` holds some players at given ratings: the scale of a reference pool
+(:mod:`referee.stats.anchored`). A :class:`Pin` with ``sd = 0`` is **fixed**: its rating is not fitted,
+and the others are fitted by the same Newton steps on the free block of the gradient and the Hessian
+(every rating then means something on the pins' scale, not only differences). A pin with ``sd > 0``
+is a normal prior ``Normal(elo, sd²)`` on that player instead of its virtual draw. The free players
+keep their virtual draw, against a virtual opponent at the pins' average. A fixed player's interval
+has zero width; every other interval is that player's on the pins' scale (the square root of its
+own variance, no difference taken), and the posterior (LOS) covers the free players only.
+
 Teams (partners)
 ----------------
 In a team game (Confirmation's ``pairs`` variant) the two partners share one score, so comparing
@@ -134,7 +145,7 @@ import math
 import random
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import mul
@@ -176,6 +187,14 @@ class TeamResult(NamedTuple):
 Outcome = PairResult | TeamResult
 #: an outcome as the fit sees it: ((player index, coefficient), ...) with P(score 1) = σ(c · x)
 Contrast = tuple[tuple[int, float], ...]
+
+
+class Pin(NamedTuple):
+    """A player held on a given scale (see "Pinned players"): its rating, and the standard deviation
+    (Elo) of a normal prior around it; 0: fixed at that rating."""
+
+    elo: float
+    sd: float = 0.0
 
 
 # --- building outcomes ------------------------------------------------------
@@ -332,8 +351,11 @@ class Ratings:
 
     def los(self, a: str, b: str) -> float | None:
         """Likelihood of superiority: P(a is rated above b) in the ratings' posterior (a multivariate
-        Student t over deal sets, :mod:`referee.stats.ranks`; a tie is ½); None without it."""
-        return None if self.posterior is None else self.posterior.above(a, b)
+        Student t over deal sets, :mod:`referee.stats.ranks`; a tie is ½); None without it, and for a
+        fixed pinned player (see "Pinned players")."""
+        if self.posterior is None or a not in self.posterior.names or b not in self.posterior.names:
+            return None
+        return self.posterior.above(a, b)
 
 
 # --- the fit ----------------------------------------------------------------
@@ -370,6 +392,9 @@ def _index(outcomes: Sequence[Outcome]) -> tuple[list[str], dict[str, int]]:
 
 def _contrast(o: Outcome, index: Mapping[str, int]) -> tuple[Contrast, float]:
     """The outcome as (contrast, score), oriented so that the first coefficient is positive."""
+    if not isinstance(o, TeamResult):  # the common case, the same result without the general loop
+        i, j = index[o.a], index[o.b]
+        return (((i, 1.0), (j, -1.0)), o.score) if i < j else (((j, 1.0), (i, -1.0)), 1.0 - o.score)
     a, b = _members(o)
     coef: dict[int, float] = {}
     for side, sign in ((a, 1.0), (b, -1.0)):
@@ -409,16 +434,22 @@ def _dot(c: Contrast, x: Sequence[float]) -> float:
 
 
 Rows = Sequence[tuple[Contrast, float, float]]  # (contrast, points of its positive side, games)
+#: pins as the fit sees them: player index -> (centre, standard deviation) in logits (0: fixed)
+LogitPins = Mapping[int, tuple[float, float]]
 
 
-def _objective(x: Sequence[float], rows: Rows, prior: float) -> float:
+def _objective(x: Sequence[float], rows: Rows, prior: float, pins: LogitPins | None = None) -> float:
     total = 0.0
     for c, w, n in rows:
         d = _dot(c, x)
         total += w * _log_sigmoid(d) + (n - w) * _log_sigmoid(-d)
     half = 0.5 * prior
-    for xi in x:
-        total += half * (_log_sigmoid(xi) + _log_sigmoid(-xi))
+    for i, xi in enumerate(x):
+        if pins and i in pins:  # a normal prior (a fixed player's term is a constant: left out)
+            mu, sd = pins[i]
+            total -= 0.5 * ((xi - mu) / sd) ** 2 if sd > 0 else 0.0
+        else:
+            total += half * (_log_sigmoid(xi) + _log_sigmoid(-xi))
     return total
 
 
@@ -445,10 +476,20 @@ def _solve_spd(a: list[list[float]], b: list[float]) -> list[float]:
 
 
 def _information(n: int, rows: Rows, prior: float, x: Sequence[float],
-                 grad: list[float] | None = None) -> list[list[float]]:
-    """The negative Hessian of the penalised log-likelihood at ``x`` (and its gradient into ``grad``)."""
+                 grad: list[float] | None = None, pins: LogitPins | None = None) -> list[list[float]]:
+    """The negative Hessian of the penalised log-likelihood at ``x`` (and its gradient into ``grad``).
+    A fixed player's row and column hold its games only (no prior term): the fit leaves them out."""
     a = [[0.0] * n for _ in range(n)]
     for i, xi in enumerate(x):
+        if pins and i in pins:
+            mu, sd = pins[i]
+            if sd > 0:
+                a[i][i] = 1.0 / (sd * sd)
+                if grad is not None:
+                    grad[i] = (mu - xi) / (sd * sd)
+            elif grad is not None:
+                grad[i] = 0.0
+            continue
         p = _sigmoid(xi)
         a[i][i] = prior * p * (1.0 - p)
         if grad is not None:
@@ -467,17 +508,36 @@ def _information(n: int, rows: Rows, prior: float, x: Sequence[float],
     return a
 
 
-def _fit_logits(n: int, rows: Rows, prior: float,
-                start: Sequence[float] | None = None, tol: float = 1e-6, max_iter: int = 100) -> list[float]:
+def _free(n: int, pins: LogitPins | None) -> list[int]:
+    """The players a fit moves: all but the fixed pins."""
+    return [i for i in range(n) if not (pins and i in pins and pins[i][1] == 0)]
+
+
+def _fit_logits(n: int, rows: Rows, prior: float, start: Sequence[float] | None = None, tol: float = 1e-6,
+                max_iter: int = 100, pins: LogitPins | None = None) -> list[float]:
     """Maximise the penalised log-likelihood (see the module docstring) by damped Newton steps;
-    returns the logits ``x`` (centred on the virtual opponent at 0, not yet anchored)."""
+    returns the logits ``x`` (centred on the virtual opponent at 0, not yet anchored). ``pins``: the
+    fixed players stay at their centre, the Newton steps move the others (see "Pinned players")."""
     if prior <= 0:
         raise ValueError("prior must be positive (it fixes the level and keeps ratings finite)")
     x = list(start) if start is not None else [0.0] * n
+    for i, (mu, sd) in (pins or {}).items():
+        if sd == 0:
+            x[i] = mu
+    free = _free(n, pins)
+    if not free:
+        return x
     value: float | None = None  # the objective at x, when known
     for _ in range(max_iter):
         grad = [0.0] * n
-        step = _solve_spd(_information(n, rows, prior, x, grad), grad)
+        a = _information(n, rows, prior, x, grad, pins)
+        if len(free) == n:
+            step = _solve_spd(a, grad)
+        else:  # the free block of the Newton system; the fixed players do not move
+            step = [0.0] * n
+            free_step = _solve_spd([[a[i][j] for j in free] for i in free], [grad[i] for i in free])
+            for i, si in zip(free, free_step):
+                step[i] = si
         size = max(map(abs, step), default=0.0)
         if size <= _SMALL_STEP:
             # near the maximum, where Newton converges quadratically: take the full step
@@ -486,11 +546,11 @@ def _fit_logits(n: int, rows: Rows, prior: float,
         else:
             # a big step: halve it until the objective does not decrease (it is concave, so this ends)
             if value is None:
-                value = _objective(x, rows, prior)
+                value = _objective(x, rows, prior, pins)
             t = 1.0
             while True:
                 trial = [xi + t * si for xi, si in zip(x, step)]
-                new_value = _objective(trial, rows, prior)
+                new_value = _objective(trial, rows, prior, pins)
                 if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
                     break
                 t *= 0.5
@@ -518,21 +578,34 @@ def _rank(vectors: Iterable[Sequence[float]], tol: float = 1e-9) -> int:
     return rank
 
 
-def _identifiable(n: int, contrasts: Iterable[Contrast]) -> bool:
-    """Whether the contrasts measure every difference between the ``n`` players (rank n - 1)."""
+def _identifiable(n: int, contrasts: Iterable[Contrast], pinned: Collection[int] = ()) -> bool:
+    """Whether the contrasts measure every difference between the ``n`` players (rank n - 1); with
+    ``pinned`` players, every other player's rating on their scale (each is linked to a pinned one:
+    the contrasts' rank over the others is their number)."""
+    keep = [i for i in range(n) if i not in pinned]
     dense = []
     for c in contrasts:
-        v = [0.0] * n
-        for i, u in c:
-            v[i] = u
-        dense.append(v)
-    return _rank(dense) == n - 1
+        coef = dict(c)
+        dense.append([coef.get(i, 0.0) for i in keep])
+    return _rank(dense) == (len(keep) if pinned else n - 1)
 
 
 def _inverse(a: list[list[float]]) -> list[list[float]]:
     """The inverse of a symmetric positive definite matrix (its columns, which equal its rows)."""
     n = len(a)
     return [_solve_spd([row[:] for row in a], [1.0 if k == j else 0.0 for k in range(n)]) for j in range(n)]
+
+
+def _inverse_free(a: list[list[float]], free: Sequence[int]) -> list[list[float]]:
+    """The inverse of the ``free`` block of ``a``, with zero rows and columns for the others (fixed
+    players: no variance)."""
+    n = len(a)
+    block = _inverse([[a[i][j] for j in free] for i in free])
+    out = [[0.0] * n for _ in range(n)]
+    for r, i in enumerate(free):
+        for c, j in enumerate(free):
+            out[i][j] = block[r][c]
+    return out
 
 
 def _anchored_sd(cov: Sequence[Sequence[float]], anchor: int | None) -> list[float]:
@@ -596,18 +669,76 @@ def _anchor_shift(elos: Sequence[float], names: Sequence[str], index: Mapping[st
     return rating - elos[index[bot]]
 
 
+@dataclass(frozen=True)
+class _Scale:
+    """How a fit's logits become the table's ratings: shifted so that their average is ``average``,
+    or so that ``anchor`` has its rating; or, with ``pins`` (logits), on the pins' scale, logit 0
+    being ``centre`` (their average rating)."""
+
+    names: Sequence[str]
+    index: Mapping[str, int]
+    anchor: tuple[str, float] | None = None
+    average: float = DEFAULT_AVERAGE
+    pins: LogitPins | None = None
+    centre: float = 0.0
+
+    @classmethod
+    def of(cls, names: Sequence[str], index: Mapping[str, int], anchor: tuple[str, float] | None,
+           average: float, pins: Mapping[str, Pin] | None) -> _Scale:
+        if not pins:
+            return cls(names, index, anchor, average)
+        if anchor is not None:
+            raise ValueError("an anchor bot and pinned players cannot be combined: pin the anchor too")
+        for name, pin in pins.items():
+            if not (math.isfinite(pin[0]) and math.isfinite(pin[1]) and pin[1] >= 0):
+                raise ValueError(f"a pin needs a finite rating and a standard deviation >= 0: {name} {pin}")
+        present = {index[name]: Pin(*pin) for name, pin in pins.items() if name in index}
+        if not present:
+            raise ValueError(f"none of the pinned players ({', '.join(sorted(pins))}) is among the players: "
+                             f"{', '.join(names)}")
+        centre = sum(p.elo for p in present.values()) / len(present)
+        logits = {i: ((p.elo - centre) / ELO_PER_LOGIT, p.sd / ELO_PER_LOGIT) for i, p in present.items()}
+        return cls(names, index, pins=logits, centre=centre)
+
+    def ratings(self, x: Sequence[float]) -> list[float]:
+        elos = [self.centre + xi * ELO_PER_LOGIT for xi in x]
+        if self.pins:
+            return elos
+        shift = _anchor_shift(elos, self.names, self.index, self.anchor, self.average)
+        return [e + shift for e in elos]
+
+    @property
+    def free(self) -> list[int]:
+        """The players whose rating is fitted (all but the fixed pins)."""
+        return _free(len(self.names), self.pins)
+
+    def inverse(self, information: list[list[float]]) -> list[list[float]]:
+        """The covariance of the logits from the information (a fixed player's rows are zero)."""
+        free = self.free
+        return _inverse(information) if len(free) == len(self.names) else _inverse_free(information, free)
+
+    def sd(self, cov: Sequence[Sequence[float]]) -> list[float]:
+        """The standard deviations (Elo) of the table's ratings from a covariance of the logits: of a
+        pinned scale's ratings themselves; of the differences from the average or the anchor."""
+        if self.pins:
+            return [math.sqrt(max(cov[i][i], 0.0)) * ELO_PER_LOGIT for i in range(len(cov))]
+        return _anchored_sd(cov, self.index[self.anchor[0]] if self.anchor else None)
+
+
 def fit(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, *,
-        average: float = DEFAULT_AVERAGE, prior: float = 1.0) -> dict[str, float]:
+        average: float = DEFAULT_AVERAGE, prior: float = 1.0,
+        pins: Mapping[str, Pin] | None = None) -> dict[str, float]:
     """The maximum-likelihood Elo ratings (with ``prior`` virtual draws per player, see the module
-    docstring), shifted so that their mean is ``average``, or so that ``anchor[0]`` is rated ``anchor[1]``."""
+    docstring), shifted so that their mean is ``average``, or so that ``anchor[0]`` is rated ``anchor[1]``;
+    or with ``pins``: the pinned players held (see "Pinned players"), the others fitted on their scale."""
     outcomes = _check(outcomes)
     if not outcomes:
         return {}
     names, index = _index(outcomes)
+    scale = _Scale.of(names, index, anchor, average, pins)
     rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
-    elos = [xi * ELO_PER_LOGIT for xi in _fit_logits(len(names), rows, prior)]
-    shift = _anchor_shift(elos, names, index, anchor, average)
-    return {name: elos[i] + shift for i, name in enumerate(names)}
+    elos = scale.ratings(_fit_logits(len(names), rows, prior, pins=scale.pins))
+    return dict(zip(names, elos))
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -907,6 +1038,48 @@ class Fit:
         return float(score / math.sqrt(variance)), variance / efficient ** 2 * ELO_PER_LOGIT ** 2
 
 
+@dataclass(frozen=True)
+class Covariances:
+    """A fit's ratings (their average ``DEFAULT_AVERAGE``) and two covariances of their errors (Elo²,
+    rows and columns in the order of ``names``): the observed information's, and the cluster-robust
+    one over deal sets (None with one deal set), the two that widen the rating intervals."""
+
+    names: tuple[str, ...]
+    elos: dict[str, float]
+    info: tuple[tuple[float, ...], ...]
+    robust: tuple[tuple[float, ...], ...] | None
+    deal_sets: int
+
+    def sd(self, weights: Mapping[str, float]) -> float:
+        """The standard error (Elo) of ``Σ weights[name] · R_name`` (a difference: ``{a: 1, b: -1}``):
+        the larger of the two covariances' (as the intervals take the wider)."""
+        c = [weights.get(name, 0.0) for name in self.names]
+
+        def variance(m: Sequence[Sequence[float]]) -> float:
+            return sum(ci * sum(map(mul, row, c)) for ci, row in zip(c, m))
+        return math.sqrt(max(variance(self.info), variance(self.robust) if self.robust else 0.0, 0.0))
+
+
+def covariances(outcomes: Iterable[Outcome], *, prior: float = 1.0) -> Covariances | None:
+    """The fit of ``outcomes`` and its two covariances (one fit, no bootstrap); None without outcomes."""
+    outcomes = _check(outcomes)
+    if not outcomes:
+        return None
+    names, index = _index(outcomes)
+    n = len(names)
+    rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
+    columns, n_deals = _columns(outcomes, index)
+    x_hat = _fit_logits(n, rows, prior)
+    cov = _inverse(_information(n, rows, prior, x_hat))
+    scale = ELO_PER_LOGIT * ELO_PER_LOGIT
+
+    def elo2(m: Sequence[Sequence[float]]) -> tuple[tuple[float, ...], ...]:
+        return tuple(tuple(v * scale for v in row) for row in m)
+    robust = elo2(_robust(cov, columns, x_hat, n_deals)) if n_deals >= 2 else None
+    elos = _Scale(names, index).ratings(x_hat)
+    return Covariances(tuple(names), dict(zip(names, elos)), elo2(cov), robust, n_deals)
+
+
 def rank_posterior(outcomes: Iterable[Outcome] | Tally, seed: int = 0, *, prior: float = 1.0,
                    spread_prior: bool = True) -> ranks.RankPosterior | None:
     """The ratings' posterior (:mod:`referee.stats.ranks`: P(a above b), P(rank = k), top-k, settled
@@ -924,9 +1097,11 @@ def rank_posterior(outcomes: Iterable[Outcome] | Tally, seed: int = 0, *, prior:
 
 def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
          seed: int | None = 0, confidence: float = 0.95, *, average: float = DEFAULT_AVERAGE,
-         prior: float = 1.0) -> Ratings:
+         prior: float = 1.0, pins: Mapping[str, Pin] | None = None) -> Ratings:
     """The rating table: the fit of :func:`fit`, intervals (``bootstrap`` resamples of deal sets,
-    0 for no intervals; ``seed`` makes them reproducible), tallies and head-to-head records."""
+    0 for no intervals; ``seed`` makes them reproducible), tallies and head-to-head records.
+    ``pins``: some players held on a given scale (see "Pinned players"; pinned players absent from
+    ``outcomes`` are left out, and at least one must be present)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
     outcomes = _check(outcomes)
@@ -937,12 +1112,10 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     totals, h2h = _tallies(outcomes, names)
 
     # the point estimate
+    scale = _Scale.of(names, index, anchor, average, pins)
     rows = [(c, w, g) for c, (w, g) in _counts(outcomes, index).items()]
-    x_hat = _fit_logits(n, rows, prior)
-    elos = [xi * ELO_PER_LOGIT for xi in x_hat]
-    shift = _anchor_shift(elos, names, index, anchor, average)
-    elos = [e + shift for e in elos]
-    anchor_i = index[anchor[0]] if anchor else None
+    x_hat = _fit_logits(n, rows, prior, pins=scale.pins)
+    elos = scale.ratings(x_hat)
 
     columns, n_deals = _columns(outcomes, index)
 
@@ -961,10 +1134,9 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
                 g = sum(map(mul, m, gs))
                 if g:
                     resampled.append((c, sum(map(mul, m, ws)), g))
-            b_elos = [xi * ELO_PER_LOGIT for xi in _fit_logits(n, resampled, prior, start=x_hat)]
-            b_shift = _anchor_shift(b_elos, names, index, anchor, average)
+            b_elos = scale.ratings(_fit_logits(n, resampled, prior, start=x_hat, pins=scale.pins))
             for i, e in enumerate(b_elos):
-                boot[i].append(e + b_shift)
+                boot[i].append(e)
         samples = {name: boot[i] for i, name in enumerate(names)}
 
     # the half-widths of the observed-information and the cluster-robust intervals
@@ -973,23 +1145,28 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
     bound_half = half  # a bound's: the observed information with Student's t too (see "Bounds")
     posterior = None
     if samples:
-        cov = _inverse(_information(n, rows, prior, x_hat))
+        cov = scale.inverse(_information(n, rows, prior, x_hat, pins=scale.pins))
         z = statistics.NormalDist().inv_cdf(q_hi)
-        info = _anchored_sd(cov, anchor_i)
+        info = scale.sd(cov)
         half = bound_half = [z * s for s in info]
         if n_deals >= 2:
             robust_cov = _robust(cov, columns, x_hat, n_deals)
             t = t_quantile(q_hi, n_deals - 1)
-            robust = _anchored_sd(robust_cov, anchor_i)
+            robust = scale.sd(robust_cov)
             half = [max(h, t * s) for h, s in zip(half, robust)]
             bound_half = [max(h, t * s) for h, s in zip(half, info)]
-            posterior = _posterior(names, elos, cov, robust_cov, n_deals, seed)
+            free = scale.free  # the posterior of the fitted players (a fixed one has no error)
+            if len(free) >= 2:
+                posterior = _posterior([names[i] for i in free], [elos[i] for i in free], _block(cov, free),
+                                       _block(robust_cov, free), n_deals, seed)
 
     out = []
     for i, name in enumerate(names):
         t = totals[name]
         bound = None
-        if t.games and t.points == 0:
+        if scale.pins and i in scale.pins:
+            pass  # held on the scale: its rating is given, never a bound
+        elif t.games and t.points == 0:
             bound = "upper"
         elif t.games and t.points == t.games:
             bound = "lower"
@@ -1002,12 +1179,16 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
         out.append(PlayerRating(name, elos[i], lo, hi, pm, t.games, t.wins, t.draws, t.losses, t.score_pct,
                                 bound=bound))
     out.sort(key=lambda r: (-r.elo, r.name))
-    identifiable = _identifiable(n, columns)
+    identifiable = _identifiable(n, columns, scale.pins or ())
     result = Ratings(out, h2h, bootstrap, confidence, samples, n_deals, identifiable,
                      not (samples and n_deals < 2), _warnings(n_deals, identifiable, bootstrap), posterior)
     for upper, lower in pairwise(out):
         upper.los_next = result.los(upper.name, lower.name)
     return result
+
+
+def _block(matrix: Sequence[Sequence[float]], keep: Sequence[int]) -> list[list[float]]:
+    return [[matrix[i][j] for j in keep] for i in keep]
 
 
 def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None = 0) -> Ratings:

@@ -1,5 +1,6 @@
-"""Models of duplicate play, for simulations: of the SPRT (tests, ``python -m referee.tools.sprt_simulation``)
-and of rating tournaments with known true ratings (tests, ``python -m referee.tools.coverage``)."""
+"""Models of duplicate play, for simulations: of the SPRT (tests, ``python -m referee.tools.sprt_simulation``),
+of rating tournaments with known true ratings (tests, ``python -m referee.tools.coverage``) and of a
+reference pool and the settings it does not survive (tests, ``python -m referee.tools.anchoring``)."""
 
 from __future__ import annotations
 
@@ -147,6 +148,21 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
 HARSH = {"luck": 100.0, "seat_luck": 300.0, "form_df": 3.0, "draw_margin": 1.2}
 #: the project's world: card effects of 100 Elo a seat and normal deal effects of 100 Elo
 PROJECT = {"luck": 100.0, "seat_luck": 100.0}
+
+#: a reference pool (:mod:`referee.stats.anchored`) as the house bots span it, in true Elo: random, the
+#: heuristic bot weakened by 75% and 50% random moves (sample_bots/weakened.py), heuristic and search (the
+#: README's tables: random about 750 below heuristic, search level with it to 100 above)
+POOL = {"random": 1000.0, "weakened-75": 1250.0, "weakened-50": 1450.0, "heuristic": 1700.0, "search": 1750.0}
+#: settings a pool's scale does not survive, as shifted strengths (the scale check must flag them): one of
+#: its bots swapped for a stronger one; a shorter clock, which costs the bot that thinks against it (search)
+#: and none of the others
+SWAPPED = {"search": 200.0}
+SHORTER_CLOCK = {"search": -200.0}
+
+
+def shifted(true: Mapping[str, float], shifts: Mapping[str, float]) -> dict[str, float]:
+    """The true ratings ``true`` with ``shifts`` added: a changed setting as shifted strengths."""
+    return {name: r + shifts.get(name, 0.0) for name, r in true.items()}
 
 
 def duplicate_model_normalized(nelo: float, luck: float = 1.0, draws: float = 0.0) -> list[float]:
