@@ -269,3 +269,76 @@ def test_the_reference_check_finds_what_it_must_and_nothing_else():
         "tests/test_docs.py",
         "docs/protocol.md: RULES.md: no file of that name in the repository",
     ], found
+
+
+# --- the README: a newcomer's page, short, and a way into every doc -------------------------------
+
+README = ROOT / "README.md"
+README_MAX_LINES = 200  # issue 31: a newcomer's README, under 200 lines; figures live in docs/benchmarks.md
+
+
+def readme_doc_links(text: str) -> list[str]:
+    """The docs/*.md pages the README links to (anchors dropped), in order."""
+    return [target.partition("#")[0] for target in _LINK.findall(_FENCE.sub("", text))
+            if re.fullmatch(r"docs/[^/]+\.md", target.partition("#")[0])]
+
+
+def test_the_readme_is_short_and_leads_to_every_doc():
+    text = README.read_text()
+    assert len(text.splitlines()) < README_MAX_LINES, f"README.md has {len(text.splitlines())} lines"
+    files = repository_files(ROOT)
+    pages = {f: (ROOT / f).read_text() for f in files if f.endswith(".md")}
+    linked = readme_doc_links(text)
+    # every docs/*.md link resolves, to its page and its heading (the check every doc gets, on the README alone)
+    assert linked and not missing_references("README.md", text, files, pages)
+    docs = {f for f in files if re.fullmatch(r"docs/[^/]+\.md", f)}
+    assert docs - set(linked) == set(), f"docs the README does not link: {sorted(docs - set(linked))}"
+
+
+def test_the_readme_check_finds_a_bad_doc_link():
+    files = {"README.md", "docs/rules.md"}
+    pages = {"docs/rules.md": "# The rule book\n## 1. Confirmation\n"}
+    text = "[rules](docs/rules.md#1-confirmation), [gone](docs/gone.md), [anchor](docs/rules.md#2-aegis)"
+    assert readme_doc_links(text) == ["docs/rules.md", "docs/gone.md", "docs/rules.md"]
+    assert missing_references("README.md", text, files, pages) == [
+        "README.md: docs/gone.md: no such file or directory",
+        "README.md: docs/rules.md#2-aegis: no heading #2-aegis in docs/rules.md",
+    ]
+
+
+def test_the_readme_two_commands_are_make_targets():
+    block = re.search(r"## Two commands\n+```sh\n(.*?)```", README.read_text(), re.S)
+    assert block, "README.md has no '## Two commands' block"
+    targets = re.findall(r"^make (\S+)", block.group(1), re.M)
+    assert targets == ["demo", "test"], targets
+    makefile = (ROOT / "Makefile").read_text()
+    for target in targets:
+        assert re.search(rf"^{target}: install\b", makefile, re.M), f"no '{target}: install' rule in the Makefile"
+
+
+# Python blocks a doc marks `<!-- runs as is -->` are whole programs: each runs, exit 0.
+_RUNS = re.compile(r"<!-- runs as is -->\s*```python\n(.*?)```", re.S)
+
+
+@pytest.mark.parametrize("doc", ["docs/games.md"])
+def test_the_marked_doc_programs_run(doc, tmp_path):
+    import subprocess
+    import sys
+
+    programs = _RUNS.findall((ROOT / doc).read_text())
+    assert programs, f"{doc} marks no program"
+    for i, code in enumerate(programs):
+        (tmp_path / f"p{i}.py").write_text(code)
+        run = subprocess.run([sys.executable, f"p{i}.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.e2e
+def test_the_readme_bot_plays_a_match(tmp_path):
+    blocks = python_blocks(README)
+    assert len(blocks) == 1  # the tour's bot
+    (tmp_path / "mybot.py").write_text(blocks[0])
+    out = run_cli("match", "aegis", "--bot", f"mine=python {tmp_path / 'mybot.py'}", "--bot",
+                  "random=python -m sample_bots.random", "--no-log", timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "final scores" in out.stdout and "fault" not in out.stdout, out.stdout

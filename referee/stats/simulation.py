@@ -151,7 +151,7 @@ PROJECT = {"luck": 100.0, "seat_luck": 100.0}
 
 #: a reference pool (:mod:`referee.stats.anchored`) as the house bots span it, in true Elo: random, the
 #: heuristic bot weakened by 75% and 50% random moves (sample_bots/weakened.py), heuristic and search (the
-#: README's tables: random about 750 below heuristic, search level with it to 100 above)
+#: demo's tables in docs/benchmarks.md: random about 750 below heuristic, search level with it to 100 above)
 POOL = {"random": 1000.0, "weakened-75": 1250.0, "weakened-50": 1450.0, "heuristic": 1700.0, "search": 1750.0}
 #: settings a pool's scale does not survive, as shifted strengths (the scale check must flag them): one of
 #: its bots swapped for a stronger one; a shorter clock, which costs the bot that thinks against it (search)

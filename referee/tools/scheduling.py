@@ -25,7 +25,7 @@ four rotations). Each is played deal set by deal set until the stopping rule
 The fields (``--fields``; the gaps between neighbours, down the field, repeated):
 
 - **even** (the default): every neighbour 100 Elo apart (the search and heuristic sample bots are
-  about 100 apart in the README's tables); **sample**: 50, 100 and 400 apart in turn (a bot and its
+  about 100 apart in the demo's tables, docs/benchmarks.md); **sample**: 50, 100 and 400 apart in turn (a bot and its
   weakened copy, search and heuristic, heuristic and random); **close**: 30 apart;
 - **near**: pairs 10 Elo apart, 140 from the next pair (four bots: +145, +5, -5, -145); **nearer**:
   2.5 apart, 147.5 from the next; **tie**: pairs of equal bots, 150 from the next (+150, 0, 0,

@@ -2,7 +2,7 @@
 
 Written by the `newcomer` helper (issue 26's "done when") from docs/protocol.md (§2-§5, §9, §10, §13-§15)
 and proto/referee/v1/referee.proto, without reading the referee's source, its sample bots or its tests.
-Its stubs are the ones `referee/v1/` holds, generated from the .proto (README's table; protocol.md §13
+Its stubs are the ones `referee/v1/` holds, generated from the .proto (protocol.md §13, which
 shows how to make your own).
 
 It says `Hello.data_form = DATA_BOTH` and checks, on every request, event and GameEnd, both forms with
