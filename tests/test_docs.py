@@ -1,11 +1,13 @@
 """The docs hold: the bots of docs/writing-a-bot.md play a real match, every rule
-section the code cites is a heading of docs/rules.md, and no doc names a file (or a
-heading) that the repository lacks."""
+section the code cites is a heading of docs/rules.md, no doc names a file (or a
+heading) that the repository lacks, and the README stays a short way into every doc."""
 
 from __future__ import annotations
 
 import functools
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -322,9 +324,6 @@ _RUNS = re.compile(r"<!-- runs as is -->\s*```python\n(.*?)```", re.S)
 
 @pytest.mark.parametrize("doc", ["docs/games.md"])
 def test_the_marked_doc_programs_run(doc, tmp_path):
-    import subprocess
-    import sys
-
     programs = _RUNS.findall((ROOT / doc).read_text())
     assert programs, f"{doc} marks no program"
     for i, code in enumerate(programs):

@@ -1,4 +1,4 @@
-"""Take the README's screenshots (docs/images/) from the demo's results, in headless Chromium.
+"""Take the screenshots of the README and docs/viewer.md (docs/images/) from the demo's results, in headless Chromium.
 
     make demo && .venv/bin/python tools/screenshots.py
 
