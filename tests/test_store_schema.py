@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import ROOT, invoke_cli, run_cli
+from harness import ROOT, run_cli
 
 from referee.cli.exits import ExitCode
 from referee.tournament import store as store_module
@@ -119,18 +119,18 @@ def test_the_readers_read_a_version_0_store_as_it_is(tmp_path):
     folder = copy_fixture(tmp_path, relocate=False)
     out = folder / "out"
     before = files_in(out)
-    rated = invoke_cli("ratings", out, "--format", "json", "--bootstrap", "100")
-    assert rated.exit_code == 0, rated.output
-    assert rated.output == (FIXTURE / "standings.json").read_text()
-    exported = invoke_cli("export", out, "--to", tmp_path / "export")
-    assert exported.exit_code == 0, exported.output
+    rated = run_cli("ratings", out, "--format", "json", "--bootstrap", "100")
+    assert rated.returncode == 0, rated.stderr
+    assert rated.stdout == (FIXTURE / "standings.json").read_text()
+    exported = run_cli("export", out, "--to", tmp_path / "export")
+    assert exported.returncode == 0, exported.stderr
     assert len(list((tmp_path / "export").glob("match-*.json"))) == STORED
-    viewed = invoke_cli("view", out, "--out", tmp_path / "report")
-    assert viewed.exit_code == 0, viewed.output
+    viewed = run_cli("view", out, "--out", tmp_path / "report")
+    assert viewed.returncode == 0, viewed.stderr
     assert (tmp_path / "report" / "index.html").is_file()
-    replayed = invoke_cli("replay", out, "1")
-    assert replayed.exit_code == 0, replayed.output
-    assert files_in(out) == before
+    replayed = run_cli("replay", out, "1")
+    assert replayed.returncode == 0, replayed.stderr
+    assert files_in(out) == before  # each command a process of its own: its store closed when it ends
     assert version_of(folder) == 0
 
 
