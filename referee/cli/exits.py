@@ -18,7 +18,7 @@ from referee.tournament.config import ConfigError
 from referee.tournament.executors import BotsNotReady, ClusterError, RemoteRefereeError
 from referee.tournament.export import ExportError
 from referee.tournament.sprt.run import SprtError
-from referee.tournament.store import StoreError
+from referee.tournament.store import NewerStore, StoreError
 from referee.tournament.teams import TeamError
 from referee.view.live import CannotServe
 
@@ -62,6 +62,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (GameError, ExitCode.USAGE),  # OptionError and its kin: a bad --option or game
     (ConfigError, ExitCode.USAGE),  # a tournament file with a bad key or value
     (TeamError, ExitCode.USAGE),  # a schedule that cannot keep team-mates apart, and the file does not allow it
+    (NewerStore, ExitCode.USAGE),  # a results directory of a newer referee's schema: left as it is
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
     (ExportError, ExitCode.USAGE),  # not a results directory, an unknown match id, an output path that is a file
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play

@@ -33,6 +33,16 @@ records nothing held at some moment (:mod:`referee.tournament.release`). The pag
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
 last match (:meth:`Store.dates`) here.
 
+The store has a **schema version** (SQLite's ``PRAGMA user_version``: in the file's header, so it
+needs no table, and it commits or rolls back with the transaction that sets it; a ``meta`` row would
+not, since a claim of a directory that holds no match empties ``meta``). A store written before there
+was one reads 0. :data:`MIGRATIONS` takes a store from each version to the next; a store opened for
+writing that is older than :data:`SCHEMA_VERSION` is brought to it in one transaction (an
+interrupted migration leaves it as it was), and a new store is made by the same steps. A reader
+(``create=False``: ratings, view, export, replay) reads a store as it is from :data:`READS_AS_IS`
+on and writes nothing; an older one, or one without its tables yet, it migrates first. A store of a
+newer version than this code knows is refused (:class:`NewerStore`, exit 2), untouched.
+
 One run at a time writes a directory: :meth:`Store.claim` takes its lock (an ``flock`` on
 ``.lock`` in it, which the kernel releases when the process ends, however it ends), and a
 second run is refused (:class:`DirectoryInUse`, exit 2) while the first holds it. A write the
@@ -69,6 +79,11 @@ LOCK_NAME = ".lock"
 #: SQLite's result codes for a write the disk refused: SQLITE_IOERR, SQLITE_FULL
 _NO_ROOM = (10, 13)
 
+#: the columns of ``seats`` that count each fault kind in schema version 1 (:class:`FaultKind`'s then)
+_FAULTS_V1 = ("timeout", "illegal", "malformed", "wrong_id", "disconnect", "no_session", "error")
+#: the tables of schema version 1, as migration 1 makes them (a later change is a migration of its
+#: own: these never change). Version 0 (a store written before there were versions) made them on each
+#: open (a store older than a table or a column gained it): so may lack some, never has more.
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (name TEXT PRIMARY KEY, kind TEXT NOT NULL, command TEXT);
@@ -88,7 +103,7 @@ CREATE TABLE IF NOT EXISTS seats (
     bot TEXT NOT NULL,
     score INTEGER NOT NULL,
     place INTEGER NOT NULL,
-    {", ".join(f"{kind} INTEGER NOT NULL" for kind in FaultKind)},
+    {", ".join(f"{kind} INTEGER NOT NULL" for kind in _FAULTS_V1)},
     version TEXT,
     PRIMARY KEY (match_key, seat)
 );
@@ -101,6 +116,30 @@ CREATE TABLE IF NOT EXISTS bot_versions (
 );
 CREATE TABLE IF NOT EXISTS digests (path TEXT PRIMARY KEY, stamp TEXT NOT NULL);
 """
+
+
+def _tables_v1(db: sqlite3.Connection) -> None:
+    """Migration 0 -> 1, which makes a new store too: the tables and columns of version 1 that a
+    store of version 0 lacks (one older than the bots' versions lacks ``seats.version``; one older
+    than a fault kind, its column: 0 in the matches stored before, whose results hold the counts)."""
+    for statement in filter(str.strip, SCHEMA.split(";")):
+        db.execute(statement)
+    have = {row[1] for row in db.execute("PRAGMA table_info(seats)")}
+    if "version" not in have:
+        db.execute("ALTER TABLE seats ADD COLUMN version TEXT")
+    for kind in _FAULTS_V1:
+        if kind not in have:
+            db.execute(f"ALTER TABLE seats ADD COLUMN {kind} INTEGER NOT NULL DEFAULT 0")
+
+
+#: the schema's migrations, in order: ``MIGRATIONS[n]`` takes a store of version n to n + 1 (in the
+#: caller's transaction, which sets the version); a change to the tables is one more, at the end
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_tables_v1,)
+#: the schema version this code writes
+SCHEMA_VERSION = len(MIGRATIONS)
+#: the oldest schema version this code reads as it is (a reader migrates an older store first); a
+#: migration that changes what the reads see raises it
+READS_AS_IS = 0
 
 #: the columns of ``seats`` a match fills, named: a store older than a fault kind has that kind's column last
 SEAT_COLUMNS = ("match_key", "seat", "bot", "score", "place", *FaultKind, "version")
@@ -117,6 +156,10 @@ class StoreError(ValueError):
 
 class DirectoryInUse(StoreError):
     """An output directory another run is writing."""
+
+
+class NewerStore(StoreError):
+    """A results store of a schema version newer than this code knows: left as it is."""
 
 
 @dataclass(frozen=True)
@@ -172,31 +215,64 @@ class Store:
         self._lock: Any = None  # the directory's lock file, once claimed
         try:
             self.db = sqlite3.connect(path)
-            if create:  # a file's journal mode stays set: a reader of a store being written needs no lock for it
-                self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            # a reader of a store that has its tables writes nothing (a results directory on a full disk reads)
-            if create or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'seats'").fetchone() is None \
-                    or "version" not in {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}:
-                with self._writing("its tables"):
-                    self.db.executescript(SCHEMA)
-                    self._add_columns()
+            try:
+                self._open(create)
+            except BaseException:
+                self.db.close()
+                raise
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database: {e}") from None
         self._versions: dict[str, str | None] = {}  # the bots' versions of this run (claim): what save records
         #: the copies of the bots' files taken with their versions (claim, with snapshot), until close
         self.snapshots: Snapshots | None = None
 
-    def _add_columns(self) -> None:
-        """The columns of ``seats`` that a store written by an older version lacks: ``version``, and
-        the count of each fault kind added since (0 in the matches stored before; their results hold
-        the counts, and those lack the new kinds)."""
-        have = {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}
-        if "version" not in have:
-            self.db.execute("ALTER TABLE seats ADD COLUMN version TEXT")
-        for kind in FaultKind:
-            if kind not in have:
-                self.db.execute(f"ALTER TABLE seats ADD COLUMN {kind} INTEGER NOT NULL DEFAULT 0")
+    def _open(self, create: bool) -> None:
+        """Refuse a store of a newer schema before anything is set (:class:`NewerStore`: the file is
+        left as it is); bring an older one to :data:`SCHEMA_VERSION` when writing (``create``), or
+        when a reader cannot read it as it is. A reader of a store it reads writes nothing (a results
+        directory on a full disk reads)."""
+        version = self.schema_version()
+        self._refuse_newer(version)
+        if create:  # a file's journal mode stays set: a reader of a store being written needs no lock for it
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if version < SCHEMA_VERSION and (create or not self._reads_as_is(version)):
+            self._migrate()
+
+    def schema_version(self) -> int:
+        """The store's schema version (0: written before there were versions, or new and empty)."""
+        return self.db.execute("PRAGMA user_version").fetchone()[0]
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise NewerStore(f"{self.directory}: written by a newer referee (its results store has schema version "
+                             f"{version}; this one knows versions up to {SCHEMA_VERSION}): upgrade referee to read or "
+                             f"resume it; the directory is left as it is")
+
+    def _reads_as_is(self, version: int) -> bool:
+        """Whether this code reads the store as it is: of :data:`READS_AS_IS` or later, with the
+        tables its reads need (a store of version 0 without them is new, or older than bots' versions)."""
+        return version >= READS_AS_IS and "version" in {row[1] for row in self.db.execute("PRAGMA table_info(seats)")}
+
+    def _migrate(self) -> None:
+        """Run the migrations from the store's version to :data:`SCHEMA_VERSION` and set it, in one
+        transaction: one that fails, or a process killed in the middle, leaves the store as it was.
+        The version is read again once the transaction holds the write lock (another run may have
+        migrated the store meanwhile)."""
+        try:
+            with self._writing(f"its schema, to version {SCHEMA_VERSION}"):
+                self.db.execute("BEGIN IMMEDIATE")
+                version = self.schema_version()
+                self._refuse_newer(version)
+                for step in MIGRATIONS[version:]:
+                    step(self.db)
+                self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except WriteFailed as err:
+            raise WriteFailed(f"{err}; the store is left as it was: make room and run the same command again") \
+                from None
+        except sqlite3.Error as err:
+            raise StoreError(f"{self.path}: cannot bring the results store to schema version {SCHEMA_VERSION}: "
+                             f"{err}; it is left as it was") from None
 
     def close(self) -> None:
         self.db.close()
