@@ -125,6 +125,19 @@ class OneSeatMore(Proxy):
         self.num_seats = inner.num_seats + 1
 
 
+class IgnoresWrongTurn(Proxy):
+    def apply(self, seat, action):
+        if seat in self.inner.to_act():
+            self.inner.apply(seat, action)
+
+
+class WrongTurnChangesTheState(Proxy):
+    def apply(self, seat, action):
+        if seat not in self.inner.to_act() and not self.inner.is_terminal():
+            self.inner.events.append(self.inner.events[-1])
+        self.inner.apply(seat, action)
+
+
 class LegalWhenNotToAct(Proxy):
     def legal_actions(self, seat):
         seats = self.inner.to_act()
@@ -248,6 +261,13 @@ class AcceptsAfterTheEnd(Proxy):
             self.inner.apply(seat, action)
 
 
+class RefusalAfterTheEndChangesTheState(Proxy):
+    def apply(self, seat, action):
+        if self.inner.is_terminal():
+            self.inner.events.append(self.inner.events[-1])
+        self.inner.apply(seat, action)
+
+
 class EndsEarly(Proxy):
     def is_terminal(self):
         return len(self.inner.actions) > 5 or self.inner.is_terminal()
@@ -269,6 +289,11 @@ class NoOneFirst(Proxy):
 
     def results(self):
         return {**self.inner.results(), "placing": self.placing()}
+
+
+class ObservationNamesTheSeed(Proxy):
+    def observation(self, seat):
+        return {**self.inner.observation(seat), "seed": self.inner.shoe.seed}
 
 
 class ResultsNotJson(Proxy):
@@ -303,12 +328,44 @@ class ExplodingView(TableView):
             raise KeyError(event.kind)
 
 
+class NumberedView(TableView):
+    def describe(self, event):
+        return 1
+
+
+class TupleFrame(TableView):
+    def frame(self):
+        return {**super().frame(), "seats": ("a", "b")}
+
+
+class SetScores(TableView):
+    def score_table(self):
+        return {"rows": {1}}
+
+
 @dataclasses.dataclass(frozen=True)
 class LaxSpec(GameSpec):
     """A spec whose options take anything."""
 
     def check_options(self, given):
         return {key: option.default for key, option in self.options.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class ForgetsDefaults(GameSpec):
+    """A spec whose checked options lack the defaults."""
+
+    def check_options(self, given):
+        return dict(super().check_options(given), **{key: None for key in self.options if key not in (given or {})})
+
+
+def unreplayable(spec: GameSpec):
+    """``new_match`` that shuffles from the system when given deck orders to replay."""
+    return lambda options, shoe: spec.new_match(options, Shoe(None) if shoe.seed is None else shoe)
+
+
+def typed_with(**changes: Any) -> TypedForm:
+    return dataclasses.replace(GAMES["aegis"].typed, **changes)
 
 
 def unseeded(spec: GameSpec):
@@ -330,6 +387,10 @@ BROKEN = [
                  "options", "the default of option 'bad' fails its own check", {}, id="option-default"),
     pytest.param(LaxSpec(**{f.name: getattr(AEGIS, f.name) for f in dataclasses.fields(AEGIS)}),
                  "options", "accepted an option named 'no such option'", {}, id="unknown-option"),
+    pytest.param(ForgetsDefaults(**{f.name: getattr(AEGIS, f.name) for f in dataclasses.fields(AEGIS)}),
+                 "options", "not the defaults", {}, id="no-defaults"),
+    pytest.param(AEGIS, "options", "an option set to play is refused", {"options": [{"promise": "never"}]},
+                 id="bad-option-set"),
     pytest.param(dataclasses.replace(AEGIS, parse_action=lambda t: 0 if t == "nonsense" else AEGIS.parse_action(t)),
                  "syntax", "parse_action('nonsense') gave 0", {}, id="parses-nonsense"),
     pytest.param(broken(AEGIS, OneSeatMore), "seats", "the state has 3 seats, the spec 2", {}, id="seats"),
@@ -345,6 +406,9 @@ BROKEN = [
     pytest.param(broken(AEGIS, RefusedWithoutARule), "illegal", "without a rule and a reason", {}, id="no-rule"),
     pytest.param(broken(AEGIS, RefusalChangesTheState), "illegal", "changed the state", {}, id="refusal-changes"),
     pytest.param(broken(AEGIS, WrongTurnIsIllegal), "not-your-turn", "not NotYourTurnError", {}, id="wrong-turn"),
+    pytest.param(broken(AEGIS, IgnoresWrongTurn), "not-your-turn", "not to act (", {}, id="wrong-turn-ignored"),
+    pytest.param(broken(AEGIS, WrongTurnChangesTheState), "not-your-turn", "refused action changed the state", {},
+                 id="wrong-turn-changes"),
     pytest.param(broken(CONFIRMATION, OffersAnIllegalCard), "applies", "was refused", {}, id="illegal-offered"),
     pytest.param(broken(AEGIS, ForgetsActions), "applies", "is not the last of state.actions", {}, id="unrecorded"),
     pytest.param(broken(AEGIS, ObservationHasATuple), "json", "JSON round trip", {}, id="observation-tuple"),
@@ -365,6 +429,8 @@ BROKEN = [
                  id="acts-after-end"),
     pytest.param(broken(AEGIS, AcceptsAfterTheEnd), "terminal", "the match is over but seat 0's action", {},
                  id="accepts-after-end"),
+    pytest.param(broken(AEGIS, RefusalAfterTheEndChangesTheState), "terminal",
+                 "an action refused after the end changed the state", {}, id="end-refusal-changes"),
     pytest.param(broken(AEGIS, EndsEarly), "terminal", "is_terminal() is True while to_act()", {},
                  id="terminal-too-soon"),
     pytest.param(broken(AEGIS, PrivateEventToNoSeat), "events", "to 2: not a seat 0..1", {}, id="event-to-nobody"),
@@ -377,6 +443,10 @@ BROKEN = [
                  "with the same seed, action", {}, id="unseeded"),
     pytest.param(broken(CONFIRMATION, RandomEvents), "determinism", "gave other decks, suits, events", SHORT,
                  id="random-events"),
+    pytest.param(broken(CONFIRMATION, ObservationNamesTheSeed), "replay", "view differs in the match replayed",
+                 SHORT, id="observation-seed"),
+    pytest.param(dataclasses.replace(AEGIS, new_match=unreplayable(AEGIS)), "replay", "refused an action", {},
+                 id="unreplayable"),
     pytest.param(broken(CONFIRMATION, ResultsNameTheSeed), "replay", "replayed from its decks", SHORT,
                  id="results-seed"),
     pytest.param(broken(AEGIS, table_view=ExplodingView), "traits", "table_view raised KeyError", {},
@@ -385,9 +455,23 @@ BROKEN = [
                  "render_results gave a line that is not text", {}, id="results-not-text"),
     pytest.param(dataclasses.replace(AEGIS, seat_groups=lambda bots, options, most, apart=None: ([tuple(bots)], "")),
                  "traits", "not 2 of the bots", {}, id="seat-groups"),
-    pytest.param(dataclasses.replace(AEGIS, typed=TypedForm(observation=lambda o: [], event=AEGIS.typed.event,
-                                                            results=AEGIS.typed.results)),
-                 "traits", "typed.observation", {}, id="typed"),
+    pytest.param(dataclasses.replace(AEGIS, typed=typed_with(observation=lambda o: [])),
+                 "traits", "typed.observation", {}, id="typed-observation"),
+    pytest.param(dataclasses.replace(AEGIS, typed=typed_with(event=lambda kind, data: [])),
+                 "traits", "typed.event of a", {}, id="typed-event"),
+    pytest.param(dataclasses.replace(AEGIS, typed=typed_with(results=lambda r: [])),
+                 "traits", "typed.results is not a dict", {}, id="typed-results"),
+    pytest.param(dataclasses.replace(AEGIS, table_view=NumberedView), "traits", "event as 1", {},
+                 id="view-describes"),
+    pytest.param(dataclasses.replace(AEGIS, table_view=TupleFrame), "traits", "gave a frame that is not JSON", {},
+                 id="view-frame"),
+    pytest.param(dataclasses.replace(AEGIS, table_view=SetScores), "traits", "score table that is not JSON", {},
+                 id="view-scores"),
+    pytest.param(dataclasses.replace(AEGIS, seat_groups=lambda bots, options, most: AEGIS.seat_groups(bots, options,
+                                                                                                      most)),
+                 "traits", "seat_groups(['bot0', 'bot1', 'bot2']) raised TypeError", {}, id="seat-groups-raises"),
+    pytest.param(dataclasses.replace(AEGIS, seat_groups=lambda bots, options, most, apart=None: ([], "")),
+                 "traits", "gave no line-up", {}, id="no-line-up"),
     pytest.param(broken(AEGIS, CrashesMidway), "raises", "raised KeyError: 'a bug in the rules'", {}, id="crash"),
 ]
 

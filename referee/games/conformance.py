@@ -187,16 +187,19 @@ def _check_options(spec: GameSpec, options: Mapping[str, Any]) -> None:
 
 
 def _check_seat_groups(spec: GameSpec, options: Mapping[str, Any]) -> None:
+    """Line-ups of one bot more than the seats, as a schedule asks (also with a rule that keeps no bots apart)."""
     bots = [f"bot{i}" for i in range(spec.num_seats + 1)]
-    try:
-        groups, note = spec.seat_groups(bots, options, 100)
-    except Exception as err:
-        raise ConformanceError("traits", f"seat_groups({bots}) raised {err!r}", spec.name, options) from err
-    if not groups or not isinstance(note, str):
-        _fail(spec, "traits", f"seat_groups({bots}) gave no line-up, or no sentence: {groups!r}, {note!r}")
-    for group in groups:
-        if len(group) != spec.num_seats or not set(group) <= set(bots):
-            _fail(spec, "traits", f"seat_groups({bots}) gave {group!r}: not {spec.num_seats} of the bots")
+    for apart in (None, lambda group: True):
+        try:
+            groups, note = spec.seat_groups(bots, options, 100) if apart is None else \
+                spec.seat_groups(bots, options, 100, apart=apart)
+        except Exception as err:
+            raise ConformanceError("traits", f"seat_groups({bots}) raised {err!r}", spec.name, options) from err
+        if not groups or not isinstance(note, str):
+            _fail(spec, "traits", f"seat_groups({bots}) gave no line-up, or no sentence: {groups!r}, {note!r}")
+        for group in groups:
+            if len(group) != spec.num_seats or not set(group) <= set(bots):
+                _fail(spec, "traits", f"seat_groups({bots}) gave {group!r}: not {spec.num_seats} of the bots")
 
 
 # --- one match ------------------------------------------------------------------------------------
