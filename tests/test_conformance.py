@@ -4,8 +4,12 @@ broken on purpose: each wraps a real game and breaks one rule, and the check mus
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import random
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -495,3 +499,28 @@ def test_every_rule_has_a_broken_game():
 
 def test_a_conformance_error_fails_any_test_runner():
     assert issubclass(ConformanceError, AssertionError)
+
+
+# --- docs/games.md -----------------------------------------------------------------------------
+
+GAMES_MD = Path(__file__).resolve().parent.parent / "docs" / "games.md"
+
+
+def test_the_documented_example_runs_and_prints_what_the_doc_says():
+    text = GAMES_MD.read_text()
+    [example] = [block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "check_game" in block]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(example, {})
+    assert f"`{out.getvalue().strip()}`" in text
+
+
+def test_the_documented_failure_is_the_checks_own():
+    with pytest.raises(ConformanceError) as caught:
+        check_game(broken(AEGIS, PeeksAtTheNextHand))
+    assert f"```text\n{caught.value}\n```" in GAMES_MD.read_text()
+
+
+def test_every_rule_is_documented():
+    documented = re.findall(r"^\| `([a-z-]+)` \| ", GAMES_MD.read_text().split("## Checking a game")[1], re.M)
+    assert documented == list(RULES)
