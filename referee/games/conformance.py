@@ -268,7 +268,7 @@ class _Playout:
             self.check_traits(state)
         except ConformanceError:
             raise
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 (whatever the game raises is reported, with where)
             self.fail("raises", f"the game raised {type(err).__name__}: {err}")
         self.report.matches += 1
         self.report.decisions += self.decision
@@ -527,7 +527,7 @@ class _Playout:
         typed = spec.typed
         if typed is not None:
             for e in state.events:
-                if not isinstance(self.trait("typed.event", lambda: typed.event(e.kind, e.data)), dict):
+                if not isinstance(self.trait("typed.event", lambda e=e: typed.event(e.kind, e.data)), dict):
                     self.fail("traits", f"typed.event of a {e.kind!r} event is not a dict")
             if not isinstance(self.trait("typed.results", lambda: typed.results(results)), dict):
                 self.fail("traits", "typed.results is not a dict")
@@ -537,8 +537,8 @@ class _Playout:
         who = "the referee" if viewer is None else f"seat {viewer}"
         events = state.events if viewer is None else state.visible_events(viewer)
         for k, e in enumerate(events):
-            self.trait("table_view", lambda: view.feed(e))
-            line = self.trait("table_view", lambda: view.describe(e))
+            self.trait("table_view", lambda e=e: view.feed(e))
+            line = self.trait("table_view", lambda e=e: view.describe(e))
             if not (line is None or isinstance(line, str)):
                 self.fail("traits", f"the table view of {who} described a {e.kind!r} event as {line!r}")
             if k == len(events) - 1 or self.rng.random() < self.views:
@@ -552,8 +552,8 @@ class _Playout:
     def trait(self, name: str, call: Any) -> Any:
         try:
             return call()
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 (whatever a trait raises is reported, with where)
             self.fail("traits", f"{name} raised {type(err).__name__}: {err}")
 
 
-__all__ = ["ConformanceError", "Conformance", "RULES", "check_game", "option_sets"]
+__all__ = ["RULES", "Conformance", "ConformanceError", "check_game", "option_sets"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from referee.games.aegis.notation import action_name, action_names, parse_action
 from referee.cards import cards_of
+from referee.games.aegis.notation import action_name, action_names, parse_action
 from referee.games.aegis.rules import OPTIONS, OVER, AegisGame, card_names, copy_result, draw_master
 from referee.games.base import Event, GameState, NotYourTurnError, Shoe, check_options, places_by_score
 
