@@ -118,3 +118,47 @@ def test_the_check_lets_data_and_traits_be(tmp_path, code):
     (tmp_path / "referee").mkdir()
     (tmp_path / "referee" / "elsewhere.py").write_text(code + "\n")
     assert name_questions(tmp_path) == {}
+
+
+# --- referee/games/ is pure: the games, and the conformance check a game's author imports --------
+
+#: what no module of referee/games/ may import (a test runner included: the conformance check is
+#: imported by any runner), and the only modules of the package it may
+IMPURE = ("grpc", "asyncio", "google", "pytest", "hypothesis")
+PURE_OWN = ("referee.games", "referee.cards")
+
+
+def impure_imports(root: Path) -> list[str]:
+    """Per module of ``root``/referee/games, "path line N: module" for each import it may not make."""
+    found = []
+    for path in sorted((root / "referee" / "games").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [f"{node.module}.{alias.name}" if node.module == "referee" else node.module
+                         for alias in node.names]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                own = name == "referee" or name.startswith(PURE_OWN)
+                if top in IMPURE or (top == "referee" and not own):
+                    found.append(f"{rel} line {node.lineno}: {name}")
+    return found
+
+
+def test_games_import_nothing_impure():
+    assert impure_imports(ROOT) == []
+
+
+@pytest.mark.parametrize("code", ["import pytest", "import asyncio", "from grpc import aio",
+                                  "from google.protobuf import json_format", "from referee import wire",
+                                  "from referee.tournament import store", "    import hypothesis"])
+def test_the_purity_check_sees_an_import(tmp_path, code):
+    games = tmp_path / "referee" / "games"
+    games.mkdir(parents=True)
+    source = f"def f():\n{code}\n" if code.startswith(" ") else f"{code}\n"
+    (games / "mine.py").write_text("from referee import cards\nfrom referee.games.base import GameSpec\n" + source)
+    assert len(impure_imports(tmp_path)) == 1

@@ -21,7 +21,7 @@ import json
 import re
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, NamedTuple
@@ -337,6 +337,8 @@ class RatedBy(StrEnum):
 SeatGroups = Callable[..., tuple[list[tuple[str, ...]], str]]
 #: ``apart(bots) -> bool``: whether these bots may sit at one table (a scheduler's rule: team-mates may not)
 Apart = Callable[[Sequence[str]], bool]
+#: ``hidden_cards(state, seat)``: see :attr:`GameSpec.hidden_cards`
+HiddenCards = Callable[[Any, int], Iterable[int]]  # Any: the game's own state class
 
 
 def no_results_detail(results: Mapping[str, Any], seats: Sequence[str]) -> list[str]:
@@ -409,6 +411,10 @@ class GameSpec:
     duel_note: str
     #: what ranks the seats of a match for the ratings
     rated_by: RatedBy
+    #: the cards of the deal in play (the shoe's last deck) whose place ``seat`` may not know now (RULES
+    #: §4): the conformance check swaps two of them and expects the seat's view unchanged
+    #: (``referee/games/conformance.py``); a game that hides no card gives none
+    hidden_cards: HiddenCards
     #: the seat-bias table: the heading of its column of first places, and how the seats differ
     first_place_label: str = "first place %"
     seat_order: str = "by seat index"

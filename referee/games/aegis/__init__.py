@@ -26,7 +26,7 @@ from __future__ import annotations
 from referee.games.aegis import lineups, text, typed
 from referee.games.aegis.view import AegisView
 from referee.games.aegis.determinization import determinize
-from referee.games.aegis.match import CALLED_LEAD, WINNING_SCORE, AegisMatch
+from referee.games.aegis.match import CALLED_LEAD, WINNING_SCORE, AegisMatch, hidden_cards
 from referee.games.aegis.notation import (
     DECLARE,
     DECLINE,
@@ -74,6 +74,7 @@ SPEC = GameSpec(
     seat_groups=lineups.seat_groups,
     duel_note=lineups.DUEL_NOTE,
     rated_by=RatedBy.PLACING,
+    hidden_cards=hidden_cards,
     first_place_label="match wins %",
     seat_order="by seat index",
     render_log=text.render_log,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from referee.cards import cards_of
 from referee.games.aegis.notation import action_name, action_names, parse_action
 from referee.games.aegis.rules import OPTIONS, OVER, AegisGame, card_names, copy_result, draw_master
 from referee.games.base import Event, GameState, NotYourTurnError, Shoe, check_options, places_by_score
@@ -153,3 +154,11 @@ class PastGame:
     def __init__(self, result: Mapping[str, Any]):
         self.result = copy_result(result)
         self.points = list(self.result["points"])
+
+
+def hidden_cards(match: AegisMatch, seat: int) -> list[int]:
+    """The cards of the game in play whose place ``seat`` may not know (RULES §4, the ``hidden_cards``
+    trait): the other seat's hand, the stock not yet drawn, and the cards the other discarded."""
+    game, other = match.current, 1 - seat
+    discarded = [c for exchange in game.own_exchanges[other] for c in exchange["discarded"]]
+    return cards_of(game.hands[other]) + list(game.stock[game.drawn:]) + discarded

@@ -412,3 +412,10 @@ class Confirmation(GameState):
             return action_name(action)
         except (ActionSyntaxError, TypeError):
             return f"action code {action!r}"
+
+
+def hidden_cards(state: Confirmation, seat: int) -> list[int]:
+    """The cards whose place ``seat`` may not know (RULES §4, the ``hidden_cards`` trait): the other
+    hands, but the face-up trump card (RULES 1.3: everyone knows the dealer holds it)."""
+    return [c for other in range(NUM_SEATS) if other != seat for c in cards.cards_of(state.hands[other])
+            if c != state.trump_card]
