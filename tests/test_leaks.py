@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from helpers import swap_card
+
 from referee import cards
 from referee.games import GAMES
 

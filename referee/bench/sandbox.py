@@ -28,12 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-from referee.runner import Clock
-from referee.tournament import sandbox, versions
-from referee.tournament.config import BotSpec
-from referee.tournament.executors import LocalExecutor
-
 from referee.bench import served
+from referee.hosting import sandbox, versions
+from referee.model import BotSpec
+from referee.play.executors import LocalExecutor
+from referee.runner import Clock
 
 BOT = BotSpec("probe", ("python", "-m", "sample_bots.random"), str(served.ROOT))
 
@@ -55,7 +54,7 @@ async def startups(modes: list[str], starts: int, logs: Path) -> list[dict]:
 
 
 async def _start_once(executor: LocalExecutor, name: str) -> float:
-    arena, launcher = executor.referee.arena, executor.launcher
+    arena, launcher = executor.referee.play.arena, executor.launcher
     started = time.perf_counter()
     executor._admit(name, name, 1)
     launcher.start_for_match(BOT.name, name, name, 1)
