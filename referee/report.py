@@ -10,6 +10,7 @@ from referee import games
 from referee.games.base import GameState
 from referee.games.text import table
 
+
 def format_options(options: dict[str, Any]) -> str:
     return " ".join(f"{k}={json.dumps(v) if isinstance(v, bool) else v}" for k, v in options.items())
 

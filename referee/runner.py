@@ -40,6 +40,7 @@ from referee import hostload, records
 from referee.games.base import PUBLIC, ActionSyntaxError, Event, GameSpec, GameState, IllegalActionError, Shoe
 from referee.untrusted import QUOTE_CHARS, capped, quoted
 
+
 class FaultKind(StrEnum):
     """What a seat did wrong. The values are the names in records, results, the
     store's columns (in this order) and JSON."""

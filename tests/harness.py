@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from referee.cli import referee
-from referee.server import RefereeServer
+from referee.play.server import RefereeServer
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_BOT = ROOT / "tests" / "bots" / "proto_bot.py"  # a bot written against the generated stubs, with faults to order
@@ -143,7 +143,7 @@ def sandbox_shows(argv: list[str], path: Path) -> bool:
 def require_sandbox() -> None:
     """Skip the test, with the one-line reason, where bubblewrap cannot make a sandbox; with
     REFEREE_REQUIRE_SANDBOX=1 (set by .ci/run) fail instead: in CI these tests may not skip."""
-    from referee.tournament import sandbox
+    from referee.hosting import sandbox
 
     why = sandbox.probe()
     if why is None:
@@ -169,7 +169,7 @@ def require_cgroups(cpu: bool = False) -> None:
     """Skip where this process cannot make cgroup v1 groups (whole-bot memory and process limits;
     ``cpu``: a cpu group, for CPU shares); with REFEREE_REQUIRE_SANDBOX=1 (CI, which runs as root
     on a machine that has them) fail instead."""
-    from referee.tournament import sandbox
+    from referee.hosting import sandbox
 
     if (sandbox.cpu_parent() if cpu else sandbox.cgroup_parents()) is None:
         controllers = "cpu groups" if cpu else "pids and memory groups"

@@ -14,15 +14,18 @@ from pathlib import Path
 import pytest
 from harness import ROOT, run_cli
 
+from referee import model
 from referee.cli.exits import ExitCode
+from referee.competition import adaptive
+from referee.competition.adaptive import Game, below_bound, matches_played, next_tables, verdict
+from referee.competition.config import parse, read
+from referee.competition.schedule import rotations
+from referee.model import ConfigError, Round, Rule
+from referee.results import rounds, standings
+from referee.results.store import MatchRow, Store
 from referee.stats.ratings import PairResult, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
 from referee.tools import scheduling
-from referee.tournament import adaptive, standings
-from referee.tournament.adaptive import Game, Round, Rule, below_bound, matches_played, next_tables, verdict
-from referee.tournament.config import ConfigError, parse, read
-from referee.tournament.schedule import rotations
-from referee.tournament.store import MatchRow, Store
 from referee.view.report import standings_table
 
 AEGIS = Game.of("aegis", {})
@@ -83,7 +86,7 @@ def test_every_entry_stays_within_the_fairness_bound_after_every_deal_set(game, 
     for k in range(1, len(history) + 1):
         assert below_bound(entries, history[:k]) == [], k
     shares = adaptive.shares(entries, history)
-    assert min(shares.values()) >= adaptive.FAIRNESS
+    assert min(shares.values()) >= model.FAIRNESS
     # and it is adaptive: not every table of a round robin plays every deal set
     assert sum(len(r.tables) for r in rounds) < 25 * len(list(game_tables(game, entries)))
 
@@ -159,7 +162,7 @@ def test_order_stops_when_every_adjacent_pair_is_ordered_and_says_so():
     assert stop.text.startswith("stopped by its rule (stop = order) after 40 deal set(s), 120 match(es): every "
                                 "adjacent pair ordered or within ±75 Elo (at 95% for all its pairs at once, over "
                                 "every look): a above b (> +")
-    assert adaptive.Stop.from_json(json.loads(json.dumps(stop.to_json()))) == stop
+    assert model.Stop.from_json(json.loads(json.dumps(stop.to_json()))) == stop
 
 
 def test_order_plays_on_when_a_pair_is_not_ordered_and_stops_at_the_cap():
@@ -223,7 +226,7 @@ def test_a_stop_stored_before_verdicts_reads():
     """A results directory's stop of the earlier rule: pairs as [a, b, P(a above b)], and joint."""
     old = {"rule": "order", "settled": True, "deal_sets": 11, "matches": 42, "text": "stopped by its rule",
            "pairs": [["a", "b", 0.99], ["b", "c", 0.98]], "joint": None}
-    stop = adaptive.Stop.from_json(old)
+    stop = model.Stop.from_json(old)
     assert [(c.a, c.b, c.verdict, c.lo) for c in stop.pairs] == [("a", "b", "above", None), ("b", "c", "above", None)]
 
 
@@ -231,7 +234,7 @@ def test_the_rule_reads_order_and_top_k_only():
     assert Rule.parse("top:3").top == 3 and Rule.parse("order").top is None
     assert Rule.parse("order", 0.9, 30, 20.0) == Rule(None, 0.9, 30, 20.0) and Rule().tie_elo == 75.0
     for bad in ("top", "top:0", "top:x", "best", "top:-1"):
-        with pytest.raises(adaptive.RuleError):
+        with pytest.raises(model.RuleError):
             Rule.parse(bad)
 
 
@@ -252,9 +255,9 @@ def test_the_tables_say_what_the_rule_said_of_each_line_and_the_next():
     assert "claim" not in standings_table(st)
     names = [line.name for line in st.lines]
     assert names[0] == "a"
-    st.stopped = adaptive.Stop("order", True, 6, 36, "stopped by its rule", (
-        adaptive.Claim("a", names[1], "above", 300.0, 120.4, None),
-        adaptive.Claim(names[2], names[1], "within", 2.0, -40.0, 44.0)), 75.0).to_json()
+    st.stopped = model.Stop("order", True, 6, 36, "stopped by its rule", (
+        model.Claim("a", names[1], "above", 300.0, 120.4, None),
+        model.Claim(names[2], names[1], "within", 2.0, -40.0, 44.0)), 75.0).to_json()
     table = standings.table(st)
     assert standings.CLAIM_HEADER in table
     cells = [line.rstrip().rsplit("  ", 1)[-1].strip() for line in table.splitlines()[2:]]
@@ -313,8 +316,8 @@ def test_config_errors_are_one_line(tmp_path, lines, message):
 
 
 def test_a_gauntlet_or_an_sprt_refuses_an_adaptive_schedule(tmp_path):
-    from referee.tournament import gauntlet
-    from referee.tournament.sprt import setup
+    from referee.competition import gauntlet
+    from referee.competition.sprt import setup
 
     path = tmp_path / "g.toml"
     path.write_text(f'[tournament]\ngame = "aegis"\nschedule = "adaptive"\n\n[gauntlet]\ncandidate = "a"\n\n{BOTS}')
@@ -371,7 +374,7 @@ cwd = "{ROOT}"
 def rounds_of(folder: Path) -> list[Round]:
     store = Store(folder / "out", create=False)
     try:
-        return list(adaptive.stored_rounds(store))
+        return list(rounds.stored_rounds(store))
     finally:
         store.close()
 
@@ -421,10 +424,10 @@ def test_the_sample_bots_and_a_copy_stop_by_the_rule_and_say_why(example):
     assert lines[0].endswith("within ±150 Elo") and re.search(r"> \+\d+$", lines[1]), lines
     store = Store(folder / "out", create=False)
     try:
-        stop = adaptive.stop_of(store)
+        stop = rounds.stop_of(store)
         assert stop.settled and stop.deal_sets == deal_sets and stop.matches == matches == store.count()
         assert [c.verdict for c in stop.pairs] == ["within", "above", "above"] and stop.tie_elo == 150
-        assert len(adaptive.stored_rounds(store)) == deal_sets
+        assert len(rounds.stored_rounds(store)) == deal_sets
     finally:
         store.close()
     rated = run_cli("ratings", folder / "out", "--format", "json", "--bootstrap", "0")
@@ -502,7 +505,7 @@ def test_a_late_entry_is_played_first_by_the_same_directory(grown):
     store = Store(grown["resumed"] / "out", create=False)
     try:
         late = sum(1 for row in store.matches() if "late" in row.lineup)
-        history = matches_played(AEGIS, adaptive.stored_rounds(store), ["random", "half", "heuristic", "late"])
+        history = matches_played(AEGIS, rounds.stored_rounds(store), ["random", "half", "heuristic", "late"])
         assert late >= 4 and below_bound(["random", "half", "heuristic", "late"], history) == []
     finally:
         store.close()
@@ -554,8 +557,8 @@ def test_the_simulation_tool_judges_what_a_stop_declared():
     are wrong; an order within the margin's reach, or a margin around a real gap, is not."""
     true = {"a": 1600.0, "b": 1500.0, "c": 1500.0, "d": 1480.0}
 
-    def stop(*claims: tuple[str, str, str]) -> adaptive.Stop:
-        return adaptive.Stop("order", True, 10, 40, "", tuple(adaptive.Claim(*c) for c in claims), 50.0)
+    def stop(*claims: tuple[str, str, str]) -> model.Stop:
+        return model.Stop("order", True, 10, 40, "", tuple(model.Claim(*c) for c in claims), 50.0)
 
     assert not scheduling.wrong(stop(("a", "b", "above"), ("b", "c", "within"), ("c", "d", "above")), true)
     assert scheduling.wrong(stop(("b", "c", "above")), true)  # equal: no order

@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee import cards
-from referee.games import GAMES, IllegalActionError, OptionError
-from referee.games import aegis
+from referee.games import GAMES, IllegalActionError, OptionError, aegis
 from referee.games.aegis import DECLARE, EXCHANGE, PASS, STOP, AegisGame, AegisMatch
 from referee.games.base import PUBLIC, ActionSyntaxError, NotYourTurnError
 

@@ -38,8 +38,8 @@ from pathlib import Path
 import pytest
 from harness import ROOT, require_cgroups, require_sandbox, write_tournament
 
-from referee.tournament import sandbox
-from referee.tournament.store import Store
+from referee.hosting import sandbox
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

@@ -23,12 +23,18 @@ from pathlib import Path
 import pytest
 from harness import invoke_cli, run_cli
 from test_attacks import (  # noqa: F401 (control, sandbox_works: fixtures)
-    HOSTILE, VICTIM_MATCHES, Run, assert_victim_unharmed, control, sandbox_works, tournament,
+    HOSTILE,
+    VICTIM_MATCHES,
+    Run,
+    assert_victim_unharmed,
+    control,
+    sandbox_works,
+    tournament,
 )
 
 from referee import records
+from referee.results.store import Store
 from referee.runner import MAX_DETAIL, MAX_FAULT_RECORDS
-from referee.tournament.store import Store
 from referee.untrusted import BytesEscaper
 
 pytestmark = pytest.mark.e2e

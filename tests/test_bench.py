@@ -66,7 +66,7 @@ def test_the_strays_section_sets_a_flooding_entrant_against_an_honest_one(tmp_pa
 
 @pytest.mark.e2e
 def test_the_trace_section_times_each_hand_off_and_unwraps_the_server(tmp_path, capsys):
-    from referee import arena
+    from referee.play import arena
 
     before = (arena.Session.on_reply, arena.Session.send, arena.Session.next_message, arena.SessionSeat.decide)
     out = tmp_path / "trace.json"
@@ -109,7 +109,7 @@ def test_games_at_once_are_set_against_one_game_of_the_same_round():
 @pytest.mark.e2e
 def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
     from referee.bench import sandbox as bench_sandbox
-    from referee.tournament import sandbox
+    from referee.hosting import sandbox
 
     modes = ["none"] + (["bwrap"] if sandbox.probe() is None else [])
     rows = asyncio.run(bench_sandbox.startups(modes, 2, tmp_path))
@@ -167,10 +167,9 @@ def test_the_work_section_measures_each_form_of_the_game_data(tmp_path, capsys):
 
 def test_the_isolation_section_keeps_the_rule_of_before_in_the_bench_only():
     from referee.bench import isolation
+    from referee.model import BotSpec, Seating
+    from referee.play.executors import LocalExecutor
     from referee.runner import Clock
-    from referee.tournament.config import BotSpec
-    from referee.tournament.executors import LocalExecutor
-    from referee.tournament.schedule import Seating
 
     executor = LocalExecutor("aegis", {}, Clock(), [BotSpec("a", ("x",)), BotSpec("b", ("x",))], {}, isolation="match")
     seating = Seating(3, 1, ("a", "b"))

@@ -13,7 +13,7 @@ import time
 import pytest
 from harness import Bots, serve
 
-from referee.server import RefereeServer
+from referee.play.server import RefereeServer
 
 
 @pytest.mark.e2e
@@ -196,7 +196,7 @@ def test_token_from_fd_reads_the_first_line_and_closes_the_descriptor():
 @pytest.mark.e2e
 def test_bots_play_through_a_unix_socket():
     """``--address unix:PATH`` (here a Relay's socket in front of the referee's TCP port)."""
-    from referee.tournament.relay import Relay
+    from referee.hosting.relay import Relay
 
     async def main():
         async with RefereeServer() as server, Relay(server.address) as relay:

@@ -22,10 +22,11 @@ from harness import invoke_cli
 from test_runner import ScriptedSeat, play
 
 from referee import files, records
-from referee.arena import Arena, Refused, RefusalReason
+from referee.hosting.paths import bot_from_command
+from referee.play.arena import Arena, RefusalReason, Refused
+from referee.play.executors import BotsNotReady
+from referee.results.store import LOCK_NAME, DirectoryInUse, Store
 from referee.runner import MAX_DETAIL, MAX_FAULT_RECORDS, FaultKind, Reply
-from referee.tournament.executors import BotsNotReady
-from referee.tournament.store import LOCK_NAME, DirectoryInUse, Store
 from referee.untrusted import BytesEscaper, EscapingFormatter, capped, escaped, quoted
 from referee.v1 import referee_pb2 as pb
 from referee.view.page import replay_page
@@ -101,10 +102,9 @@ def test_a_hello_whose_name_holds_control_characters_is_refused():
 
 def test_the_last_lines_of_a_bots_log_are_escaped_and_capped(tmp_path):
     """A log written before its output was escaped (or by anything else) is escaped as it is shown."""
-    from referee.tournament.config import BotSpec
-    from referee.tournament.launcher import LOG_LINE_CHARS, Launcher
+    from referee.hosting.launcher import LOG_LINE_CHARS, Launcher
 
-    spec = BotSpec.from_command("evil", "python x.py")
+    spec = bot_from_command("evil", "python x.py")
     launcher = Launcher([spec], "unix:/nowhere", {"evil": "t"}, {}, tmp_path)
     (tmp_path / "evil.log").write_bytes(b"ok\n\x1b]0;owned\x07\x1b[1A\x1b[2K\r\x1b[32mall good\x1b[0m\n" + b"Y" * 10_000)
     path, tail = launcher.log_tail("evil")
@@ -224,9 +224,8 @@ def test_a_file_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 def claim(store: Store, announce=None) -> None:
-    from referee.tournament.config import BotSpec
 
-    store.claim('{"game": "aegis"}', {}, [BotSpec.from_command("a", "python a.py")], announce=announce)
+    store.claim('{"game": "aegis"}', {}, [bot_from_command("a", "python a.py")], announce=announce)
 
 
 def test_a_second_run_is_refused_while_the_first_holds_the_directory(tmp_path):

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 from harness import ROOT, require_sandbox, run_cli, write_tournament
 
+from referee.model import BotSpec, Seating
+from referee.results.store import Store
 from referee.runner import Clock
-from referee.tournament.config import BotSpec
-from referee.tournament.schedule import Seating
-from referee.tournament.store import Store
 from referee.view import report
 
 #: a bot on the Python kit whose decide raises on every decision (an index past the end)
@@ -122,7 +121,7 @@ def start(bots: list[BotSpec], lineups: list[tuple[str, ...]], log_dir: Path, st
           clock: Clock = Clock(1.0, 1.0)):
     """Play ``lineups`` (Aegis, one deal set) with these bots launched in the sandbox; each seat's
     capacity is its count over the line-ups. Returns the played matches."""
-    from referee.tournament.executors import LocalExecutor
+    from referee.play.executors import LocalExecutor
 
     capacity = {b.name: sum(lineup.count(b.name) for lineup in lineups) or 1 for b in bots}
 
@@ -136,7 +135,7 @@ def start(bots: list[BotSpec], lineups: list[tuple[str, ...]], log_dir: Path, st
 
 @pytest.mark.e2e
 def test_a_bot_that_drops_the_launchers_arguments_says_where_it_tried_to_connect(tmp_path):
-    from referee.tournament.executors import BotsNotReady
+    from referee.play.executors import BotsNotReady
 
     require_sandbox()  # no network in it: the default address answers nobody, whatever the machine runs
     bots = [BotSpec("argless", ("python", "bot.py"), str(bot_dir(tmp_path, "argless", ARGLESS))),
@@ -152,7 +151,7 @@ def test_a_bot_that_drops_the_launchers_arguments_says_where_it_tried_to_connect
 
 @pytest.mark.e2e
 def test_a_stdio_bot_entered_as_a_grpc_bot_is_told_about_protocol_stdio(tmp_path):
-    from referee.tournament.executors import BotsNotReady
+    from referee.play.executors import BotsNotReady
 
     require_sandbox()
     bots = [BotSpec("stdio", ("python", "-m", "sample_bots.stdio_random"), str(ROOT)),

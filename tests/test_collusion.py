@@ -6,7 +6,6 @@ flagged where an honest control run is not."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import random
@@ -17,14 +16,14 @@ from pathlib import Path
 import pytest
 from harness import ROOT, invoke_cli, run_cli, write_tournament
 
+from referee.competition.schedule import make_schedule
+from referee.results import collusion as tcollusion
+from referee.results.store import MatchRow
 from referee.stats.collusion import Match, holm, pair_effects, presence
 from referee.stats.ranks import t_cdf
 from referee.stats.simulation import POINTS
 from referee.tools import collusion as tool
-from referee.tournament import collusion as tcollusion
-from referee.tournament.store import MatchRow
 from referee.tools.strength import wilson
-from referee.tournament.schedule import make_schedule
 from referee.view.report import collusion_section
 
 # --- an independent implementation: every least-squares fit solved exactly, in fractions ----------------

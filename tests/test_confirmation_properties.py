@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import random
 
+from helpers import random_playout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import random_playout
 from referee import cards
 from referee.games import GAMES
 

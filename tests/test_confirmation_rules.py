@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from helpers import act, deck_for_confirmation, play_first_legal, random_playout
+
 from referee import cards
 from referee.games import GAMES, IllegalActionError, OptionError
 from referee.games import confirmation as conf

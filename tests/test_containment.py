@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from harness import run_cli, write_tournament
 
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 
@@ -180,8 +180,8 @@ def test_sigterm_stops_the_tournament_the_bots_and_the_rerun_resumes(tmp_path):
 
 
 def test_a_log_that_cannot_be_opened_is_a_start_that_failed_not_a_crash(tmp_path):
-    from referee.tournament.config import BotSpec
-    from referee.tournament.launcher import Launcher
+    from referee.hosting.launcher import Launcher
+    from referee.model import BotSpec
 
     blocked = tmp_path / "logs"
     blocked.write_text("a file where the log directory should be")

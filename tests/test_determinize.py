@@ -14,8 +14,8 @@ import random
 from collections import Counter
 
 import pytest
-
 from helpers import random_playout
+
 from referee import cards
 from referee.games import GAMES, aegis, confirmation
 from referee.games.aegis import AegisGame, AegisMatch

@@ -90,7 +90,7 @@ def test_rule_book_check_fails_without_a_heading():
 
 @pytest.mark.parametrize("name", ["aegis.toml", "confirmation.toml", "gauntlet.toml", "kits.toml", "adaptive.toml"])
 def test_the_example_files_are_valid(name):
-    from referee.tournament import config, gauntlet
+    from referee.competition import config, gauntlet
 
     path = ROOT / "examples" / name
     cfg = gauntlet.load(path) if name in ("gauntlet.toml", "kits.toml") else config.load(path)

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from harness import ROOT, require_sandbox
 
 BOT_DIR = ROOT / "tests" / "bots" / "docs_only"

@@ -17,10 +17,12 @@ from pathlib import Path
 import pytest
 from harness import ROOT, Bots, run_cli, write_tournament
 
+from referee import model
 from referee.cli.exits import ExitCode
-from referee.tournament import standings, versions
-from referee.tournament.config import BotSpec
-from referee.tournament.store import MatchRow, Store
+from referee.hosting import versions
+from referee.model import BotSpec
+from referee.results import standings
+from referee.results.store import MatchRow, Store
 
 CRASH_AFTER = ROOT / "tests" / "bots" / "crash_after.py"
 
@@ -264,7 +266,7 @@ def test_the_version_cache_spares_reading_unchanged_files_and_stays_honest(tmp_p
 
 
 def test_a_bots_files_must_name_something(tmp_path):
-    from referee.tournament import config as tconfig
+    from referee.competition import config as tconfig
 
     path = write_tournament(tmp_path / "t.toml", """
 [[bots]]
@@ -276,7 +278,7 @@ files = ["src/*.py"]
 name = "b"
 command = "python b.py"
 """, game="aegis", deal_sets=1, seed=1, concurrency=1)
-    with pytest.raises(tconfig.ConfigError, match=r"t.toml:\d+: bot 'a': files entry 'src/\*.py' matches nothing"):
+    with pytest.raises(model.ConfigError, match=r"t.toml:\d+: bot 'a': files entry 'src/\*.py' matches nothing"):
         tconfig.load(path)
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.py").write_text("")
@@ -360,7 +362,7 @@ def test_a_changed_imported_module_is_refused_as_a_changed_bot(tmp_path):
 
 
 def test_the_store_refuses_a_changed_bot_and_drops_its_matches_on_rerun(tmp_path):
-    from referee.tournament.store import StoreError
+    from referee.results.store import StoreError
 
     (tmp_path / "bot.py").write_text("v1\n")
     mine, other = BotSpec("mine", ("python", "bot.py"), str(tmp_path)), BotSpec("other", ("python", "-c", "x"))

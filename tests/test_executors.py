@@ -9,11 +9,10 @@ import collections
 
 import pytest
 
+from referee.model import BotSpec, Played, Seating
+from referee.play.executors import BotsDead, Executor, seat_capacity
+from referee.play.executors.base import game_id_of
 from referee.runner import Clock
-from referee.tournament.config import BotSpec
-from referee.tournament.executors import BotsDead, Executor, Played, seat_capacity
-from referee.tournament.executors.base import game_id_of
-from referee.tournament.schedule import Seating
 
 
 class Scripted(Executor):

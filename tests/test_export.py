@@ -14,8 +14,8 @@ import pytest
 from harness import run_cli, sample_bots, write_tournament
 
 from referee import games, records
+from referee.results.store import Store
 from referee.runner import FaultKind
-from referee.tournament.store import Store
 
 
 def fill_store(directory: Path, game: str, lineups: list[tuple[str, ...]], deal_sets: int = 2,

@@ -25,12 +25,15 @@ from harness import ROOT, require_sandbox, run_cli, write_tournament
 from test_redteam import published_hands, random_bot, reports, tables
 
 from referee import games, records
-from referee.tournament import adaptive, growth, release
-from referee.tournament import config as tconfig
-from referee.tournament import gauntlet as tgauntlet
-from referee.tournament import run as trun
-from referee.tournament.schedule import deal_seed, missing, numbers
-from referee.tournament.store import DEAD, Store, StoreError
+from referee.competition import config as tconfig
+from referee.competition import gauntlet as tgauntlet
+from referee.competition import growth
+from referee.competition import run as trun
+from referee.competition.schedule import missing, numbers
+from referee.model import deal_seed
+from referee.results import release
+from referee.results import rounds as stored
+from referee.results.store import DEAD, Store, StoreError
 
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
 STRENGTH = ("a", "b", "c", "d", "dave", "late")  # who beats whom in the made-up results
@@ -66,7 +69,7 @@ def a_run(path: Path, rerun=(), stop_after: int | None = None, dies=()) -> list[
         played = 0
         while todo := missing(schedule := plan(out), store.done()):
             store.set_schedule(s.key for s in schedule.seatings)
-            adaptive.record(store, schedule)
+            stored.record(store, schedule)
             for s in todo:
                 if played == stop_after:
                     return said
@@ -76,7 +79,7 @@ def a_run(path: Path, rerun=(), stop_after: int | None = None, dies=()) -> list[
                            {}, 0.1)
                 played += 1
         store.set_schedule(s.key for s in schedule.seatings)
-        adaptive.record(store, schedule)
+        stored.record(store, schedule)
         trun.ended(store, plan)
     finally:
         store.close()
@@ -215,7 +218,7 @@ def test_an_adaptive_tournament_drops_the_rounds_a_new_version_would_replay(tmp_
     path.write_text(path.read_text().replace("deal_sets = 2\n", ""))
     a_run(path)
     store = opened(tmp_path)
-    rounds = adaptive.stored_rounds(store)
+    rounds = stored.stored_rounds(store)
     store.close()
     assert len(rounds) == 6  # the cap: made-up results settle nothing with so few deal sets
     with_dave = {r.deal_set for r in rounds if any("dave" in t for t in r.tables)}
@@ -223,7 +226,7 @@ def test_an_adaptive_tournament_drops_the_rounds_a_new_version_would_replay(tmp_
     assert said[-1].startswith(f"deal set{'s' if len(with_dave) > 1 else ''} ")
     store = opened(tmp_path)
     try:
-        now = adaptive.stored_rounds(store)
+        now = stored.stored_rounds(store)
         assert store.config()["retired"] == sorted(with_dave)
         assert not {r.deal_set for r in now} & with_dave and len(now) == 6
         assert [r.deal_set for r in now if r.deal_set >= 6] == list(range(6, 6 + len(with_dave)))
@@ -261,8 +264,8 @@ def test_a_gauntlet_and_a_growing_file_count_deal_sets_without_the_retired(tmp_p
 
 
 def test_a_run_holds_and_notes_what_a_death_and_a_deal_set_over_leave():
-    from referee.tournament.release import Releases
-    from referee.tournament.schedule import Seating
+    from referee.model import Seating
+    from referee.results.release import Releases
 
     s = [Seating(k, 100 + k, lineup) for k in range(2) for lineup in (("a", "b"), ("b", "a"))]
     releases = Releases(s)

@@ -20,10 +20,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from harness import ROOT, run_cli, write_tournament
+from harness import run_cli, write_tournament
 
 from referee import records
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

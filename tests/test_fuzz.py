@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from referee.games import GAMES
 from referee.games.base import GameError, IllegalActionError
-from referee.server import RefereeServer
+from referee.play.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 

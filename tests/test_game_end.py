@@ -10,7 +10,7 @@ import re
 import pytest
 from harness import ROOT, run_cli, sample_bots, write_tournament
 
-from referee.tournament.launcher import GAME_END_GRACE_S
+from referee.hosting.launcher import GAME_END_GRACE_S
 
 pytestmark = pytest.mark.e2e
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from harness import ROOT, run_cli, write_tournament
 
-from referee.tournament import gauntlet as G
-from referee.tournament.config import ConfigError
-from referee.tournament.schedule import deal_seed
-from referee.tournament.store import MatchRow
+from referee.competition import gauntlet as G
+from referee.model import ConfigError, deal_seed
+from referee.results.store import MatchRow
 
 
 def write(tmp: Path, game="aegis", bots=("cand", "r1", "r2"), gauntlet='candidate = "cand"', options="",

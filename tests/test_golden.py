@@ -11,13 +11,13 @@ To write the files anew after an intended change of behaviour:
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 from pathlib import Path
 
 import pytest
 
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

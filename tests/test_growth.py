@@ -14,7 +14,7 @@ import pytest
 from harness import ROOT, run_cli, write_tournament
 
 from referee.cli.exits import ExitCode
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 CRASH_AFTER = ROOT / "tests" / "bots" / "crash_after.py"
 
@@ -138,10 +138,10 @@ def test_a_late_entry_on_deal_sets_a_report_may_have_shown_is_said_in_one_line(t
     (the run retires that deal set instead: tests/test_fresh_deals.py)."""
     import dataclasses
 
-    from referee.tournament import config as tconfig
-    from referee.tournament import release
-    from referee.tournament.run import late_entries
-    from referee.tournament.schedule import Schedule, Seating
+    from referee.competition import config as tconfig
+    from referee.competition.run import late_entries
+    from referee.model import Schedule, Seating
+    from referee.results import release
 
     given = tconfig.load(two_bots(tmp_path))
     store = Store(tmp_path / "out")
@@ -217,8 +217,8 @@ def two_bots(tmp: Path, names=("a", "b"), deal_sets=1, extra="", game="aegis", w
 def stored(tmp: Path, config_path: Path, played=True) -> list[str]:
     """Claim the directory for this file and store a (made-up) result for every match of its
     schedule, as a run would; returns what the claim announced."""
-    from referee.tournament import config as tconfig
-    from referee.tournament import run as trun
+    from referee.competition import config as tconfig
+    from referee.competition import run as trun
 
     said: list[str] = []
     cfg = tconfig.load(config_path)
@@ -238,7 +238,7 @@ def stored(tmp: Path, config_path: Path, played=True) -> list[str]:
 
 
 def test_a_directory_takes_a_file_that_grows_and_refuses_one_that_shrinks(tmp_path):
-    from referee.tournament.store import StoreError
+    from referee.results.store import StoreError
 
     stored(tmp_path, two_bots(tmp_path))
     assert stored(tmp_path, two_bots(tmp_path, ("a", "b", "c"), deal_sets=2)) == [
@@ -289,9 +289,9 @@ def test_confirmation_line_ups_that_an_entry_changes_stay_stored_but_do_not_coun
     """Three entries fill the four seats in three line-ups; with a fourth they sit as one group of
     four: the three-entry matches stay stored, not counted, and the group's are played. From four
     entries on, a new entry keeps every stored group of four."""
-    from referee.tournament import config as tconfig
-    from referee.tournament import run as trun
-    from referee.tournament.schedule import missing
+    from referee.competition import config as tconfig
+    from referee.competition import run as trun
+    from referee.competition.schedule import missing
 
     stored(tmp_path, two_bots(tmp_path, ("a", "b", "c"), game="confirmation", extra="max_groups = 70"))
     four = two_bots(tmp_path, ("a", "b", "c", "d"), game="confirmation")
@@ -340,7 +340,7 @@ def test_deal_sets_added_after_the_drawn_seed_was_printed_are_dealt_from_a_new_s
     directory after that would be dealt from a seed anyone may know. They get a new secret seed,
     kept in the store, printed (and shown) only when the run that plays them ends; the old deal sets
     keep theirs, and a resumed run the same seeds."""
-    from referee.tournament.schedule import deal_seed
+    from referee.model import deal_seed
 
     def file(deal_sets: int, b_withdrawn: bool = False) -> Path:
         path = tmp_path / "t.toml"

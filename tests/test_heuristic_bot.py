@@ -15,11 +15,10 @@ from referee import cards
 from referee.bot import GameView
 from referee.games import GAMES
 from referee.games.aegis import AegisGame
+from referee.play.wire import options_text
 from referee.tools import strength
-from referee.wire import options_text
 from sample_bots import heuristic
 from sample_bots import random as random_bot
-
 
 CONFIRMATION_VARIANTS = [
     dict(zip(("trump", "double", "blind", "pairs"), combo))

@@ -25,12 +25,12 @@ from test_runner import ScriptedSeat
 from referee import hostload
 from referee.games import GAMES
 from referee.games.base import Shoe
+from referee.hosting import sandbox
+from referee.hosting.launcher import Launcher
 from referee.hostload import Reading, Spent
+from referee.model import BotSpec
+from referee.results.store import Store
 from referee.runner import Clock, run_match
-from referee.tournament import sandbox
-from referee.tournament.config import BotSpec
-from referee.tournament.launcher import Launcher
-from referee.tournament.store import Store
 
 
 class FakeProc:

@@ -9,7 +9,7 @@ import re
 import pytest
 from harness import ROOT, require_sandbox, run_cli, write_tournament
 
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

@@ -32,8 +32,9 @@ import pytest
 from harness import ROOT, require_kit, require_sandbox
 
 from referee import games
-from referee.tournament import gauntlet, sandbox
-from referee.tournament.config import BotSpec
+from referee.competition import gauntlet
+from referee.hosting import sandbox
+from referee.model import BotSpec
 
 pytestmark = pytest.mark.e2e
 

@@ -155,7 +155,7 @@ def test_games_import_nothing_impure():
 
 @pytest.mark.parametrize("code", ["import pytest", "import asyncio", "from grpc import aio",
                                   "from google.protobuf import json_format", "from referee import wire",
-                                  "from referee.tournament import store", "    import hypothesis"])
+                                  "from referee.results import store", "    import hypothesis"])
 def test_the_purity_check_sees_an_import(tmp_path, code):
     games = tmp_path / "referee" / "games"
     games.mkdir(parents=True)

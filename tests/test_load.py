@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from harness import serve
 
-from referee import wire
+from referee.play import wire
 from referee.runner import Clock
 
 pytestmark = pytest.mark.e2e

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from harness import ROOT, write_tournament
 
-from referee.tournament.launcher import MATCH_INDEX
-from referee.tournament.store import Store
+from referee.hosting.launcher import MATCH_INDEX
+from referee.results.store import Store
 from referee.view import logs as vlogs
 from referee.view.report import replay_file
 

@@ -21,7 +21,7 @@ import pytest
 from harness import ROOT
 
 from referee import records
-from referee.server import RefereeServer
+from referee.play.server import RefereeServer
 
 pytestmark = pytest.mark.e2e
 
@@ -221,7 +221,7 @@ def test_a_refused_node_bot_exits_with_code_3(node):
 def test_a_node_bot_reads_its_token_from_a_descriptor_and_plays_through_a_unix_socket(node, tmp_path):
     """As the launcher starts it: --token-fd (a pipe's read end) and --address unix:PATH (a Relay's
     socket in front of the referee); the token is on no command line."""
-    from referee.tournament.relay import Relay
+    from referee.hosting.relay import Relay
 
     bots = Bots(tmp_path)
 

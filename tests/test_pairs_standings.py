@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
+from referee.competition.schedule import make_schedule
+from referee.results import standings
+from referee.results.store import MatchRow
 from referee.stats.simulation import simulate_tournament
-from referee.tournament import standings
-from referee.tournament.schedule import make_schedule
-from referee.tournament.store import MatchRow
 
 TEAMS = [[0, 2], [1, 3]]
 TRUE = {"a": 1300.0, "b": 1450.0, "c": 1550.0, "d": 1700.0}

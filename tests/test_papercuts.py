@@ -12,8 +12,9 @@ import pytest
 from harness import require_sandbox, run_cli, sample_bots, write_tournament
 
 from referee.cli.exits import ExitCode
-from referee.tournament import gauntlet, standings
-from referee.tournament.store import MatchRow
+from referee.competition import gauntlet
+from referee.results import standings
+from referee.results.store import MatchRow
 
 BOTS = sample_bots(random="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
 

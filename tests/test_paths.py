@@ -1,4 +1,4 @@
-"""What a launched bot sees of the machine, by path (issue 24, attacks 3 and 4; referee/tournament/paths.py).
+"""What a launched bot sees of the machine, by path (issue 24, attacks 3 and 4; referee/hosting/paths.py).
 
 In its sandbox a bot sees its own directory, its data and the runtime every bot shares, each
 resolved before it is bound. The red team's attacks, each of which worked before
@@ -23,10 +23,12 @@ from pathlib import Path
 import pytest
 from harness import ROOT, require_sandbox, write_tournament
 
-from referee.tournament import config as tconfig
-from referee.tournament import paths, sandbox
-from referee.tournament.config import BotSpec, ConfigError
-from referee.tournament.store import Store
+from referee import model
+from referee.competition import config as tconfig
+from referee.hosting import paths, sandbox
+from referee.hosting.paths import bot_from_command
+from referee.model import ConfigError
+from referee.results.store import Store
 
 PEEK = ROOT / "tests" / "bots" / "hostile" / "peek.py"
 VICTIM = '''
@@ -164,7 +166,7 @@ def test_the_victims_results_equal_the_control_runs(runs):
 # --- the checks, one by one (config.py, paths.py) -------------------------------------------------
 
 
-def load(tmp: Path, tables: str, extra: str = "") -> tconfig.TournamentConfig:
+def load(tmp: Path, tables: str, extra: str = "") -> model.TournamentConfig:
     return tconfig.load(write_tournament(tmp / "t.toml", tables, game="aegis", deal_sets=1, seed=1, concurrency=1,
                                          extra=extra))
 
@@ -270,7 +272,7 @@ def test_the_sandbox_binds_the_directory_and_data_not_what_the_command_names(tou
 
 
 def test_a_match_command_sees_the_directories_it_names():
-    spec = BotSpec.from_command("mine", f"python {ROOT / 'tests' / 'bots' / 'memory_bot.py'} --x /nowhere")
+    spec = bot_from_command("mine", f"python {ROOT / 'tests' / 'bots' / 'memory_bot.py'} --x /nowhere")
     assert spec.data == (str(ROOT / "tests" / "bots"),)
     assert paths.outside(spec.command, Path("/"), [Path(p) for p in spec.data]) is None
 
@@ -289,11 +291,11 @@ def test_a_match_program_outside_the_current_directory_runs_in_its_own(tmp_path,
     (here / "mine").write_text("#!/bin/sh\n")
     monkeypatch.chdir(here)
     for written in (str(program), "../g/bot", "./link"):
-        spec = BotSpec.from_command("g", f"{written} --weights w.bin")
+        spec = bot_from_command("g", f"{written} --weights w.bin")
         assert (spec.command, spec.cwd) == ((str(program), "--weights", "w.bin"), str(own)), written
         assert paths.outside(spec.command, Path(spec.cwd), [Path(p) for p in spec.data]) is None
     for command in ("./mine", f"{sys.executable} -m sample_bots.random", "/usr/bin/env true", "/no/such/bot"):
-        spec = BotSpec.from_command("g", command)
+        spec = bot_from_command("g", command)
         assert (spec.command, spec.cwd) == (tuple(command.split()), None), command
 
 
@@ -302,6 +304,6 @@ def test_a_match_program_right_in_a_home_is_refused_in_one_line(tmp_path, monkey
     monkeypatch.setattr(paths, "homes", lambda: {tmp_path})
     why = f"its program {tmp_path / 'bot'} lies in the home directory {tmp_path}, which its sandbox would show whole"
     with pytest.raises(ValueError, match=why):
-        BotSpec.from_command("g", str(tmp_path / "bot"))
+        bot_from_command("g", str(tmp_path / "bot"))
     result = invoke("match", "aegis", "--bot", f"g={tmp_path / 'bot'}", "--bot", "r=python -m sample_bots.random")
     assert result.exit_code == 2 and f"Invalid value for --bot: {why}" in result.output, result.output

@@ -1,4 +1,4 @@
-"""The reference pool's file (referee.pool, docs/pool.md): made from the pool's games, written and read
+"""The reference pool's file (referee.results.pool, docs/pool.md): made from the pool's games, written and read
 back unchanged, its id a hash of the versions, the setting and the ratings, a bad file refused in one
 line naming what is wrong, and a run's setting compared with the pool's."""
 
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from referee import files
-from referee.pool import FORMAT, Pool, PoolBot, PoolFileError, content_hash, loads, make, read, write
+from referee.results.pool import FORMAT, Pool, PoolBot, PoolFileError, content_hash, loads, make, read, write
 from referee.stats.anchored import anchored
 from referee.stats.simulation import POOL, PROJECT, simulate_tournament
 from referee.tools.anchoring import lineups

@@ -20,10 +20,9 @@ from referee.cli.progress import (
     score_lines,
     status_line,
 )
+from referee.model import Played, Seating
+from referee.results.store import MatchRow
 from referee.runner import FaultKind
-from referee.tournament.executors import Played
-from referee.tournament.schedule import Seating
-from referee.tournament.store import MatchRow
 
 
 class Clock:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from harness import serve
 from helpers import swap_card
+
 from referee import cards
 from referee.games import GAMES
 from referee.runner import Clock

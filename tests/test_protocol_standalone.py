@@ -24,8 +24,8 @@ import pytest
 from harness import ROOT
 
 from referee import records
+from referee.play.server import RefereeServer
 from referee.runner import Clock
-from referee.server import RefereeServer
 
 pytestmark = pytest.mark.e2e
 
@@ -151,7 +151,7 @@ def test_bots_written_from_the_doc_play_both_games(bot_dir):
 def test_a_bot_written_from_the_doc_starts_as_the_launcher_starts_it(bot_dir):
     """§15: its token the first line of an inherited pipe (--token-fd), the referee at a unix: address
     (a Relay's socket in front of the server's TCP port); the tokens are on no command line."""
-    from referee.tournament.relay import Relay
+    from referee.hosting.relay import Relay
 
     async def main():
         bots = []

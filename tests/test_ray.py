@@ -24,10 +24,10 @@ from harness import ROOT, require_ray, require_sandbox, sample_bots, write_tourn
 from test_golden import GOLDEN, snapshot
 
 from referee.cli.options import chosen_executor
-from referee.tournament import config as tconfig
-from referee.tournament.config import BotSpec, ConfigError, ExecutorSpec
-from referee.tournament.executors.ray import bot_files, missing_file, rebased
-from referee.tournament.store import Store
+from referee.competition import config as tconfig
+from referee.model import BotSpec, ConfigError, ExecutorSpec
+from referee.play.executors.ray import bot_files, missing_file, rebased
+from referee.results.store import Store
 
 #: two launched bots, deterministic (a [clock] and their [[bots]] tables)
 BOTS = sample_bots(random1="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
@@ -103,7 +103,7 @@ def test_bots_inside_the_working_directory_are_rebased(tmp_path):
 
 
 def test_the_bots_status_of_every_worker_adds_up():
-    from referee.tournament.executors.ray import _Statuses
+    from referee.play.executors.ray import _Statuses
 
     one = {"a": {"starts": 1, "exits": ["exit code 1"], "dead": None, "dropped_bytes": 5}}
     two = {"a": {"starts": 4, "exits": ["a", "b", "c"], "dead": "died 4 times", "dropped_bytes": 0},
@@ -365,7 +365,7 @@ def test_a_worker_node_killed_mid_tournament_loses_and_doubles_nothing(tmp_path,
     assert proc.returncode == 0, stderr
     assert "died" in stderr and "is played again by another worker" in stderr, stderr
     assert "played 30 match(es) now, 30 in all" in stderr
-    from referee.tournament import run as trun
+    from referee.competition import run as trun
 
     expected = {s.key for s in trun.schedule_of(tconfig.load(path)).seatings}
     with sqlite3.connect(out / "results.sqlite") as db:
@@ -453,7 +453,7 @@ def test_ray_ships_only_the_bots_files_and_masks_the_rest_on_the_node(tmp_path):
 
 def test_a_symlink_out_of_a_bots_files_is_refused_before_ray_ships_it(tmp_path):
     """Ray follows symlinks: a link in the attacker's directory would ship what it leads to."""
-    from referee.tournament.executors.ray import excludes
+    from referee.play.executors.ray import excludes
 
     for folder in ("a", "b", "out", "elsewhere"):
         (tmp_path / folder).mkdir()

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from harness import ROOT
+from helpers import random_playout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import random_playout
 from referee import records
 from referee.games import GAMES
 from referee.records import IllegalRecordActionError, RecordError, RecordFileError, ResultsMismatchError

@@ -16,9 +16,9 @@ import grpc
 import pytest
 
 from referee import records
-from referee.server import RefereeServer
-from referee.tournament.release import Releases, held
-from referee.tournament.schedule import Seating
+from referee.model import Seating
+from referee.play.server import RefereeServer
+from referee.results.release import Releases, held
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 
@@ -147,7 +147,7 @@ def test_no_message_to_a_bot_carries_the_seed_or_a_deck(game):
     """Every message the arena queues for the seats' sessions, GameStart to GameEnd (hidden cards:
     tests/test_protocol_leaks.py)."""
     from referee import games
-    from referee.arena import Arena
+    from referee.play.arena import Arena
 
     names = "abcd"[: games.get(game).num_seats]
 
@@ -292,7 +292,8 @@ def test_a_deal_set_is_held_while_an_entry_still_to_play_may_play_it():
 def test_the_release_key_of_a_tournament_file_is_checked(tmp_path):
     from harness import write_tournament
 
-    from referee.tournament.config import ConfigError, load
+    from referee.competition.config import load
+    from referee.model import ConfigError
 
     bots = '[[bots]]\nname = "a"\ncommand = ["true"]\n\n[[bots]]\nname = "b"\ncommand = ["true"]\n'
     files = {value: write_tournament(tmp_path / f"{i}.toml", bots, game="aegis", deal_sets=1, seed=1, concurrency=1,

@@ -44,9 +44,9 @@ from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournam
 from test_twin_collusion import victim_hands
 from test_view_browser import browser  # noqa: F401  (the module's browser, a fixture)
 
-from referee import records
-from referee.tournament import config, sandbox, versions
-from referee.tournament.store import Store
+from referee import model, records
+from referee.hosting import sandbox, versions
+from referee.results.store import Store
 
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
 RANKS, SUITS = "23456789TJQKA", "SHDC"
@@ -277,7 +277,7 @@ def test_a_change_where_the_version_does_not_look_makes_a_new_version(tmp_path, 
         if place == "store-directory":
             (hidden.parent / "results.sqlite").touch()
     files = ("bot.py",) if place == "undeclared" else ()
-    spec = config.BotSpec("changer", ("python", "bot.py"), cwd=str(folder), files=files)
+    spec = model.BotSpec("changer", ("python", "bot.py"), cwd=str(folder), files=files)
     before = versions.of(spec)
     if HIDING_PLACES[place] is None:
         changed = plant_pyc(folder)

@@ -1,4 +1,4 @@
-"""referee.tournament.relay: a local Unix socket forwarded to a referee's HOST:PORT."""
+"""referee.hosting.relay: a local Unix socket forwarded to a referee's HOST:PORT."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import stat
 import pytest
 from harness import Bots
 
-from referee.server import RefereeServer
-from referee.tournament.relay import Relay
+from referee.hosting.relay import Relay
+from referee.play.server import RefereeServer
 
 
 async def echo_server() -> tuple[asyncio.AbstractServer, str, list[str]]:

@@ -16,7 +16,7 @@ import pytest
 from harness import ROOT, run_cli
 
 from referee import records
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,15 @@ from referee import records
 from referee.games import GAMES
 from referee.games.base import PUBLIC, Shoe
 from referee.runner import (
-    AbsentSeat, Clock, Decision, GameInfo, Reply, SeatGone, SeatLink, Substitution, run_match,
+    AbsentSeat,
+    Clock,
+    Decision,
+    GameInfo,
+    Reply,
+    SeatGone,
+    SeatLink,
+    Substitution,
+    run_match,
 )
 
 

@@ -23,11 +23,11 @@ import grpc
 import pytest
 from harness import PROTO_BOT, ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
 
-from referee.tournament import config as tconfig
-from referee.tournament import sandbox, versions
-from referee.tournament.config import BotSpec, ConfigError, Limits
-from referee.tournament.launcher import Launcher
-from referee.tournament.store import Store
+from referee.competition import config as tconfig
+from referee.hosting import sandbox, versions
+from referee.hosting.launcher import Launcher
+from referee.model import BotSpec, ConfigError, Limits
+from referee.results.store import Store
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 

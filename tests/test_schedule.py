@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from referee.tournament.schedule import deal_seed, make_schedule, rotations
+from referee.competition.schedule import make_schedule, rotations
+from referee.model import deal_seed
 
 
 def seat_counts(schedule, bots, seats):

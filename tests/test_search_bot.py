@@ -15,7 +15,7 @@ from harness import serve
 
 from referee.bot import GameView
 from referee.games import GAMES
-from referee.wire import options_text
+from referee.play.wire import options_text
 from sample_bots import heuristic, search, search_aegis, search_confirmation
 from sample_bots.search import Settings
 from sample_bots.search_core import Budget, run_search

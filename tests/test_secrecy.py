@@ -38,7 +38,7 @@ from harness import ROOT, write_tournament
 from test_attacks import HOSTILE, victim_results
 
 from referee import records
-from referee.tournament.schedule import deal_seed
+from referee.model import deal_seed
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 

@@ -13,7 +13,7 @@ import pytest
 from harness import PROTO_BOT, ROOT, run_cli, write_tournament
 
 from referee import records
-from referee.tournament.store import Store
+from referee.results.store import Store
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 

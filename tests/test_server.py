@@ -11,9 +11,10 @@ import grpc
 import pytest
 from harness import serve
 
-from referee import records, wire
-from referee.arena import Arena
+from referee import records
 from referee.games import GAMES
+from referee.play import wire
+from referee.play.arena import Arena
 from referee.runner import Clock
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
@@ -282,7 +283,7 @@ def test_a_batching_session_gets_what_is_queued_in_one_message_and_others_one_by
 
 
 def test_a_batch_may_answer_only_open_requests_and_a_second_oversized_one_closes_the_session():
-    from referee.arena import SessionSeat
+    from referee.play.arena import SessionSeat
     from referee.runner import Decision, GameInfo
 
     async def go():
@@ -335,7 +336,7 @@ def test_a_claim_waits_without_polling_gone_and_stops_when_woken():
 
 
 def test_a_bot_admitted_for_one_match_is_refused_once_dismissed():
-    from referee.arena import Refused, RefusalReason
+    from referee.play.arena import RefusalReason, Refused
 
     async def go():
         arena = Arena(tokens={"a": "s3cret"})
@@ -356,7 +357,7 @@ def test_a_bot_admitted_for_one_match_is_refused_once_dismissed():
 def test_an_instance_name_uses_its_bots_token_and_counts_against_its_bots_sessions():
     """NAME#TAG (one run's bots on a shared server) connects with NAME's token; all instances of a
     bot together have at most max_sessions_per_bot sessions."""
-    from referee.arena import Refused, RefusalReason
+    from referee.play.arena import RefusalReason, Refused
 
     async def go():
         arena = Arena(tokens={"a": "s3cret"}, max_sessions_per_bot=2)
@@ -409,7 +410,7 @@ def test_a_stream_that_never_says_hello_is_closed_at_the_deadline():
 
 @pytest.mark.e2e
 def test_an_oversized_name_and_a_non_ascii_token_are_refused_and_logged_in_bounded_size(caplog):
-    from referee.server import MAX_MESSAGE_BYTES
+    from referee.play.server import MAX_MESSAGE_BYTES
 
     async def hello(server, **fields) -> pb.RefereeMessage | grpc.aio.AioRpcError:
         try:
@@ -496,8 +497,8 @@ def test_messages_that_answer_no_request_past_the_allowance_close_the_session():
     then lost as for a disconnect, with the reason. A late answer, after its request timed out, still
     answers that request, and an answer naming no game of the session's answers an open request all
     the same: neither is such a message."""
-    from referee import arena as arena_module
-    from referee.arena import SessionSeat
+    from referee.play import arena as arena_module
+    from referee.play.arena import SessionSeat
     from referee.runner import Decision, GameInfo, SeatGone
 
     def decision(request_id: int) -> Decision:
@@ -563,7 +564,7 @@ def test_a_bot_whose_seats_are_known_has_sessions_for_them_and_no_more():
     refused after its patience; a process admitted for one match has a room of its own; a session the
     referee closed keeps its place a moment (EXPELLED_HOLD_S). A bot the runner does not know has at
     most max_sessions_per_bot."""
-    from referee.arena import Refused, RefusalReason
+    from referee.play.arena import RefusalReason, Refused
 
     def hello(name: str, token: str = "t", capacity: int = 1) -> pb.Hello:
         return pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, token=token, capacity=capacity)

@@ -19,15 +19,16 @@ import pytest
 from harness import run_cli
 
 from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
+from referee.competition.sprt import report as sprt_report
+from referee.competition.sprt import run as sprt_run
+from referee.competition.sprt import setup as sprt_setup
+from referee.competition.sprt import units as sprt_units
+from referee.hosting.paths import bot_from_command
+from referee.model import ConfigError
 from referee.stats import sprt as S
 from referee.stats.simulation import duplicate_model, duplicate_model_normalized
 from referee.stats.sprt import Verdict
 from referee.tools.sprt_simulation import sampler
-from referee.tournament.config import ConfigError
-from referee.tournament.sprt import report as sprt_report
-from referee.tournament.sprt import run as sprt_run
-from referee.tournament.sprt import setup as sprt_setup
-from referee.tournament.sprt import units as sprt_units
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -472,7 +473,7 @@ def test_the_report_names_the_model_and_gives_both_estimates():
 
 
 def _spec(name):
-    from referee.tournament.config import BotSpec
+    from referee.model import BotSpec
     return BotSpec(name, ("python", "x.py"))
 
 
@@ -602,13 +603,13 @@ def test_options_override_the_file(tmp_path):
 
 
 def test_a_bot_from_its_command():
-    from referee.tournament.config import BotSpec
+    from referee.model import BotSpec
 
-    assert BotSpec.from_command("new", "python 'my bot.py' -v") == BotSpec("new", ("python", "my bot.py", "-v"))
+    assert bot_from_command("new", "python 'my bot.py' -v") == BotSpec("new", ("python", "my bot.py", "-v"))
     with pytest.raises(ValueError, match="bad bot name 'a b'"):
-        BotSpec.from_command("a b", "python x.py")
+        bot_from_command("a b", "python x.py")
     with pytest.raises(ValueError, match="the command is empty"):
-        BotSpec.from_command("a", " ")
+        bot_from_command("a", " ")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -710,7 +711,7 @@ def test_ctrl_c_reports_what_was_played_and_the_store_resumes(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     db = out / "results.sqlite"
     deadline = time.monotonic() + 120
-    from referee.tournament.store import Store
+    from referee.results.store import Store
     while time.monotonic() < deadline:
         if db.exists() and Store(out).count() >= 8:
             break
@@ -739,8 +740,8 @@ def test_a_bot_that_never_comes_is_an_error(tmp_path):
     import asyncio
 
     from referee.cli.exits import exit_code_for
-    from referee.tournament.config import BotSpec
-    from referee.tournament.executors import BotsNotReady
+    from referee.model import BotSpec
+    from referee.play.executors import BotsNotReady
 
     setup = sprt_setup.SprtSetup("aegis", {}, BotSpec("a", external=True, token="t1"),
                                  BotSpec("b", external=True, token="t2"), 1, _clock(), concurrency=1, max_units=5,

@@ -23,13 +23,14 @@ import pytest
 from google.protobuf import json_format
 from harness import ROOT, require_sandbox
 
-from referee import games, wire
+from referee import games
+from referee.competition.config import load
 from referee.games.base import ActionSyntaxError
+from referee.hosting import stdio
+from referee.hosting.launcher import STDIO_RELAY, Launcher
+from referee.model import BotSpec, ConfigError, Seating
+from referee.play import wire
 from referee.runner import Clock
-from referee.tournament import stdio
-from referee.tournament.config import BotSpec, ConfigError, load
-from referee.tournament.launcher import STDIO_RELAY, Launcher
-from referee.tournament.schedule import Seating
 from referee.untrusted import quoted
 from referee.v1 import referee_pb2 as pb
 
@@ -58,7 +59,7 @@ def test_a_referee_message_is_one_line_of_proto3_json_with_camel_case_strings_fo
 async def _every_message(game: str, variants: list[dict], form: int) -> list[pb.RefereeMessage]:
     """Every message the referee sends to sessions asking for ``form`` in a match of each variant: the
     welcome, starts, requests (a careless seat's substitutions) and ends; and a refusal."""
-    from referee.arena import Arena
+    from referee.play.arena import Arena
 
     arena = Arena(tokens={f"s{i}": "t" for i in range(4)})
     seen: list[pb.RefereeMessage] = []
@@ -209,7 +210,7 @@ def test_the_documented_exchange_is_made_of_messages_of_the_protocol():
 
 
 def test_the_relays_line_limit_is_the_referees_message_limit():
-    from referee.server import MAX_MESSAGE_BYTES
+    from referee.play.server import MAX_MESSAGE_BYTES
 
     assert stdio.MAX_LINE == MAX_MESSAGE_BYTES
 
@@ -252,7 +253,7 @@ def test_a_stdio_bots_own_program_is_visible_in_its_sandbox(tmp_path, monkeypatc
     """Under the relay the sandbox's program is the referee's interpreter: the installation of the
     bot's own program, found on PATH, must be bound too (here one outside /usr, as /opt/node/bin/node
     would be). A program named by a path must lie in the bot's own files (docs/tournaments.md)."""
-    from referee.tournament import sandbox
+    from referee.hosting import sandbox
 
     program = tmp_path / "opt" / "mylang" / "bin" / "mylang"
     program.parent.mkdir(parents=True)
@@ -305,7 +306,7 @@ def twins() -> list[BotSpec]:
 @pytest.fixture(scope="module")
 def twin_matches(tmp_path_factory):
     """Every bot of twins() against the opponent, all at once, on the same deals (Aegis)."""
-    from referee.tournament.executors import LocalExecutor
+    from referee.play.executors import LocalExecutor
 
     require_sandbox()
     bots = twins()
@@ -358,7 +359,7 @@ def test_a_stdio_bot_that_chatters_on_stdout_loses_its_decisions_then_its_sessio
     line, and a line with none open answers nothing, as a gRPC message answering no request: past the
     allowance of those the session is closed (its seat: disconnect, with the reason). The game goes on
     at the referee's pace and the relay's log stays short."""
-    from referee.tournament.executors import LocalExecutor
+    from referee.play.executors import LocalExecutor
 
     bots = [BotSpec("opponent", ("python", "-m", "sample_bots.heuristic"), str(ROOT)),
             BotSpec("chatter", ("python", "tests/bots/stdio_bot.py", "--mode", "chatter"), str(ROOT),

@@ -25,8 +25,8 @@ import math
 
 import pytest
 
+from referee.model import Rule
 from referee.tools import scheduling
-from referee.tournament.adaptive import Rule
 
 pytestmark = pytest.mark.slow
 

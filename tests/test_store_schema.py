@@ -1,4 +1,4 @@
-"""The results store's schema version and its migrations (referee/tournament/store.py), on a results
+"""The results store's schema version and its migrations (referee/results/store.py), on a results
 directory written by the code before the store had a version (tests/fixtures/store-v0: an
 interrupted tournament, 10 of its 24 matches stored; its README says how it was made). The readers
 read it as it is; a tournament resumes it and grows it, and leaves it at the current version; a
@@ -23,8 +23,8 @@ import pytest
 from harness import ROOT, run_cli
 
 from referee.cli.exits import ExitCode
-from referee.tournament import store as store_module
-from referee.tournament.store import SCHEMA_VERSION, Store, StoreError
+from referee.results import store as store_module
+from referee.results.store import SCHEMA_VERSION, Store, StoreError
 
 FIXTURE = ROOT / "tests" / "fixtures" / "store-v0"
 #: where the fixture was made: the absolute paths its store records begin so (its make.py)
@@ -257,7 +257,7 @@ def test_a_migration_that_fails_leaves_the_store_as_it_was(tmp_path, monkeypatch
 KILLED_MIDWAY = """
 import sys, time
 from pathlib import Path
-from referee.tournament import store
+from referee.results import store
 
 def midway(db):
     db.execute("DROP TABLE entries")

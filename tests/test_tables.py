@@ -10,11 +10,11 @@ import re
 
 import pytest
 
+from referee.competition.schedule import rotations
+from referee.results import standings
+from referee.results.store import MatchRow
 from referee.stats import headtohead, ratings
 from referee.stats.headtohead import MatchSeats
-from referee.tournament import standings
-from referee.tournament.schedule import rotations
-from referee.tournament.store import MatchRow
 
 
 def duel(deal_set: int, first: str, second: str, first_wins: bool | None) -> MatchSeats:
@@ -140,7 +140,7 @@ def test_standings_text_json_and_csv_agree():
 
 
 def test_ratings_command_prints_the_anchor_and_the_los_matrix(tmp_path, invoke):
-    from referee.tournament.store import Store
+    from referee.results.store import Store
 
     store = Store(tmp_path / "out")
     store.claim("{}", {"game": "aegis"}, [])

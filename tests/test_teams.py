@@ -15,20 +15,21 @@ from pathlib import Path
 import pytest
 from harness import ROOT, run_cli, write_tournament
 
-from referee.arena import GameInfo
 from referee.cli.exits import ExitCode, exit_code_for
+from referee.competition import adaptive, gauntlet, growth
+from referee.competition import config as tconfig
+from referee.competition.adaptive import Game, matches_played, next_tables
+from referee.competition.run import schedule_of
+from referee.competition.schedule import make_schedule, rotations
+from referee.competition.sprt import setup as sprt_setup
+from referee.model import ConfigError, Round, Rule, Seating
+from referee.model.teams import NO_TEAMS, TeamError, Teams
+from referee.play import wire
+from referee.play.arena import GameInfo
+from referee.play.executors.base import game_id_of
 from referee.runner import Clock
 from referee.stats.ratings import rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
-from referee.tournament import adaptive, config as tconfig, gauntlet, growth
-from referee.tournament.adaptive import Game, Round, Rule, matches_played, next_tables
-from referee.tournament.config import ConfigError
-from referee.tournament.executors.base import game_id_of
-from referee.tournament.run import schedule_of
-from referee.tournament.schedule import Seating, make_schedule, rotations
-from referee.tournament.sprt import setup as sprt_setup
-from referee.tournament.teams import NO_TEAMS, TeamError, Teams
-from referee import wire
 
 NAMES = [f"e{i}" for i in range(8)]
 

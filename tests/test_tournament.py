@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from harness import ROOT, run_cli, write_tournament
 
-from referee.tournament import config as tconfig
-from referee.tournament.store import Store
+from referee import model
+from referee.competition import config as tconfig
+from referee.results.store import Store
 
 BOTS = """
 [[bots]]
@@ -79,7 +80,7 @@ def test_config_errors_name_the_line_and_the_reason(tmp_path, change, message, i
     text = path.read_text()
     assert change[0] in text
     path.write_text(text.replace(change[0], change[1], 1))
-    with pytest.raises(tconfig.ConfigError, match=message):
+    with pytest.raises(model.ConfigError, match=message):
         tconfig.load(path)
     result = invoke("tournament", str(path))
     assert result.exit_code == 2 and "Error:" in result.output

@@ -32,7 +32,7 @@ import pytest
 from harness import ROOT, require_sandbox, run_cli, write_tournament
 
 from referee import records
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

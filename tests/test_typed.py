@@ -22,9 +22,9 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 from harness import serve
 
-from referee import wire
-from referee.arena import Arena, Refused
 from referee.games import GAMES
+from referee.play import wire
+from referee.play.arena import Arena, Refused
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 

@@ -1,4 +1,4 @@
-"""A bot's version (referee/tournament/versions.py): the bot, not its surroundings; regular files,
+"""A bot's version (referee/hosting/versions.py): the bot, not its surroundings; regular files,
 read once; and what runs is what was hashed.
 
 Issue 34, item 3: a run's own outputs (its output directory, ``--markdown``, the files its standard
@@ -29,10 +29,10 @@ import pytest
 from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournament
 from test_redteam import HOSTILE, random_bot, tables
 
-from referee.tournament import config as tconfig
-from referee.tournament import sandbox, versions
-from referee.tournament.config import BotSpec, ConfigError
-from referee.tournament.store import Store
+from referee.competition import config as tconfig
+from referee.hosting import sandbox, versions
+from referee.model import BotSpec, ConfigError
+from referee.results.store import Store
 
 
 def bot_dir(tmp: Path, files: dict[str, str]) -> Path:
@@ -69,7 +69,7 @@ def in_time(work, seconds: float = 60.0):
 def test_the_files_a_run_writes_are_its_output_directory_markdown_and_redirected_output(tmp_path):
     """paths.written: what the run names, and the regular files its stdout and stderr go to (a
     shell's ``> sprt.json 2> sprt.err``); not a pipe."""
-    probe = ("import json, sys\nfrom referee.tournament import paths\n"
+    probe = ("import json, sys\nfrom referee.hosting import paths\n"
              "open(sys.argv[1], 'w').write(json.dumps([str(p) for p in paths.written(sys.argv[2], None)]))")
     with open(tmp_path / "sprt.json", "w") as out, open(tmp_path / "sprt.err", "w") as err:
         subprocess.run([sys.executable, "-c", probe, tmp_path / "found", tmp_path / "sprt.md"], stdout=out,
@@ -84,7 +84,7 @@ def test_the_files_a_run_writes_are_its_output_directory_markdown_and_redirected
 def test_what_a_run_hides_is_left_out_of_every_version(tmp_path):
     """The SPRT's hidden paths (its output directory, --markdown, the tournament file, what its
     standard output and error go to) are neither in a version nor in its sandbox."""
-    from referee.tournament.sprt.setup import SprtSetup
+    from referee.competition.sprt.setup import SprtSetup
 
     own = bot_dir(tmp_path, {"bot.py": "x", "sprt.md": "a report", "sprt.toml": "", "out/results.sqlite": "",
                              "sprt.json": "{}"})
@@ -174,7 +174,7 @@ def test_the_kits_build_output_does_not_change_the_sample_bots_versions(tmp_path
     """``make demo``, ``make kits``, ``make demo``: the second demo found 1,634 files of the kits'
     builds in the sample bots' versions and stopped (exit 2). Here the build is files placed where
     it puts them (no compiler needed); every bot of the example keeps its version."""
-    from referee.tournament import gauntlet
+    from referee.competition import gauntlet
 
     root = copy_checkout(tmp_path)
     path = root / "examples" / example

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from referee import records
+from referee import model, records
 from referee.games import GAMES, play_out, random_legal
-from referee.tournament.store import Store
+from referee.results.store import Store
 from referee.view import live, report
 from referee.view.page import replay_page
 from referee.view.steps import replay_data
@@ -185,7 +185,7 @@ def test_view_command_writes_a_replay_and_a_report(tmp_path, invoke):
 
 
 def test_the_live_page_shows_a_game_from_its_public_events_only():
-    from referee.arena import HostedMatch
+    from referee.play.arena import HostedMatch
     from referee.runner import Clock, GameInfo
 
     state = GAMES["aegis"].new({}, seed=4)
@@ -325,7 +325,7 @@ def test_the_report_the_live_page_and_the_terminal_show_every_rating_alike(tmp_p
     (662: the prior's side of a bound, which means nothing); on two deal sets the live page printed
     "low -2616, high 4442". Now the report's and the live page's cells are the terminal's, a bound is
     a bar open on its unknown side, and too few games has no bar."""
-    from referee.tournament import standings
+    from referee.results import standings
 
     directory = lopsided_results(tmp_path / "res", deal_sets)
     text = report.write_report(directory, bootstrap=200).read_text()
@@ -361,13 +361,13 @@ def published_results(directory: Path, title: str | None = 'Spring <cup> & "frie
                       released: bool = False) -> Path:
     """A results directory as a tournament of ``tournament.toml`` leaves it: its configuration (a title,
     a description with markup in it), its bots, the sandbox and isolation it ran in, matches."""
-    from referee.tournament import config as tconfig
-    from referee.tournament.config import BotSpec
+    from referee.competition import config as tconfig
+    from referee.model import BotSpec
 
     small_results(directory, "aegis", matches=4)
     bots = [BotSpec(name, ("python", "-m", "sample_bots.random"), cwd=str(Path(__file__).parent.parent))
             for name in ("r1", "r2", "r3", "r4")]
-    cfg = tconfig.TournamentConfig("aegis", {"promise": "table"}, tuple(bots), 2, 123456789, tconfig.Clock(0.5, 4),
+    cfg = model.TournamentConfig("aegis", {"promise": "table"}, tuple(bots), 2, 123456789, tconfig.Clock(0.5, 4),
                                    2, directory, seed_drawn=seed_drawn, title=title,
                                    description="The first <b>paragraph</b>.\n\nA second & last one.")
     store = Store(directory)
@@ -435,7 +435,7 @@ def test_a_released_seed_is_not_shown_while_records_are_held(tmp_path):
 
 
 def test_every_entry_is_listed_with_its_status_and_reason():
-    from referee.tournament.store import Entry
+    from referee.results.store import Entry
     from referee.view.about import About, about_html
 
     entries = [Entry("alpha", "playing", None, "0123456789"),

@@ -241,8 +241,8 @@ def test_a_replay_fits_the_width(sized, tmp_path, game, options):
 
 def write_logs(directory) -> None:
     """Logs of r1 and r2 as the launcher writes them: each match they played marked, and indexed."""
-    from referee.tournament.launcher import MATCH_INDEX
-    from referee.tournament.store import Store
+    from referee.hosting.launcher import MATCH_INDEX
+    from referee.results.store import Store
 
     store = Store(directory, create=False)
     rows = list(store.matches())

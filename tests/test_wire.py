@@ -6,8 +6,8 @@ import itertools
 import json
 import random
 
-from referee import wire
 from referee.games import GAMES
+from referee.play import wire
 
 VARIANTS = [{}, {"trump": "random-suit", "double": True, "blind": True, "pairs": True}]
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 from harness import ROOT, run_cli
 
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
 

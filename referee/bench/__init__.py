@@ -68,7 +68,7 @@ from referee.bench import stdio as stdio_mod
 from referee.bench import strays as strays_mod
 from referee.bench import trace as trace_mod
 from referee.games import GAMES, play_out, random_legal
-from referee.server import RefereeServer
+from referee.play.server import RefereeServer
 from referee.v1 import referee_pb2 as pb
 
 SECTIONS = ("engine", "referee", "concurrency", "tournament", "sandbox", "flood", "resources", "stdio", "isolation")
@@ -322,7 +322,7 @@ def report(results: dict) -> str:
               ["games at once", "decisions/s", "vs 1 (rounds)", "server CPU µs/decision", "bots' CPU µs/decision",
                "faults"])
     if "tournament" in results:
-        table("5. Tournaments, whole (referee.tournament.run.run, bots launched)", [
+        table("5. Tournaments, whole (referee.competition.run.run, bots launched)", [
             [t["config"], " v ".join(t["bots"]) + (f" (random for {', '.join(t['random_instead_of'])})"
                                                    if t["random_instead_of"] else ""),
              t["concurrency"], t["matches"], t["decisions"], t["seconds"], t["games_per_minute"]]

@@ -29,7 +29,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from referee import records
-from referee.tournament.store import Store
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the hostile answer: as long as one message may be (server.MAX_MESSAGE_BYTES), less the reply's fields

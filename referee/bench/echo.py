@@ -37,9 +37,9 @@ from typing import Self
 
 import grpc
 
-from referee import wire
 from referee.games import GAMES, play_out
 from referee.games.base import PUBLIC, GameState
+from referee.play import wire
 from referee.process import tune_gc
 from referee.runner import Decision
 from referee.v1 import referee_pb2 as pb

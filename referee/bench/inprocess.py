@@ -16,10 +16,10 @@ import asyncio
 import random
 import time
 
-from referee import wire
-from referee.arena import Arena
 from referee.games import GAMES
 from referee.games.base import GameState
+from referee.play import wire
+from referee.play.arena import Arena
 from referee.v1 import referee_pb2 as pb
 
 

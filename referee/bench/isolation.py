@@ -25,10 +25,9 @@ from pathlib import Path
 from unittest import mock
 
 from referee.bench import served
-from referee.tournament import sandbox
-from referee.tournament.config import BotSpec, TournamentConfig
-from referee.tournament.executors import LocalExecutor
-from referee.tournament.schedule import Seating
+from referee.hosting import sandbox
+from referee.model import BotSpec, Seating, TournamentConfig
+from referee.play.executors import LocalExecutor
 
 WAYS = ("tournament", "match, before", "match")
 

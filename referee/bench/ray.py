@@ -27,10 +27,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from referee.competition.schedule import make_schedule
+from referee.model import BotSpec, ExecutorSpec
+from referee.play.executors import LocalExecutor, executor_for
 from referee.runner import Clock
-from referee.tournament.config import BotSpec, ExecutorSpec
-from referee.tournament.executors import LocalExecutor, executor_for
-from referee.tournament.schedule import make_schedule
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BOTS = tuple(BotSpec(f"random{i}", ("python", "-m", "sample_bots.random", "--seed", str(i)), cwd=str(ROOT))

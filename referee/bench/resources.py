@@ -22,13 +22,12 @@ import sys
 import time
 from pathlib import Path
 
-from referee.tournament import config as tconfig
-from referee.tournament import run as trun
-from referee.tournament import sandbox
-from referee.tournament.config import Limits
-from referee.tournament.store import Store
-
 from referee.bench import served
+from referee.competition import config as tconfig
+from referee.competition import run as trun
+from referee.hosting import sandbox
+from referee.model import Limits
+from referee.results.store import Store
 
 SPINNERS = 240
 CLOCK_MS = (200, 1000)

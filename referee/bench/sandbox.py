@@ -28,12 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-from referee.runner import Clock
-from referee.tournament import sandbox, versions
-from referee.tournament.config import BotSpec
-from referee.tournament.executors import LocalExecutor
-
 from referee.bench import served
+from referee.hosting import sandbox, versions
+from referee.model import BotSpec
+from referee.play.executors import LocalExecutor
+from referee.runner import Clock
 
 BOT = BotSpec("probe", ("python", "-m", "sample_bots.random"), str(served.ROOT))
 

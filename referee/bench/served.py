@@ -1,6 +1,6 @@
 """Sections 3-5: games through the real server, played by real bot processes.
 
-The referee (a :class:`~referee.server.RefereeServer`) runs in this process,
+The referee (a :class:`~referee.play.server.RefereeServer`) runs in this process,
 so ``time.process_time()`` is the server's CPU time (its event loop and
 gRPC's threads); the bots are ``python -m sample_bots.random`` processes
 (the Python bot kit, answering at once), whose CPU time is read from
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Self
 
 from referee.bench.echo import process_cpu
+from referee.competition import config as tconfig
+from referee.competition import run as trun
+from referee.play.server import RefereeServer
 from referee.runner import Clock
-from referee.server import RefereeServer
-from referee.tournament import config as tconfig
-from referee.tournament import run as trun
 
 #: generous, so that a loaded machine slows the figures down rather than charging timeouts
 CLOCK = Clock(decision_s=10.0, bank_s=60.0)
@@ -134,7 +134,7 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
 
 
 async def tournament(path: Path, workdir: Path, change=None) -> dict:
-    """A demo tournament, whole, through ``referee.tournament.run.run`` (what
+    """A demo tournament, whole, through ``referee.competition.run.run`` (what
     ``referee tournament`` does): launching and containing the bots included.
     Its bots are replaced by random ones where the sample bots they name are
     not there; ``change(config)`` may return the configuration changed."""

@@ -2,7 +2,7 @@
 
 Whole games, one at a time, through the real server, played by bots that answer at once: the
 Python bot kit's random bot over gRPC (``sample_bots.random``, as in section 3), and stdio bots
-behind the relay (:mod:`referee.tournament.stdio`), started as the launcher starts them (without
+behind the relay (:mod:`referee.hosting.stdio`), started as the launcher starts them (without
 the sandbox, which adds nothing per decision): the C stdio bot (``sample_bots/stdio_c``, built
 here if it is not; a fast bot, so that what is measured is the relay) and the Python one
 (``sample_bots.stdio_random``). The kinds take turns for ``rounds`` rounds; the medians are
@@ -21,8 +21,8 @@ import sys
 from referee.bench import served
 from referee.bench.echo import process_cpu
 from referee.games import GAMES as GAMES_BY_NAME
-from referee.server import RefereeServer
-from referee.tournament.launcher import STDIO_RELAY
+from referee.hosting.launcher import STDIO_RELAY
+from referee.play.server import RefereeServer
 
 GAMES = ("aegis", "confirmation")
 C_BOT = served.ROOT / "sample_bots" / "stdio_c"

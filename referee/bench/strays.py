@@ -39,10 +39,10 @@ from pathlib import Path
 
 from referee.bench import served
 from referee.bench.resources import victim_times
-from referee.tournament import config as tconfig
-from referee.tournament import run as trun
-from referee.tournament import sandbox
-from referee.tournament.store import Store
+from referee.competition import config as tconfig
+from referee.competition import run as trun
+from referee.hosting import sandbox
+from referee.results.store import Store
 
 SESSIONS = 8                    # flooding sessions the gRPC entrant opens, each in a thread of its own
 CLOCK_MS = (200, 300)           # the issue's: 200 ms a decision, a 300 ms bank

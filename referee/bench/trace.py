@@ -21,10 +21,10 @@ import asyncio
 import statistics
 import time
 
-from referee import arena
 from referee.bench import served
 from referee.games import GAMES
-from referee.server import RefereeServer
+from referee.play import arena
+from referee.play.server import RefereeServer
 
 STEPS = (("request written", "reply read", "gRPC both ways, the bot process and its kit"),
          ("reply read", "runner resumed", "reply to the waiting runner (asyncio)"),

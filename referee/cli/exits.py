@@ -12,14 +12,14 @@ import click
 
 from referee import files, records
 from referee.cli.serve import ServeError
+from referee.competition.sprt.run import SprtError
 from referee.games.base import GameError
+from referee.model import ConfigError
+from referee.model.teams import TeamError
+from referee.play.executors import BotsNotReady, ClusterError, RemoteRefereeError
+from referee.results.export import ExportError
+from referee.results.store import NewerStore, StoreError
 from referee.stats.sprt import Verdict
-from referee.tournament.config import ConfigError
-from referee.tournament.executors import BotsNotReady, ClusterError, RemoteRefereeError
-from referee.tournament.export import ExportError
-from referee.tournament.sprt.run import SprtError
-from referee.tournament.store import NewerStore, StoreError
-from referee.tournament.teams import TeamError
 from referee.view.live import CannotServe
 
 T = TypeVar("T")

@@ -18,8 +18,8 @@ def export(directory: str, to: str | None) -> None:
     Files of the same name are replaced. The export is the organiser's: every
     record, those the report holds back too (it says how many). See
     docs/tournaments.md."""
-    from referee.tournament import export as texport
-    from referee.tournament import release
+    from referee.results import export as texport
+    from referee.results import release
 
     store = texport.open_results(directory)
     try:

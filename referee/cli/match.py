@@ -19,8 +19,8 @@ from referee.cli.options import (
     seed_option,
 )
 from referee.games import get as get_game
+from referee.model import BotSpec
 from referee.report import final_table, format_options, game_log
-from referee.tournament.config import BotSpec
 
 
 @click.command()
@@ -50,9 +50,9 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
     The referee runs in-process; bot output goes to stderr."""
     import asyncio
 
+    from referee.model import Seating
+    from referee.play.executors import LocalExecutor
     from referee.runner import Clock
-    from referee.tournament.executors import LocalExecutor
-    from referee.tournament.schedule import Seating
 
     bots = [*bots, *stdio_bots]
     if not bots:

@@ -11,7 +11,9 @@ import click
 
 from referee.games import GAMES
 from referee.games.base import GameSpec
-from referee.tournament.config import EXECUTORS, BotSpec, ExecutorSpec
+from referee.hosting.paths import bot_from_command
+from referee.model import EXECUTORS, BotSpec, ExecutorSpec
+
 
 def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False, advise: bool = True) -> None:
     """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
@@ -19,7 +21,7 @@ def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = Fal
     risk, when that is nothing) and what they keep between matches; ``quiet``: only the risk.
     ``advise``: the advice for a competition of strangers' bots (isolation = "match"), which a
     match or an SPRT of one's own bots does not need."""
-    from referee.tournament import sandbox
+    from referee.hosting import sandbox
 
     box = sandbox.resolve(mode)
     if quiet and not box.warning:
@@ -60,7 +62,7 @@ class BotCommand(click.ParamType):
             return value
         name, command = KeyValue().convert(value, param, ctx)
         try:
-            return BotSpec.from_command(name, command, self.protocol)
+            return bot_from_command(name, command, self.protocol)
         except ValueError as err:
             raise click.BadParameter(str(err), ctx, param_hint=param.opts[0] if param else None) from None
 

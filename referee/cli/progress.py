@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from referee import games
+from referee.results.store import MatchRow
 from referee.stats import ratings
-from referee.tournament.store import MatchRow
 
 #: a line of progress off a terminal at least every this many seconds (when a match ends)
 DEFAULT_SECONDS = 30.0
@@ -155,8 +155,8 @@ class LiveStandings:
             self.add(row)
 
     def add(self, row: MatchRow) -> None:
+        from referee.results.standings import match_seats
         from referee.stats import headtohead
-        from referee.tournament.standings import match_seats
 
         seats = match_seats(self.game, [row])
         self.outcomes += headtohead.pair_results(seats)  # what the fit takes: team results in pairs
@@ -180,7 +180,7 @@ class LiveStandings:
 
 
 class RunDisplay:
-    """The progress callback of a run (``Progress`` of :mod:`referee.tournament.run`) and its output."""
+    """The progress callback of a run (``Progress`` of :mod:`referee.competition.run`) and its output."""
 
     def __init__(self, game: str, total: int, settings: ProgressSettings, *, stored: Iterable[MatchRow] = (),
                  number_of: Callable[[str], int | None] = lambda key: None, names: Sequence[str] = (),

@@ -17,7 +17,6 @@ from referee.games import get as get_game
 from referee.games import play_out, random_legal
 from referee.report import default_seat_names, final_table, format_options, game_log, results_report
 
-
 # --- replay -------------------------------------------------------------------
 
 
@@ -81,7 +80,7 @@ def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> No
 
 def _record(path: str, match_id: str | None) -> dict:
     """The record in the file, or the one stored for the match in the results directory."""
-    from referee.tournament import export
+    from referee.results import export
 
     if match_id is None:
         if Path(path).is_dir():

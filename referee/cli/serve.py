@@ -48,7 +48,7 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
     # grpc's own log lines (e.g. a second report of a port it cannot bind) only when asked for,
     # with GRPC_VERBOSITY=error or debug: a failure is the one line below
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    from referee.server import CannotListen, serve_forever
+    from referee.play.server import CannotListen, serve_forever
     from referee.untrusted import log_to_stderr
 
     allowed = dict(tokens)

@@ -25,13 +25,13 @@ from referee.cli.options import (
     rule_options,
     seed_option,
 )
+from referee.competition.sprt import report as sprt_report
+from referee.competition.sprt import run as sprt_run
+from referee.competition.sprt import setup as sprt_setup
+from referee.competition.sprt.units import Tally
 from referee.games import GAMES
+from referee.model import BotSpec, ConfigError
 from referee.stats.sprt import SPRT, EloModel, Verdict, estimate
-from referee.tournament.config import BotSpec, ConfigError
-from referee.tournament.sprt import report as sprt_report
-from referee.tournament.sprt import run as sprt_run
-from referee.tournament.sprt import setup as sprt_setup
-from referee.tournament.sprt.units import Tally
 
 #: the options that override an SPRT file's values when given
 _OVERRIDES = ("seed", "alpha", "beta", "max_units", "concurrency", "output", "decision_ms", "bank_ms", "elo_model")
@@ -167,7 +167,7 @@ def _match_lines(game: str, store):
     """``--verbose``: "Finished match N (...)" on stderr for every match played (N: the store's number
     of the match, or without --output the count of matches this run)."""
     from referee.cli.progress import match_line
-    from referee.tournament.store import MatchRow
+    from referee.results.store import MatchRow
 
     count = [0]
 

@@ -27,8 +27,9 @@ from referee.cli.options import (
     standings_options,
 )
 from referee.cli.progress import ProgressSettings, RunDisplay
-from referee.tournament import adaptive
-from referee.tournament.store import MatchRow
+from referee.competition import adaptive
+from referee.results import rounds
+from referee.results.store import MatchRow
 
 
 @click.command()
@@ -53,8 +54,8 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     5 (withdrawn, with absent = "withdraw"): an entry did not start or died for
     good, the others played all theirs."""
 
-    from referee.tournament import config as tconfig
-    from referee.tournament import run as trun
+    from referee.competition import config as tconfig
+    from referee.competition import run as trun
 
     cfg = trun.with_stored_seed(tconfig.load(config_file))
     cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
@@ -81,7 +82,7 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
                             about=about_source(store, cfg.output.name))
         play_with_progress(cfg, plan, store, progress, server, admin_token, live=live, http=(http_host, http_socket))
         played = plan(set(store.out()))  # without the entries that did not start, if any
-        stop = adaptive.stop_of(store)
+        stop = rounds.stop_of(store)
         if stop is not None and stop.settled:  # at the cap: exit_if_inconclusive says it
             _say(stop.text)
         print_standings(store, anchor, bootstrap,
@@ -110,7 +111,7 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     before its stop rule was met; 4 (incomplete): a bot died for good and did not play all its
     matches (marked in the table); 5 (withdrawn): an entry did not start or died for good (listed
     below the table)."""
-    from referee.tournament.store import Store
+    from referee.results.store import Store
 
     if show_collusion and fmt not in ("table", "json"):
         raise click.BadParameter("--collusion goes with --format table or json", param_hint="--collusion")
@@ -149,9 +150,9 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     --confidence; 4 (incomplete): a bot died for good and did not play all its
     matches; 5: an entry was withdrawn."""
 
-    from referee.tournament import gauntlet as tgauntlet
-    from referee.tournament import run as trun
-    from referee.tournament import standings
+    from referee.competition import gauntlet as tgauntlet
+    from referee.competition import run as trun
+    from referee.results import standings
 
     cfg = tgauntlet.load(config_file)
     cfg = dataclasses.replace(cfg, tournament=dataclasses.replace(
@@ -207,7 +208,7 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
 
 def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
                     show_los: bool = False, show_ranks: bool = False, show_collusion: bool = False) -> None:
-    from referee.tournament import collusion, standings  # imported when used, as the CLI does: it starts fast
+    from referee.results import collusion, standings
 
     rows = list(store.matches())
     if not rows:
@@ -241,7 +242,7 @@ def exit_if_incomplete(store) -> None:
 
 def exit_if_inconclusive(store) -> None:
     """Exit 3 (inconclusive) if an adaptive tournament reached max_deal_sets before its stop rule was met."""
-    stop = adaptive.stop_of(store)
+    stop = rounds.stop_of(store)
     if adaptive.inconclusive(stop):
         click.echo(f"inconclusive: {stop.text}; raise max_deal_sets and run the same command to play on", err=True)
         raise SystemExit(ExitCode.INCONCLUSIVE)
@@ -249,7 +250,7 @@ def exit_if_inconclusive(store) -> None:
 
 def exit_if_withdrawn(store) -> None:
     """Exit 5 (withdrawn) if an entry did not start or died for good (absent = "withdraw")."""
-    from referee.tournament.store import DEAD, DID_NOT_START
+    from referee.results.store import DEAD, DID_NOT_START
 
     out = [e for e in store.entries() if e.status in (DID_NOT_START, DEAD)]
     if out:
@@ -279,7 +280,7 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
     first) and, given ``live``, a live page served at ``http`` (its host, and its listening socket);
     Ctrl-C or SIGTERM stop cleanly (exit 130), what finished being saved. ``--quiet``: only results
     and errors (no sandbox line)."""
-    from referee.tournament import run as trun
+    from referee.competition import run as trun
 
     announce_sandbox(cfg.sandbox, cfg.isolation, quiet=progress.quiet)
     names = [b.name for b in cfg.bots]
@@ -306,7 +307,7 @@ def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str
         display.close()
     click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
     if cfg.seed_drawn and not store.seed_released():
-        from referee.tournament.release import held_in
+        from referee.results.release import held_in
 
         click.echo(f"master seed: not printed: it deals every deal set, and records are {held_in(store).reason()}; "
                    f"the run that leaves none held prints it", err=True)

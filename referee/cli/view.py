@@ -30,7 +30,7 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
     through, or a tournament's results directory as a report (standings, head to head, seat
     bias, points per bot, every match with its replay). Every page is one self-contained
     file that loads nothing from the network. Prints the path of the page."""
-    from referee.tournament.store import DB_NAME, StoreError
+    from referee.results.store import DB_NAME, StoreError
     from referee.view import report
     from referee.view.page import replay_page
     from referee.view.steps import ViewerError

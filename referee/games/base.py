@@ -18,8 +18,8 @@ protobuf.
 from __future__ import annotations
 
 import json
-import re
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -369,7 +369,7 @@ class TypedForm:
     also carries them as messages (``ConfirmationObservation``, ``AegisEvent``...; docs/protocol.md
     §9, §10). Each function here takes the plain value and gives plain values shaped as the
     message: a dict of its fields' values, nested dicts and lists for nested messages, None for an
-    absent field (no protobuf here: ``referee/wire.py`` builds the message from them). The mapping
+    absent field (no protobuf here: ``referee/play/wire.py`` builds the message from them). The mapping
     follows the protocol's rules (the proto's "Game data, typed"), which tests/test_typed.py checks
     in reverse on every message of random games.
     """

@@ -1,6 +1,6 @@
 """Ratings on a reference pool's scale: the anchored fit, and the check that the scale still holds.
 
-Pure computation, no I/O (the pool file is :mod:`referee.pool`; docs/pool.md). Typical use::
+Pure computation, no I/O (the pool file is :mod:`referee.results.pool`; docs/pool.md). Typical use::
 
     scale = reference(pool_outcomes, bootstrap=1000)     # the pool's games among themselves (pool make)
     run = anchored(outcomes, scale)                      # any run that includes the pool's bots

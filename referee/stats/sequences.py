@@ -1,6 +1,6 @@
 """Confidence sequences for a difference of ratings: bounds that hold at every look at once.
 
-Pure computation, no I/O. A stopping rule (:mod:`referee.tournament.adaptive`) looks after every deal
+Pure computation, no I/O. A stopping rule (:mod:`referee.competition.adaptive`) looks after every deal
 set and stops at the first look at which its condition holds. A probability or an interval that is
 right at one look (the posterior's ``P(a above b)``, a 95% interval) is then wrong far more often
 than it says: for two equal bots ``P(a above b)`` wanders like a random walk and, looked at long

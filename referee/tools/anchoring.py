@@ -45,11 +45,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from referee import games
+from referee.competition.schedule import make_schedule, rotations
 from referee.stats.anchored import Reference, Scale, check_scale, rate_anchored, reference
 from referee.stats.ratings import Outcome, PlayerRating, rate
 from referee.stats.simulation import HARSH, POOL, PROJECT, SHORTER_CLOCK, SWAPPED, shifted, simulate_tournament
 from referee.tools.coverage import KINDS as ALL_KINDS
-from referee.tournament.schedule import make_schedule, rotations
 
 KINDS = {kind: ALL_KINDS[kind] for kind in ("2-player", "4-player")}
 WORLDS = {"project": PROJECT, "harsh": HARSH}

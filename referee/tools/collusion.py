@@ -44,10 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from referee.competition.schedule import make_schedule
+from referee.model import deal_seed
 from referee.stats.collusion import ALPHA, Match, pair_effects, presence
 from referee.stats.simulation import POINTS, POINTS_AEGIS, POINTS_HARSH, simulate_points
 from referee.tools.strength import load_policy, play, pool_map, wilson
-from referee.tournament.schedule import deal_seed, make_schedule
 from sample_bots.weakened import weakened
 
 #: a little less than the real colluding bots do to the mark's and the helper's points per seat at a

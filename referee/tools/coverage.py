@@ -4,7 +4,7 @@
     python -m referee.tools.coverage --tournaments 50 --bootstrap 100 # quicker, rougher
 
 Four bots of known Elo (1350, 1450, 1550, 1650: average 1500, as the fit's) play simulated
-tournaments on the real schedules (``referee.tournament.schedule``): **2-player** as Aegis
+tournaments on the real schedules (``referee.competition.schedule``): **2-player** as Aegis
 (each pair, every deal set, seats swapped), **4-player** as Confirmation (the group of four in its
 four rotations: six pairwise results a game) and **pairs** as Confirmation's pairs variant (the
 three partnerships, each in four rotations: one team result a game). Games come from
@@ -28,9 +28,9 @@ import random
 import time
 from dataclasses import dataclass
 
+from referee.competition.schedule import make_schedule
 from referee.stats.ratings import PlayerRating, fit, rate
 from referee.stats.simulation import simulate_tournament
-from referee.tournament.schedule import make_schedule
 
 TRUE = {"a": 1350.0, "b": 1450.0, "c": 1550.0, "d": 1650.0}
 #: the schedule of each kind of data: (game, options, teams of seats or None)

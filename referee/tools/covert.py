@@ -36,9 +36,9 @@ from pathlib import Path
 from tabulate import tabulate
 
 from referee import records
-from referee.tournament import config as tconfig
-from referee.tournament import run as trun
-from referee.tournament import sandbox
+from referee.competition import config as tconfig
+from referee.competition import run as trun
+from referee.hosting import sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "tests" / "bots" / "hostile" / "pagecache.py"

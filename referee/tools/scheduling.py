@@ -13,13 +13,13 @@ which the rotations cancel, and normal deal effects of 100 Elo, which they do no
 one, cards of 300 Elo a seat, heavy-tailed deal effects and draws) of bots of known strength,
 2-player (Aegis's line-ups: a pair, seats swapped) and 4-player (Confirmation's: a group of four in its
 four rotations). Each is played deal set by deal set until the stopping rule
-(:func:`referee.tournament.adaptive.verdict`, checked after every deal set, as the runner does) or
+(:func:`referee.competition.adaptive.verdict`, checked after every deal set, as the runner does) or
 ``--max-deal-sets``:
 
 - **round robin**: every deal set played by the schedule a round robin of these bots plays
-  (:func:`referee.tournament.schedule.make_schedule`: every pair; every group of four, or past 70
+  (:func:`referee.competition.schedule.make_schedule`: every pair; every group of four, or past 70
   groups the balanced subset);
-- **adaptive**: the tables :func:`referee.tournament.adaptive.next_tables` chooses, the same code the
+- **adaptive**: the tables :func:`referee.competition.adaptive.next_tables` chooses, the same code the
   runner calls.
 
 The fields (``--fields``; the gaps between neighbours, down the field, repeated):
@@ -55,11 +55,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from referee.competition.adaptive import Game, next_tables, verdict
+from referee.competition.schedule import make_schedule
+from referee.model import Round, Rule, Stop
 from referee.stats.ratings import Tally, fit, rank_posterior
 from referee.stats.sequences import ABOVE, WITHIN
 from referee.stats.simulation import HARSH, PROJECT, simulate_tournament
-from referee.tournament.adaptive import Game, Round, Rule, Stop, next_tables, verdict
-from referee.tournament.schedule import make_schedule
 
 KINDS = {"2-player": ("aegis", {}), "4-player": ("confirmation", {})}
 WORLDS = {"project": PROJECT, "harsh": HARSH}

@@ -70,11 +70,10 @@ from typing import Any
 from tabulate import tabulate
 
 from referee import games
+from referee.competition.run import claim_store, play_schedule
+from referee.model import BOT_NAME, BotSpec, Schedule, Seating, TournamentConfig, deal_seed
+from referee.results.store import Store, StoreError
 from referee.runner import Clock, FaultKind
-from referee.tournament.config import BOT_NAME, BotSpec, TournamentConfig
-from referee.tournament.run import claim_store, play_schedule
-from referee.tournament.schedule import Schedule, Seating, deal_seed
-from referee.tournament.store import Store, StoreError
 
 #: the checkout the tool runs from: the bots' working directory (their commands name its files)
 ROOT = Path(__file__).resolve().parents[2]

@@ -49,12 +49,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from referee.competition.sprt.setup import PRESETS
+from referee.competition.sprt.units import game_outcome, unit_lineups
 from referee.stats import sprt as S
 from referee.stats.simulation import duplicate_model, duplicate_model_normalized
 from referee.stats.sprt import EloModel, Verdict
 from referee.tools.strength import play  # one in-process match loop for both tools
-from referee.tournament.sprt.setup import PRESETS
-from referee.tournament.sprt.units import game_outcome, unit_lineups
 
 UNIT = {EloModel.NORMALIZED: "nElo", EloModel.LOGISTIC: "Elo"}
 

@@ -43,7 +43,7 @@ from typing import Any
 from referee.bot import GameView
 from referee.games import GAMES, play_out
 from referee.games.base import GameState
-from referee.wire import options_text
+from referee.play.wire import options_text
 
 Policy = Callable[[dict[str, Any], list[str], GameView], "str | int"]
 

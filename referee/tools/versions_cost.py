@@ -1,5 +1,5 @@
 """What a bot's version costs on a large bot directory: every file of it is hashed
-(:mod:`referee.tournament.versions`), once, then only what changed (a cache by size, times and
+(:mod:`referee.hosting.versions`), once, then only what changed (a cache by size, times and
 inode, as the results directory keeps it); and, in a run whose bots are sandboxed, what its
 snapshot costs: the private copy of its files, written as they are hashed, that its sandbox shows.
 
@@ -25,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from referee.tournament import sandbox, versions
-from referee.tournament.config import BotSpec
+from referee.hosting import sandbox, versions
+from referee.model import BotSpec
 
 
 def make_directory(folder: Path, mb: int, files: int) -> None:

@@ -17,8 +17,8 @@ from typing import Any
 
 from referee import games
 from referee.report import format_options
-from referee.tournament import release
-from referee.tournament.store import Entry, Store
+from referee.results import release
+from referee.results.store import Entry, Store
 from referee.view.page import scroll
 
 #: how the pages show an entry's status ("playing": it is in the tournament)

@@ -76,7 +76,7 @@ class LivePage:
         self._cached: tuple[int, dict[str, Any] | None, str] | None = None
 
     def watch(self, arena: Any) -> None:
-        """Show the games of this arena (:class:`referee.arena.Arena`)."""
+        """Show the games of this arena (:class:`referee.play.arena.Arena`)."""
         self.arena = arena
 
     def progress(self, finished: int, total: int, played: Any = None) -> None:
@@ -165,9 +165,9 @@ class LivePage:
 
 def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] | None]:
     """The live standings of a tournament's store: the table of ``referee ratings`` (the same
-    :func:`referee.tournament.standings.of_store`, without its head to head, which the page does
+    :func:`referee.results.standings.of_store`, without its head to head, which the page does
     not show and which would cost a fit per pair of bots in the referee's loop), as headers and rows."""
-    from referee.tournament import standings
+    from referee.results import standings
 
     def table() -> dict[str, Any] | None:
         rows = list(store.matches())

@@ -1,8 +1,8 @@
 """The bots' logs as pages, for an organiser who publishes them (``referee view DIR --logs``).
 
-A launched bot's output goes to ``logs/NAME.log`` (:mod:`referee.tournament.launcher`),
+A launched bot's output goes to ``logs/NAME.log`` (:mod:`referee.hosting.launcher`),
 where the runner marks every match it plays, and indexes where the markers are in
-``logs/matches.jsonl`` (:data:`~referee.tournament.launcher.MATCH_INDEX`; a Ray worker's
+``logs/matches.jsonl`` (:data:`~referee.hosting.launcher.MATCH_INDEX`; a Ray worker's
 bots log under ``logs/worker-N/``). Each log becomes ``logs/NAME.html`` in the report: its
 lines numbered, each an anchor (``#L12``), a range (``#L12-L40``) highlighted; a match's
 replay links each launched seat's range. The range comes from the index, never from the
@@ -11,7 +11,7 @@ marker lines: the rest of a log is the bot's own text, which could imitate them.
 A log is the bot's text: it is escaped (HTML, and any control character that reached the
 file shown as ``\\xNN``). Publishing is off by default, since a log may hold what a bot's
 author wants kept private. The lines of a match whose record is held
-(:mod:`referee.tournament.release`) are left out, one line saying which and why in their place
+(:mod:`referee.results.release`) are left out, one line saying which and why in their place
 (the other lines keep their numbers): a bot may print the cards it held.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee import files
-from referee.tournament.launcher import MATCH_INDEX
+from referee.hosting.launcher import MATCH_INDEX
 from referee.view.page import page
 
 #: where the report keeps the log pages

@@ -1,15 +1,15 @@
 """The tournament report: standings with Elo intervals, head to head, the collusion check (the pairs
-of entries flagged for review: :mod:`referee.tournament.collusion`), seat bias, points per bot,
+of entries flagged for review: :mod:`referee.results.collusion`), seat bias, points per bot,
 and every match with its replay. One ``index.html`` and a ``replays/`` folder, all self-contained.
 
 A report is published, entrants read it: it holds back the record of every deal set an entry
-still to play may play (:func:`referee.tournament.release.held_in`). Such a match is listed with
+still to play may play (:func:`referee.results.release.held_in`). Such a match is listed with
 its results (public) but without a replay, saying why and what releases it; a replay an earlier
 report wrote of it is removed; and with ``--logs``, the lines of its match are left out of the
 bots' logs (under ``isolation = "tournament"``, where a process's lines outside its matches may
 tell what it saw in any of them, the logs are held whole).
 
-The standings are those of ``referee ratings`` (the same :func:`referee.tournament.standings.compute`
+The standings are those of ``referee ratings`` (the same :func:`referee.results.standings.compute`
 on the same stored matches, the same ``--anchor`` and ``--bootstrap``); the numbers are read from
 its values, never from printed text."""
 
@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from referee import files, games
+from referee.results import collusion as tcollusion
+from referee.results import release
+from referee.results import standings as tstandings
+from referee.results.store import MatchRow, Store, StoreError
 from referee.stats.collusion import Collusion
-from referee.tournament import collusion as tcollusion
-from referee.tournament import release
-from referee.tournament import standings as tstandings
-from referee.tournament.store import MatchRow, Store, StoreError
 from referee.view import logs
 from referee.view.about import About, about_html, about_of
 from referee.view.page import page, replay_page, scroll
@@ -214,7 +214,7 @@ def ranks_table(st: tstandings.Standings) -> str:
 
 def elo_bars(st: tstandings.Standings) -> str:
     """The Elo of each bot with its interval as an error bar (SVG), as the table shows them
-    (:func:`referee.tournament.standings.shown_line`): a bound is a bar open towards the plot's edge
+    (:func:`referee.results.standings.shown_line`): a bound is a bar open towards the plot's edge
     (an arrow), too few games a dot alone (or nothing, for a record of every point or none)."""
     shown = {b.name: tstandings.shown_line(b) for b in st.lines}
     values = [v for s in shown.values() for v in (s.elo, s.lo, s.hi) if v is not None]

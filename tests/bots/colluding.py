@@ -33,7 +33,8 @@ import sys
 from typing import Any
 
 from referee.bot import GameView, run_bot
-from sample_bots import heuristic, heuristic_confirmation as hc
+from sample_bots import heuristic
+from sample_bots import heuristic_confirmation as hc
 
 ROLES = ("mark", "helper", "honest")
 

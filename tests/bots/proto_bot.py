@@ -38,10 +38,10 @@ import sys
 import time
 
 import grpc
+from google.protobuf import json_format
 
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
-from google.protobuf import json_format
 
 
 def main() -> None:

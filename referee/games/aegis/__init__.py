@@ -24,7 +24,6 @@ The package, one job per module:
 from __future__ import annotations
 
 from referee.games.aegis import lineups, text, typed
-from referee.games.aegis.view import AegisView
 from referee.games.aegis.determinization import determinize
 from referee.games.aegis.match import CALLED_LEAD, WINNING_SCORE, AegisMatch, hidden_cards
 from referee.games.aegis.notation import (
@@ -61,6 +60,7 @@ from referee.games.aegis.rules import (
     follower_wins,
     score_game,
 )
+from referee.games.aegis.view import AegisView
 from referee.games.base import GameSpec, RatedBy
 
 SPEC = GameSpec(

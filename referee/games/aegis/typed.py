@@ -3,7 +3,7 @@
 ``AegisObservation``, ``AegisEvent`` and ``AegisResults``
 (proto/referee/v1/referee.proto; docs/protocol.md §10) hold the values of the
 observation, the event data and the results: these functions give them as
-plain values, field by field, for ``referee/wire.py`` to build the messages.
+plain values, field by field, for ``referee/play/wire.py`` to build the messages.
 What differs from the JSON is the protocol's general rules: no ``game`` key,
 ``{"master": m, "slave": s}`` for an exchange round's pair of counts and
 ``{"seat": s, "card": c}`` for a card on the table. Pure, no I/O.

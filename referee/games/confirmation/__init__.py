@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from referee.games.base import GameError, GameSpec, RatedBy
 from referee.games.confirmation import lineups, text, typed
-from referee.games.confirmation.view import ConfirmationView
 from referee.games.confirmation.determinization import determinize
 from referee.games.confirmation.notation import BID, CONFIRM, MAX_BID, REVISE, action_name, choice_name, parse_action
 from referee.games.confirmation.rules import (
@@ -39,6 +38,7 @@ from referee.games.confirmation.rules import (
     seat_points,
     trick_winner,
 )
+from referee.games.confirmation.view import ConfirmationView
 
 SPEC = GameSpec(
     name="confirmation",

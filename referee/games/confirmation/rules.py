@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from referee import cards
-from referee.cards import NAMES, SUIT, SUIT_CARDS, SUIT_MASK, RANK
+from referee.cards import NAMES, RANK, SUIT, SUIT_CARDS, SUIT_MASK
 from referee.games.base import (
     PUBLIC,
     ActionSyntaxError,

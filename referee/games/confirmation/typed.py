@@ -3,7 +3,7 @@
 ``ConfirmationObservation``, ``ConfirmationEvent`` and ``ConfirmationResults``
 (proto/referee/v1/referee.proto; docs/protocol.md §9) hold the values of the
 observation, the event data and the results: these functions give them as
-plain values, field by field, for ``referee/wire.py`` to build the messages.
+plain values, field by field, for ``referee/play/wire.py`` to build the messages.
 What differs from the JSON is the protocol's general rules: no ``game`` key,
 -1 for a seat that has not bid, ``{"words": [...]}`` for a seat's list of
 choices, ``{"numbers": [...]}`` for its bids in force after each phase,

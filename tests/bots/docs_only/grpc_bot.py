@@ -19,10 +19,10 @@ import queue
 import sys
 
 import grpc
-from google.protobuf import json_format
-
 from check_observation import check_envelope, check_event, check_observation, check_results
+from google.protobuf import json_format
 from stdio_bot import DECIDE, Seat, finished, log, report
+
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
 

@@ -22,8 +22,15 @@ Play: simple rules from docs/rules.md.
 import json
 import sys
 
-from check_observation import (RANKS, aegis_trick_winner, check_envelope, check_event, check_observation,
-                               check_results, confirmation_trick_winner)
+from check_observation import (
+    RANKS,
+    aegis_trick_winner,
+    check_envelope,
+    check_event,
+    check_observation,
+    check_results,
+    confirmation_trick_winner,
+)
 
 
 def log(text):

@@ -1,1 +1,0 @@
-"""Tournaments: schedules, results and rating tables."""
