@@ -1,0 +1,140 @@
+"""The package's layers (docs/architecture.md): no module imports a layer above its own, and no
+two packages import each other, imports made inside functions counted.
+
+The layers, from the bottom: the core (cards, games, records, the runner, statistics, and the
+small leaf modules beside them), the model (typed values), hosting (bot processes), play (the
+arena, the gRPC server, executors), results (the store and what is read from it), competition
+(the file, schedules, runs, the SPRT), and the adapters on top (the CLI, the HTML views, tools,
+bench, the Python bot kit). The check is a function of a source tree, so that a planted
+violation can be shown to fail it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: each layer's packages or modules (under ``referee``), bottom first; a module may import its own
+#: layer and those below
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("", "cards", "games", "records", "runner", "stats", "untrusted", "files", "hostload", "process",
+     "report", "v1"),
+    ("model",),
+    ("hosting",),
+    ("play",),
+    ("results",),
+    ("competition",),
+    ("cli", "view", "tools", "bench", "bot", "__main__"),
+)
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def unit(module: str) -> str:
+    """The package (or top-level module) of ``referee.X...``: ``X`` ("" for ``referee`` itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layer(module: str) -> int:
+    name = unit(module)
+    for i, members in enumerate(LAYERS):
+        if name in members:
+            return i
+    raise KeyError(f"{module}: in no layer (add its package to LAYERS and to docs/architecture.md)")
+
+
+def imports(root: Path) -> list[tuple[str, int, str]]:
+    """Every import of a ``referee`` module in the tree: (importer, line, imported), at any depth."""
+    found = []
+    for path in sorted((root / "referee").rglob("*.py")):
+        if "v1" in path.relative_to(root / "referee").parts:
+            continue
+        me = module_name(root, path)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found += [(me, node.lineno, n) for n in names if n == "referee" or n.startswith("referee.")]
+    return found
+
+
+def upward(root: Path) -> list[str]:
+    """Each import of a module in a layer above the importer's."""
+    return [f"{me}:{line} imports {them} (layer {layer(them)} above {layer(me)})"
+            for me, line, them in imports(root) if layer(them) > layer(me)]
+
+
+def cycles(root: Path) -> list[str]:
+    """Pairs of packages (or top-level modules) that import each other, directly or through others."""
+    edges: dict[str, set[str]] = {}
+    for me, _, them in imports(root):
+        if unit(me) != unit(them) and unit(them):
+            edges.setdefault(unit(me), set()).add(unit(them))
+
+    def reaches(a: str, b: str) -> bool:
+        seen, todo = set(), [a]
+        while todo:
+            for n in edges.get(todo.pop(), ()):
+                if n == b:
+                    return True
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return False
+    units = sorted(edges)
+    return [f"{a} <-> {b}" for i, a in enumerate(units) for b in units[i + 1:] if reaches(a, b) and reaches(b, a)]
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert upward(ROOT) == []
+
+
+def test_no_two_packages_import_each_other():
+    assert cycles(ROOT) == []
+
+
+def test_every_package_is_in_a_layer():
+    for path in (ROOT / "referee").iterdir():
+        if path.name.startswith((".", "__pycache__")) or (path.is_file() and path.suffix != ".py") or \
+                path.name == "__init__.py":
+            continue
+        assert layer(f"referee.{path.stem}") >= 0
+
+
+def plant(tmp: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp / "referee" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp
+
+
+@pytest.mark.parametrize("code", ["from referee.competition import run", "import referee.cli",
+                                  "def f():\n    from referee.results.store import Store  # late\n"])
+def test_an_upward_import_is_seen_at_any_depth(tmp_path, code):
+    root = plant(tmp_path, {"__init__.py": "", "hosting/__init__.py": "", "hosting/launcher.py": code + "\n"})
+    assert [line.split(" imports ")[0] for line in upward(root)] == [
+        f"referee.hosting.launcher:{2 if code.startswith('def') else 1}"]
+
+
+def test_a_cycle_between_packages_is_seen_even_inside_a_function(tmp_path):
+    root = plant(tmp_path, {"__init__.py": "", "results/__init__.py": "", "competition/__init__.py": "",
+                            "results/store.py": "def f():\n    from referee.competition import run\n",
+                            "competition/run.py": "from referee.results import store\n"})
+    assert cycles(root) == ["competition <-> results"]
+
+
+def test_a_package_in_no_layer_is_refused():
+    with pytest.raises(KeyError, match="in no layer"):
+        layer("referee.nowhere.x")
