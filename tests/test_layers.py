@@ -138,3 +138,73 @@ def test_a_cycle_between_packages_is_seen_even_inside_a_function(tmp_path):
 def test_a_package_in_no_layer_is_refused():
     with pytest.raises(KeyError, match="in no layer"):
         layer("referee.nowhere.x")
+
+
+#: files another change is rewriting, whose function-level imports are not yet given reasons; an
+#: entry fails the test once its file has no such import left (or is gone), so the set only shrinks
+UNREASONED: frozenset[str] = frozenset({
+    "referee/cli/tournament.py", "referee/cli/sprt.py", "referee/competition/sprt/report.py",
+    "referee/competition/sprt/run.py",
+})
+
+REASON = "# late:"
+
+
+def late_imports(root: Path) -> dict[str, list[tuple[int, bool]]]:
+    """Each file's imports made inside a function or class (not at module level, where an import
+    under ``if TYPE_CHECKING:`` or ``try:`` counts as module level): (line, whether it gives its
+    reason). The reason is a ``# late: ...`` comment on the import's line or on the line above the
+    run of import lines it belongs to."""
+    found: dict[str, list[tuple[int, bool]]] = {}
+    for path in sorted((root / "referee").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if "v1" in path.relative_to(root / "referee").parts:
+            continue
+        text = path.read_text()
+        lines = text.splitlines()
+        tree = ast.parse(text, str(path))
+        top = {id(n) for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+               for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+                i = node.lineno - 1
+                while i > 0 and lines[i - 1].strip().startswith(("import ", "from ")) and REASON not in lines[i]:
+                    i -= 1
+                reasoned = REASON in lines[node.lineno - 1] or (i > 0 and lines[i - 1].strip().startswith(REASON))
+                found.setdefault(rel, []).append((node.lineno, reasoned))
+    return found
+
+
+def unreasoned(root: Path, excepted: frozenset[str] = UNREASONED) -> list[str]:
+    """Function-level imports without a reason, outside ``excepted``; and each entry of ``excepted``
+    that no longer needs to be there."""
+    found = late_imports(root)
+    missing = [f"{rel}:{line}: a function-level import without a '{REASON} <reason>' comment"
+               for rel, imps in found.items() if rel not in excepted for line, ok in imps if not ok]
+    stale = [f"{rel}: in UNREASONED but has no unreasoned function-level import (remove it)"
+             for rel in sorted(excepted) if not any(not ok for _, ok in found.get(rel, []))]
+    return missing + stale
+
+
+def test_every_function_level_import_says_why_it_is_late():
+    assert unreasoned(ROOT) == []
+
+
+def test_an_import_inside_a_function_without_a_reason_is_refused(tmp_path):
+    root = plant(tmp_path, {"__init__.py": "", "hosting/launcher.py":
+                            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import json\n"
+                            "def f():\n    import os\n"
+                            "def g():\n    import ray  # late: an optional extra\n"
+                            "def h():\n    # late: grpc, which the CLI's help does not load\n    import grpc\n"
+                            "    from referee.v1 import referee_pb2\n"
+                            "class C:\n    def m(self):\n        import re  # not a reason\n"})
+    assert unreasoned(root, frozenset()) == [
+        "referee/hosting/launcher.py:5: a function-level import without a '# late: <reason>' comment",
+        "referee/hosting/launcher.py:14: a function-level import without a '# late: <reason>' comment"]
+
+
+def test_an_exception_no_longer_needed_is_refused(tmp_path):
+    root = plant(tmp_path, {"__init__.py": "", "cli/sprt.py": "import os\ndef f():\n    import re  # late: why\n"})
+    assert unreasoned(root, frozenset({"referee/cli/sprt.py", "referee/cli/gone.py"})) == [
+        "referee/cli/gone.py: in UNREASONED but has no unreasoned function-level import (remove it)",
+        "referee/cli/sprt.py: in UNREASONED but has no unreasoned function-level import (remove it)"]

@@ -62,6 +62,7 @@ from tabulate import tabulate
 
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
+from referee.bench import resources
 from referee.bench import isolation as isolation_mod
 from referee.bench import sandbox as sandbox_mod
 from referee.bench import stdio as stdio_mod
@@ -194,15 +195,13 @@ def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
     if "trace" in sections:
         results["trace"] = trace_mod.run(seconds * 2)
     if "flood" in sections:
-        from referee.bench import flood  # not at the top: ``python -m referee.bench.flood`` runs its flooders
+        from referee.bench import flood  # late: ``python -m referee.bench.flood`` runs its flooders (a second copy)
 
         results["flood"] = flood.measure()
         results["flood"]["without"] = flood.measure(floods=(), controls=len(results["flood"]["control"]))
     if "flood" in sections or "strays" in sections:
         results["strays"] = strays_mod.measure()
     if "resources" in sections:
-        from referee.bench import resources
-
         results["resources"] = resources.measure()
     if "stdio" in sections:
         results["stdio"] = stdio_mod.run(seconds, rounds)
@@ -385,8 +384,6 @@ def report(results: dict) -> str:
 
 
 def _resources_tables(res: dict, table) -> None:
-    from referee.bench.resources import CLOCK_MS
-
     fair = res["fairness"]
     share = "each bot with its CPU share (cgroup cpu)" if all(r["cpu_share"] for r in fair) else \
         "NO CPU share could be given here (no cgroup cpu controller): the attack stands"

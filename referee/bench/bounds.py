@@ -28,6 +28,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from referee import bot as kit
 from referee import records
 from referee.results.store import Store
 
@@ -39,8 +40,6 @@ REPORT_PER_MATCH, REPORT_PER_DECISION = 64 * 1024, 1536  # the report's bound (d
 
 def hostile_bot() -> None:
     """The bot: the kit, answering ANSWER (or, with --honest, the first legal action), one message at a time."""
-    from referee import bot as kit
-
     honest = "--honest" in sys.argv
     argv = [a for a in sys.argv[1:] if a not in ("--bot", "--honest")]
     kit.BotSession._messages = lambda self: iter(self._outbox.get, None)  # no batch: one answer is at the cap

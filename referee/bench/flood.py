@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import re
 import secrets
 import statistics
@@ -37,6 +38,11 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+import grpc
+
+from referee.v1 import referee_pb2 as pb
+from referee.v1 import referee_pb2_grpc as pb_grpc
 
 #: the issue's flood: 40 messages of 250,000 replies (larger than the server reads), and one that
 #: fits under the server's message size, so that the batch rule is what stops it
@@ -54,8 +60,6 @@ class Flood:
 
 def batch_bytes(replies: int, game_id: str, seat: int) -> bytes:
     """One BotMessage of ``replies`` junk ActionReplies for ``game_id``, serialized once."""
-    from referee.v1 import referee_pb2 as pb
-
     reply = pb.ActionReply(request_id=1 << 39, game_id=game_id, seat=seat, name="X").SerializeToString()
     field = b"\x0a" + _varint(len(reply)) + reply  # ActionReplies.replies = 1
     body = field * replies
@@ -75,12 +79,6 @@ def flooder(address: str, name: str, token: str, messages: int, replies: int, se
     """The hostile client: ``sessions`` sessions one after another, each sending ``messages``
     batches of ``replies`` replies (the first once it has a request to answer, so that it
     holds a seat); one JSON line per session: the messages gRPC took and how the stream ended."""
-    import queue
-
-    import grpc
-
-    from referee.v1 import referee_pb2 as pb
-
     hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token, capacity=1,
                                          batching=True)).SerializeToString()
     with grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1)]) as channel:
@@ -147,11 +145,6 @@ def _probe(address: str, token: str, watched: set[str], begun: threading.Event,
     """ListGames latencies (ms), one call every PROBE_EVERY_S until ``done``, counted from the
     first answer that lists every game of ``watched``, when ``begun`` is set: the flood has
     begun, and the start-up of the bot processes is not timed."""
-    import grpc
-
-    from referee.v1 import referee_pb2 as pb
-    from referee.v1 import referee_pb2_grpc as pb_grpc
-
     latencies: list[float] = []
     with grpc.insecure_channel(address) as channel:
         stub = pb_grpc.RefereeStub(channel)
@@ -168,11 +161,6 @@ def _probe(address: str, token: str, watched: set[str], begun: threading.Event,
 
 def _run_match(address: str, admin: str, lineup: Sequence[str], game_id: str, clock_ms: tuple[int, int],
                seed: int) -> dict:
-    import grpc
-
-    from referee.v1 import referee_pb2 as pb
-    from referee.v1 import referee_pb2_grpc as pb_grpc
-
     with grpc.insecure_channel(address) as channel:
         response = pb_grpc.RefereeStub(channel).RunMatch(pb.RunMatchRequest(
             admin_token=admin, game="aegis", lineup=list(lineup), seed=seed, match_id=game_id,

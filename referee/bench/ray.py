@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from referee.bench.cluster import LoopbackCluster
 from referee.competition.schedule import make_schedule
 from referee.model import BotSpec, ExecutorSpec
 from referee.play.executors import LocalExecutor, executor_for
@@ -79,8 +80,6 @@ async def alternate(address: str | None, matches: int, rounds: int) -> list[dict
 def run(matches: int, rounds: int, nodes: int, address: str | None = None) -> dict:
     """On one node (embedded) then on a loopback cluster of ``nodes``; or, given an ``address``,
     on that cluster alone (its rows under "two_nodes")."""
-    from referee.bench.cluster import LoopbackCluster
-
     cpus = os.cpu_count() or 1
     if address is not None:
         return {"cores": cpus, "load": os.getloadavg()[0], "one_node": [],

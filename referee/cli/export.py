@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from referee.results import export as texport
+from referee.results import release
+
 
 @click.command()
 @click.argument("directory", type=click.Path())
@@ -18,9 +21,6 @@ def export(directory: str, to: str | None) -> None:
     Files of the same name are replaced. The export is the organiser's: every
     record, those the report holds back too (it says how many). See
     docs/tournaments.md."""
-    from referee.results import export as texport
-    from referee.results import release
-
     store = texport.open_results(directory)
     try:
         out = texport.output_directory(store.directory, to)

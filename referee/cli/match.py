@@ -21,6 +21,9 @@ from referee.cli.options import (
 from referee.games import get as get_game
 from referee.model import BotSpec
 from referee.report import final_table, format_options, game_log
+from referee.model import Seating
+from referee.play.executors import LocalExecutor
+from referee.runner import Clock
 
 
 @click.command()
@@ -48,12 +51,6 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
     """Play one match of GAME between bots started from the given commands (a quick check).
 
     The referee runs in-process; bot output goes to stderr."""
-    import asyncio
-
-    from referee.model import Seating
-    from referee.play.executors import LocalExecutor
-    from referee.runner import Clock
-
     bots = [*bots, *stdio_bots]
     if not bots:
         raise click.UsageError("give the bots to play: --bot NAME=COMMAND or --stdio-bot NAME=COMMAND")

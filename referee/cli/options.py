@@ -9,10 +9,12 @@ from typing import Any
 
 import click
 
+from referee.cli import progress
 from referee.games import GAMES
 from referee.games.base import GameSpec
 from referee.hosting.paths import bot_from_command
 from referee.model import EXECUTORS, BotSpec, ExecutorSpec
+from referee.hosting import sandbox
 
 
 def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False, advise: bool = True) -> None:
@@ -21,8 +23,6 @@ def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = Fal
     risk, when that is nothing) and what they keep between matches; ``quiet``: only the risk.
     ``advise``: the advice for a competition of strangers' bots (isolation = "match"), which a
     match or an SPRT of one's own bots does not need."""
-    from referee.hosting import sandbox
-
     box = sandbox.resolve(mode)
     if quiet and not box.warning:
         return
@@ -141,8 +141,6 @@ def progress_options(command: Callable) -> Callable:
     """``--quiet``, ``--verbose``, ``--score-every``, ``--progress-every``, ``--progress-seconds``:
     what a run prints while it plays, handed to the command as one ``progress`` argument
     (:class:`referee.cli.progress.ProgressSettings`)."""
-    from referee.cli import progress
-
     @functools.wraps(command)
     def with_settings(*args: Any, quiet: bool, verbose: bool, score_every: int, progress_every: int | None,
                       progress_seconds: float, **kwargs: Any) -> Any:

@@ -24,6 +24,8 @@ from typing import TextIO
 from referee import games
 from referee.results.store import MatchRow
 from referee.stats import ratings
+from referee.results.standings import match_seats
+from referee.stats import headtohead
 
 #: a line of progress off a terminal at least every this many seconds (when a match ends)
 DEFAULT_SECONDS = 30.0
@@ -155,9 +157,6 @@ class LiveStandings:
             self.add(row)
 
     def add(self, row: MatchRow) -> None:
-        from referee.results.standings import match_seats
-        from referee.stats import headtohead
-
         seats = match_seats(self.game, [row])
         self.outcomes += headtohead.pair_results(seats)  # what the fit takes: team results in pairs
         for o in headtohead.seat_results(seats):  # bot against bot, never partners, as head to head counts

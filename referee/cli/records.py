@@ -16,6 +16,7 @@ from referee.cli.options import fresh_seed, game_argument, game_options, json_fl
 from referee.games import get as get_game
 from referee.games import play_out, random_legal
 from referee.report import default_seat_names, final_table, format_options, game_log, results_report
+from referee.results import export
 
 # --- replay -------------------------------------------------------------------
 
@@ -80,8 +81,6 @@ def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> No
 
 def _record(path: str, match_id: str | None) -> dict:
     """The record in the file, or the one stored for the match in the results directory."""
-    from referee.results import export
-
     if match_id is None:
         if Path(path).is_dir():
             raise export.ExportError(f"{path} is a directory: give a match id too (referee replay {path} "

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import secrets
+import tomllib
 from collections.abc import Sequence
 
 import click
 
 from referee.cli.options import KeyValue, live_options
+from referee.untrusted import log_to_stderr
+from referee.view.live import LivePage, arena_tally, listen
 
 
 class ServeError(Exception):
@@ -41,22 +48,16 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
     """Run the referee server standalone, for bots that run elsewhere.
 
     It logs who connects and the outcome of each match. Stop it with Ctrl-C."""
-    import asyncio
-    import logging
-    import os
-
     # grpc's own log lines (e.g. a second report of a port it cannot bind) only when asked for,
     # with GRPC_VERBOSITY=error or debug: a failure is the one line below
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    # late: grpc reads GRPC_VERBOSITY when first imported, and `referee --help` loads no grpc
     from referee.play.server import CannotListen, serve_forever
-    from referee.untrusted import log_to_stderr
 
     allowed = dict(tokens)
     if tokens_file:
         allowed.update(read_tokens(tokens_file))
     if http_port is not None:
-        from referee.view.live import listen
-
         http_socket = listen(http_host, http_port)  # a busy port: one line, before the server starts
     log_to_stderr(logging.DEBUG if verbose else logging.INFO, "%(asctime)s %(levelname)s %(message)s")
     log = logging.getLogger("referee")
@@ -81,10 +82,6 @@ def live_page(host: str, sock, public: bool):
     """The live page of a standalone referee, on the listening socket ``sock``: its games, and a
     tally of its finished matches; unless ``public`` (as Spectate is), at an address holding a
     token of its own."""
-    import secrets
-
-    from referee.view.live import LivePage, arena_tally
-
     def around(arena):
         live = LivePage("referee: live", arena_tally(arena), token=None if public else secrets.token_urlsafe(16))
         live.watch(arena)
@@ -94,8 +91,6 @@ def live_page(host: str, sock, public: bool):
 
 
 def read_tokens(path: str) -> dict[str, str]:
-    import tomllib
-
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)

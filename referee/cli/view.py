@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import webbrowser
 from pathlib import Path
 
 import click
 
-from referee import files
+from referee import files, records
 from referee.cli.options import standings_options
+from referee.results.store import DB_NAME, StoreError
+from referee.view.page import replay_page
+from referee.view.steps import ViewerError
 
 
 @click.command()
@@ -30,10 +34,7 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
     through, or a tournament's results directory as a report (standings, head to head, seat
     bias, points per bot, every match with its replay). Every page is one self-contained
     file that loads nothing from the network. Prints the path of the page."""
-    from referee.results.store import DB_NAME, StoreError
-    from referee.view import report
-    from referee.view.page import replay_page
-    from referee.view.steps import ViewerError
+    from referee.view import report  # late: its statistics are costly to import (~90 ms) and `referee --help` loads none of it
 
     source = Path(path)
     if source.is_dir():
@@ -59,10 +60,6 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
 
 def _record(source: Path) -> dict:
     """The record in ``source``; a usage error saying what ``view`` takes if it is not JSON at all."""
-    import json
-
-    from referee import records
-
     try:
         json.loads(source.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):

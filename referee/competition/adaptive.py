@@ -63,8 +63,10 @@ from referee.games.base import Apart
 from referee.model import FAIRNESS, Claim, Round, Rule, Schedule, Seating, Stop, Table, deal_seed, master_seed
 from referee.model.teams import seated_apart
 from referee.results.rounds import stored_rounds
+from referee.results.standings import pair_results_of
 from referee.stats import sequences
 from referee.stats.ranks import RankPosterior
+from referee.stats.ratings import rank_posterior
 
 if TYPE_CHECKING:
     from referee.model import TournamentConfig
@@ -431,9 +433,6 @@ class Planner:
         self.game = Game.of(self.config.game, self.config.options)
 
     def __call__(self, out: Collection[str]) -> Schedule:
-        from referee.results.standings import pair_results_of
-        from referee.stats.ratings import rank_posterior
-
         config = self.config.with_deals(self.store.config())
         entries = [name for name in config.entries if name not in out]
         chosen = stored_rounds(self.store)

@@ -85,6 +85,7 @@ from typing import Any
 
 from referee import games
 from referee.hosting import paths
+from referee.hosting import versions
 from referee.model import (
     ABSENT,
     BOT_NAME,
@@ -504,8 +505,6 @@ def team_error(loc: ConfigFile, config: TournamentConfig, err: TeamError) -> Con
 def _files(loc: ConfigFile, b: dict[str, Any], name: str, i: int, cwd: Path) -> tuple[str, ...]:
     """A bot's ``files``: a non-empty list of paths or glob patterns, each matching something under its cwd."""
     files = _patterns(loc, b, name, i, "files")
-    from referee.hosting import versions
-
     for pattern in files:
         if not versions.matches(cwd, pattern):
             raise loc.error(f"bot {name!r}: files entry {pattern!r} matches nothing under {cwd}", "bots", "files", i)

@@ -356,7 +356,7 @@ def events_text(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
 
 def generic_table_view(seats: Sequence[str], options: Mapping[str, Any]) -> Any:
     """The table view of a game without one of its own (:class:`referee.games.view.TableView`)."""
-    from referee.games.view import TableView
+    from referee.games.view import TableView  # late: referee.games.view imports this module
 
     return TableView(seats, options)
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from referee.model import RELEASES, Schedule, Seating, deal_set_of
+from referee.results.store import DEAD, DID_NOT_START
 
 if TYPE_CHECKING:
     from referee.results.store import Store
@@ -188,8 +189,6 @@ def held_in(store: Store) -> Held:
     """What a results directory holds back now (:func:`held` of its store; the deal sets the
     entries that did not start or died for good would play: its ``meta`` key ``to_play``, which
     each run records)."""
-    from referee.results.store import DEAD, DID_NOT_START
-
     stored = {row.key: row.deal_set for row in store.matches(every=True)}
     to_play = store.meta(TO_PLAY)
     entries = store.entries()

@@ -46,6 +46,7 @@ import math
 import random
 import statistics
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,6 +56,8 @@ from referee.stats import sprt as S
 from referee.stats.simulation import duplicate_model, duplicate_model_normalized
 from referee.stats.sprt import EloModel, Verdict
 from referee.tools.strength import play  # one in-process match loop for both tools
+from sample_bots import heuristic
+from sample_bots.weakened import weakened
 
 UNIT = {EloModel.NORMALIZED: "nElo", EloModel.LOGISTIC: "Elo"}
 
@@ -74,8 +77,6 @@ def sampler(probs: Sequence[float], rng: random.Random) -> Callable[[], int]:
     for p in probs:
         total += p
         cumulative.append(total)
-    from bisect import bisect_right
-
     last = len(probs) - 1
     return lambda: min(bisect_right(cumulative, rng.random() * total), last)
 
@@ -199,9 +200,6 @@ def part_estimates(args: argparse.Namespace) -> None:
 
 def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int) -> list[tuple[float, float]]:
     """The candidate's two results of each of ``units`` duplicate units: heuristic v weakened(noise)."""
-    from sample_bots import heuristic
-    from sample_bots.weakened import weakened
-
     bots = {"c": heuristic.decide, "b": weakened(noise)}
     out = []
     for k in range(units):

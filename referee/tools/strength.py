@@ -32,6 +32,7 @@ import importlib
 import importlib.util
 import itertools
 import math
+import multiprocessing
 import random
 import statistics
 import time
@@ -127,7 +128,6 @@ def pool_map(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int = 1) -> l
     """``[fn(x) for x in items]``, over ``jobs`` forked processes (``--jobs``) when more than 1 (the order kept)."""
     if jobs <= 1 or len(items) <= 1:
         return [fn(x) for x in items]
-    import multiprocessing
     with multiprocessing.get_context("fork").Pool(min(jobs, len(items))) as pool:
         return pool.map(fn, items, chunksize=1)
 

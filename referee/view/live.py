@@ -30,6 +30,8 @@ from typing import Any
 
 from referee import games
 from referee.view.page import page
+from referee.results import standings
+from referee.view.about import about_html, about_of
 
 log = logging.getLogger("referee.live")
 
@@ -167,8 +169,6 @@ def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] 
     """The live standings of a tournament's store: the table of ``referee ratings`` (the same
     :func:`referee.results.standings.of_store`, without its head to head, which the page does
     not show and which would cost a fit per pair of bots in the referee's loop), as headers and rows."""
-    from referee.results import standings
-
     def table() -> dict[str, Any] | None:
         rows = list(store.matches())
         if not rows:
@@ -188,8 +188,6 @@ def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] 
 def about_source(store: Any, name: str) -> Callable[[], str]:
     """The block on a tournament that its store describes (``name``: its directory's, for the
     default title), as the report shows it."""
-    from referee.view.about import about_html, about_of
-
     return lambda: about_html(about_of(store, name))
 
 

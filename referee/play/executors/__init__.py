@@ -16,6 +16,7 @@ from referee.model import ExecutorSpec, Played
 from referee.play.executors.base import BotsDead, BotsNotReady, Executor, seat_capacity
 from referee.play.executors.local import LocalExecutor
 from referee.play.executors.ray import ClusterError
+from referee.play.executors.ray import ClusterError, RayExecutor
 from referee.play.executors.remote import RemoteExecutor, RemoteRefereeError
 
 __all__ = ["BotsDead", "BotsNotReady", "ClusterError", "Executor", "LocalExecutor", "Played", "RemoteExecutor",
@@ -27,8 +28,6 @@ def executor_for(server: str | None, admin_token: str | None = None, spec: Execu
     """The remote executor when a ``server`` address is given, the Ray one when ``spec`` says
     ``ray``, else the local one."""
     if spec is not None and spec.kind == "ray":
-        from referee.play.executors.ray import RayExecutor
-
         return RayExecutor(spec=spec, **kwargs)
     if server is None:
         return LocalExecutor(**kwargs)

@@ -16,7 +16,7 @@ class LocalExecutor(Executor):
     """Matches played by a :class:`~referee.play.server.RefereeServer` running in this process."""
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
-        from referee.play.server import RefereeServer
+        from referee.play.server import RefereeServer  # late: grpc, which `referee --help` does not load
 
         self.referee = await stack.enter_async_context(
             RefereeServer(tokens=self.tokens, connect_timeout=self.connect_timeout, seats=self.seats()))

@@ -29,10 +29,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from referee import games
 from referee.hosting import paths, sandbox
 from referee.hosting.versions import Snapshots
 from referee.model import BotSpec, ConfigError, ExecutorSpec, Played, Seating
 from referee.play.executors.base import BotsDead, Executor, game_id_of
+from referee.play.executors.local import LocalExecutor
 from referee.runner import Clock
 
 INSTALL = "pip install 'referee[ray]'"
@@ -54,7 +56,7 @@ class ClusterError(RuntimeError):
 def import_ray():
     """The ``ray`` package, or a ClusterError saying how to install it."""
     try:
-        import ray
+        import ray  # late: Ray is an optional extra (this reports its absence)
     except ImportError:
         raise ClusterError(f"--executor ray needs Ray, an optional extra: {INSTALL}") from None
     return ray
@@ -183,7 +185,7 @@ class MatchWorker:
         self.executor = None
 
     def where(self) -> str:
-        import ray
+        import ray  # late: Ray is an optional extra
 
         node = ray.get_runtime_context().get_node_id()[:8]
         return f"node {ray.util.get_node_ip_address()} ({socket.gethostname()}, id {node})"
@@ -192,8 +194,6 @@ class MatchWorker:
         """Check that this node has every bot's files, then start the referee and the bots (with
         ``check``: and check that every bot starts and connects, else :meth:`check` does).
         Returns (what is missing, or None; where this worker runs)."""
-        from referee.play.executors.local import LocalExecutor
-
         s = self.settings
         # relative: inside the shipped working directory, the current one
         bots = [b if b.external or b.cwd is None else
@@ -337,8 +337,6 @@ class RayExecutor(Executor):
         self._joined = True
 
     def _worker_cpus(self) -> int:
-        from referee import games
-
         return self.spec.cpus or games.GAMES[self.game].num_seats
 
     def _room(self) -> int:

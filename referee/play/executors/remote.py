@@ -59,8 +59,8 @@ class RemoteExecutor(Executor):
         self._releasing: set[asyncio.Task] = set()
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
+        # late: grpc and protobuf, which `referee --help` does not load
         import grpc
-
         from referee.v1 import referee_pb2_grpc as pb_grpc
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
@@ -77,8 +77,8 @@ class RemoteExecutor(Executor):
 
     async def _run(self, seating: Seating, match_id: str,
                    sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        # late: grpc and protobuf, which `referee --help` does not load
         import grpc
-
         from referee.play import wire
         from referee.v1 import referee_pb2 as pb
 
@@ -94,7 +94,7 @@ class RemoteExecutor(Executor):
         return json.loads(response.results_json), json.loads(response.record_json)
 
     def _release(self, game_ids: Sequence[str]) -> None:
-        from referee.v1 import referee_pb2 as pb
+        from referee.v1 import referee_pb2 as pb  # late: protobuf, which `referee --help` does not load
 
         request = pb.ReleaseRecordsRequest(admin_token=self.admin_token or "", match_ids=list(game_ids))
         task = asyncio.ensure_future(self.stub.ReleaseRecords(request))  # a call: awaitable, not a coroutine
