@@ -163,8 +163,8 @@ def late_imports(root: Path) -> dict[str, list[tuple[int, bool]]]:
         text = path.read_text()
         lines = text.splitlines()
         tree = ast.parse(text, str(path))
-        top = {id(n) for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-               for n in ast.walk(stmt)}
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        top = {id(n) for stmt in tree.body if not isinstance(stmt, defs) for n in ast.walk(stmt)}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
                 i = node.lineno - 1

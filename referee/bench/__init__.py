@@ -63,6 +63,7 @@ from tabulate import tabulate
 from referee.bench import echo as echo_mod
 from referee.bench import engine, inprocess, served
 from referee.bench import resources
+from referee.bench.resources import CLOCK_MS
 from referee.bench import isolation as isolation_mod
 from referee.bench import sandbox as sandbox_mod
 from referee.bench import stdio as stdio_mod

@@ -34,7 +34,8 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
     through, or a tournament's results directory as a report (standings, head to head, seat
     bias, points per bot, every match with its replay). Every page is one self-contained
     file that loads nothing from the network. Prints the path of the page."""
-    from referee.view import report  # late: its statistics are costly to import (~90 ms) and `referee --help` loads none of it
+    # late: its statistics are costly to import (~90 ms), and `referee --help` loads none of it
+    from referee.view import report
 
     source = Path(path)
     if source.is_dir():
