@@ -31,7 +31,6 @@ def walks(paths: int, steps: int, seed: int, df: float | None = None) -> np.ndar
     return rng.standard_t(df, (paths, steps)) / math.sqrt(df / (df - 2))
 
 
-@pytest.mark.slow
 def test_a_random_walk_watched_at_every_step_leaves_the_sequence_less_than_alpha_of_the_time():
     """The mean of n steps estimates 0 with variance 1/n; 4,000 walks of 1,000 steps, each looked at
     after every step. The sequence at α = 5% is left by at most 5% of them (the bound is for every
