@@ -534,6 +534,7 @@ def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_k
 # --- the simulation tool -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_simulation_tool_plays_both_schedules_to_the_same_rule(capsys):
     """The tool's tournaments call the runner's scheduler and rule; on 8 bots 100 Elo apart adaptive
     stops by the rule on the right order with far fewer matches (a fixed seed: one tournament each)."""

@@ -16,8 +16,11 @@ AT_MOST = 5.0 + 1.5
 
 
 @pytest.mark.parametrize("kind, world, deal_sets, tables", [
-    ("2-player", "project", 5, TABLES), ("4-player", "project", 5, TABLES), ("pairs", "project", 5, TABLES),
-    ("4-player", "harsh", 5, TABLES), ("4-player", "project", 2, 300), ("2-player", "harsh", 20, 150)])
+    *(pytest.param(*case, marks=pytest.mark.slow) for case in [
+        ("2-player", "project", 5, TABLES), ("4-player", "project", 5, TABLES), ("pairs", "project", 5, TABLES),
+        ("4-player", "harsh", 5, TABLES)]),
+    ("4-player", "project", 2, 300),  # the fast loop's case
+    pytest.param("2-player", "harsh", 20, 150, marks=pytest.mark.slow)])
 def test_equal_bots_cross_95_percent_at_most_5_percent_of_the_time(kind, world, deal_sets, tables):
     r = null_rate(kind, world, deal_sets, tables)
     assert r.pairs == 12 * tables
@@ -26,6 +29,7 @@ def test_equal_bots_cross_95_percent_at_most_5_percent_of_the_time(kind, world, 
         assert r.se <= 0.75, r.se
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, world", [("2-player", "project"), ("4-player", "project"), ("4-player", "harsh")])
 def test_pairs_printed_at_95_percent_are_in_the_true_order(kind, world):
     r = order_rate(kind, world, "spread", 5, TABLES)
@@ -45,12 +49,14 @@ def truths():
     return truth
 
 
+@pytest.mark.slow
 def test_four_player_head_to_head_bounds_hold_at_two_deal_sets(truths):
     r = h2h_rate("4-player", "project", "spread", 2, 400, truths("4-player", "project", "spread"))
     assert r.bounds > 50 and 100.0 * r.bounds_held / r.bounds >= 95.0 - 1.5, r
     assert 100.0 * r.held / r.total >= 95.0 - 1.5, r
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, deal_sets", [("2-player", 5), ("4-player", 5), ("2-player", 10)])
 def test_a_dominant_bots_head_to_head_holds_the_truth(truths, kind, deal_sets):
     r = h2h_rate(kind, "project", "dominant", deal_sets, 400, truths(kind, "project", "dominant"))

@@ -110,7 +110,7 @@ def round_robin(entries: list[str], deal_sets: int, rng: random.Random, game: st
     return out
 
 
-@pytest.mark.parametrize("game, n", [("confirmation", 5), ("confirmation", 6), ("aegis", 4)])
+@pytest.mark.parametrize("game, n", [("confirmation", 5), pytest.param("confirmation", 6, marks=pytest.mark.slow), ("aegis", 4)])
 def test_the_pair_effects_are_those_of_the_two_regressions_solved_exactly(game, n):
     matches = round_robin([f"e{i}" for i in range(n)], 5, random.Random(n), game)
     checked = pair_effects(matches)
@@ -120,6 +120,7 @@ def test_the_pair_effects_are_those_of_the_two_regressions_solved_exactly(game, 
         assert e.effect == pytest.approx(float(exact[e.entry][e.mate]), abs=1e-7), (e.entry, e.mate)
 
 
+@pytest.mark.slow
 def test_the_interval_is_the_jackknife_over_deal_sets_of_the_exact_fit():
     """The standard error is the jackknife's: the exact fit again without each deal set in turn."""
     matches = round_robin([f"e{i}" for i in range(5)], 6, random.Random(7))

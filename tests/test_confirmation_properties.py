@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 from helpers import random_playout
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ def check_round(rnd: list, opts: dict, totals: list[int]) -> None:
     assert score["totals"] == totals
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(opts=options, seed=st.integers(0, 2**32), player_seed=st.integers(0, 2**32))
 def test_random_games_keep_every_invariant(opts, seed, player_seed):
@@ -115,3 +117,10 @@ def test_random_games_keep_every_invariant(opts, seed, player_seed):
     assert g.placing() == [1 + sum(t > x for t in totals) for x in totals]
     decisions = opts["rounds"] * (4 + 52 + 4 * (2 if opts["double"] else 1))
     assert len(g.actions) == decisions
+
+
+@settings(max_examples=100, deadline=None)
+@given(opts=options, seed=st.integers(0, 2**32), player_seed=st.integers(0, 2**32))
+def test_random_games_keep_every_invariant_quick(opts, seed, player_seed):
+    """The same property on 100 random games, for the fast loop (the 2000 above are marked slow)."""
+    test_random_games_keep_every_invariant.hypothesis.inner_test(opts, seed, player_seed)

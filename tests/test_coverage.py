@@ -24,13 +24,15 @@ def true_ratings(truths, kind, luck):
 
 
 @pytest.mark.parametrize("kind", ["2-player", "4-player"])
-@pytest.mark.parametrize("deal_sets", [2, 5, 10, 20])
+@pytest.mark.parametrize("deal_sets", [2, pytest.param(5, marks=pytest.mark.slow), pytest.param(10, marks=pytest.mark.slow),
+                                       pytest.param(20, marks=pytest.mark.slow)])
 def test_intervals_hold_the_truth_or_are_flagged(truths, kind, deal_sets):
     c = measure(kind, deal_sets, 100.0, TOURNAMENTS, bootstrap=100, true=true_ratings(truths, kind, 100.0))
     assert c.total == 4 * TOURNAMENTS
     assert c.pct >= 93.0 or c.flagged == c.total, c
 
 
+@pytest.mark.slow
 def test_pairs_recover_each_bots_rating(truths):
     true = true_ratings(truths, "pairs", 100.0)
     # the world's ratings keep the bots' order and spread (partners are told apart)

@@ -200,6 +200,7 @@ def test_bad_outcomes_are_rejected():
 # --- recovery of known ratings --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_intervals_cover_the_true_ratings():
     # 6 players 1300..1700 (average 1500, like the fitted ratings), correlated deal sets,
     # 40 tournaments: the 95 % intervals should hold the true rating about 95 % of the time.

@@ -267,7 +267,7 @@ def allowed(rate: float, runs: int) -> int:
 RUNS = 200
 
 
-@pytest.mark.parametrize("luck", [0.0, 2.5])
+@pytest.mark.parametrize("luck", [0.0, pytest.param(2.5, marks=pytest.mark.slow)])
 def test_false_positive_and_false_negative_rates(luck):
     """True Elo = elo0: H1 accepted at most alpha of the time; true Elo = elo1: H0 at most beta
     (within sampling error), for independent games (luck 0) and strongly correlated units."""
@@ -282,6 +282,7 @@ def test_false_positive_and_false_negative_rates(luck):
     assert 0 < v0[Verdict.H1] and 0 < v1[Verdict.H0]  # not vacuously conservative either
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("luck", [0.0, 2.5])
 def test_error_rates_in_normalized_elo(luck):
     """The same for hypotheses in normalized Elo, the truth at exactly nelo0 and nelo1."""
@@ -314,6 +315,7 @@ def test_the_worse_outcome_probability_agrees_with_fishtest(drift, variance, t, 
     assert S.worse_outcome(A, B, drift, variance, t, y) == pytest.approx(fishtest, rel=1e-7, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_the_worse_outcome_probability_by_simulation():
     rng = random.Random(4)
     drift, variance, t, steps, runs = 0.008, 0.02, 300.0, 500, 1500
@@ -339,6 +341,7 @@ def test_a_test_far_from_its_bounds_needs_no_correction():
     assert S.stopped_estimate([0, 0, 0, 0, 0], S.PENTANOMIAL, 0, 20, 0.05, 0.05) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, elo0, elo1", [(S.EloModel.LOGISTIC, 0.0, 40.0), (S.EloModel.NORMALIZED, 0.0, 60.0)])
 def test_corrected_estimates_are_median_unbiased_and_their_intervals_hold(model, elo0, elo1):
     """SPRTs at the true strength elo1: the estimates as counted overstate it (the tests that pass
