@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-ray test test-fast demo bench bench-ray proto kits clean
+.PHONY: install install-ray lint test test-fast demo bench bench-ray proto kits clean
 
 install: $(STAMP)
 
@@ -21,6 +21,11 @@ $(STAMP): pyproject.toml
 install-ray: install
 	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	$(BIN)/python -m pip check
+
+# The linter and the type checker (pyproject.toml: [tool.ruff], [tool.mypy]); .ci/run runs it before the suite.
+lint: install
+	$(BIN)/ruff check referee tests sample_bots tools
+	$(BIN)/mypy
 
 # The whole suite on two workers (pytest-xdist): 7-8 minutes on 2 cores, 13 on one worker.
 test: install

@@ -152,12 +152,18 @@ def shuffled_deck(rng: random.Random) -> list[int]:
     return deck
 
 
+def _note(seen: set[int], card: int) -> bool:
+    """Adds ``card`` to ``seen``; false, for a comprehension's condition."""
+    seen.add(card)
+    return False
+
+
 def check_deck(deck: Iterable[int]) -> tuple[int, ...]:
     """A deck order must hold each of the 52 cards exactly once."""
     order = tuple(deck)
     if len(order) != NUM_CARDS or mask_of(order) != FULL_DECK_MASK:
         seen: set[int] = set()
-        dupes = sorted({c for c in order if c in seen or seen.add(c)})
+        dupes = sorted({c for c in order if c in seen or _note(seen, c)})
         missing = sorted(set(range(NUM_CARDS)) - set(order))
         detail = []
         if dupes:

@@ -185,7 +185,8 @@ def faults_of(record: Mapping[str, Any]) -> FaultTally:
     """The faults the record's ``meta`` notes (docs/records.md, "meta")."""
     meta = record.get("meta")
     meta = meta if isinstance(meta, Mapping) else {}
-    kept = meta.get("faults") if isinstance(meta.get("faults"), list) else []
+    faults = meta.get("faults")
+    kept = faults if isinstance(faults, list) else []
     counts = meta.get("fault_counts")
     per_seat = meta.get("faults_kept_per_seat")
     if not isinstance(counts, list) or not all(isinstance(c, Mapping) for c in counts):

@@ -228,7 +228,7 @@ class MatchRunner:
         self.banks = [clock.bank_s] * spec.num_seats
         self.out: list[FaultKind | None] = [None] * spec.num_seats   # why a seat plays by default
         self.faults: list[Fault] = []
-        self.counts = [dict.fromkeys(FaultKind, 0) for _ in range(spec.num_seats)]
+        self.counts: list[dict[str, int]] = [dict.fromkeys(FaultKind, 0) for _ in range(spec.num_seats)]
         self.decisions = 0
         # per seat, the answered decisions' times: [count, total s, slowest s, past decision time]
         self.times = [[0, 0.0, 0.0, 0] for _ in range(spec.num_seats)]
@@ -277,7 +277,7 @@ class MatchRunner:
             unmeasured = "none of its processes found"
         detail = _timeout_detail(budget, unmeasured if spent is None else spent, load.describe())
         self._fault(seat, FaultKind.TIMEOUT, detail, cpu=spent)
-        if spent is not None and spent.hosts and self.faults and self.faults[-1].cpu is spent:
+        if spent is not None and first is not None and spent.hosts and self.faults and self.faults[-1].cpu is spent:
             self._unsettled[seat] = (len(self.faults) - 1, first, load.describe())
         return detail
 
@@ -285,8 +285,9 @@ class MatchRunner:
         """A timeout found the host's, judged again by the CPU its bot ran on the decision in all,
         now (its late answer, or the match's end): more than its clock, it is the bot's own."""
         index, first, load = self._unsettled.pop(seat)
-        fault = self.faults[index]
-        total = self.meters[seat].read().since(first, fault.cpu.clock)
+        fault, meter = self.faults[index], self.meters[seat]
+        assert meter is not None and fault.cpu is not None  # kept only for a measured timeout (_timeout)
+        total = meter.read().since(first, fault.cpu.clock)
         if total is None:
             return
         spent = dataclasses.replace(fault.cpu, total=total.ran)

@@ -25,6 +25,8 @@ import codecs
 import logging
 import re
 import sys
+from types import TracebackType
+from typing import TextIO
 
 #: characters never written raw (C0 but tab and newline, DEL, C1, separators, bidi controls)
 _CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -110,14 +112,15 @@ class EscapingFormatter(logging.Formatter):
     def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
         return escaped(super().formatMessage(record), one_line=True)
 
-    def formatException(self, ei) -> str:  # noqa: N802
+    def formatException(  # noqa: N802
+            self, ei: tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]) -> str:
         return escaped(super().formatException(ei))
 
     def formatStack(self, stack_info: str) -> str:  # noqa: N802
         return escaped(super().formatStack(stack_info))
 
 
-class _Stderr(logging.StreamHandler):
+class _Stderr(logging.StreamHandler[TextIO]):
     """A handler writing to whatever ``sys.stderr`` is when a line is logged (as logging's own
     last resort does), not the stream it was when the handler was made."""
 
@@ -125,11 +128,11 @@ class _Stderr(logging.StreamHandler):
         logging.Handler.__init__(self)
 
     @property
-    def stream(self):  # noqa: ANN201
+    def stream(self) -> TextIO:  # noqa: ANN201
         return sys.stderr
 
     @stream.setter
-    def stream(self, value) -> None:  # noqa: ANN001
+    def stream(self, value: TextIO) -> None:  # noqa: ANN001
         pass
 
 

@@ -376,7 +376,7 @@ def test_observation_leaks_nothing():
         m, record = play_match(20_000 + seed, options, uniform=seed % 4 == 0)
         rng = random.Random(seed)
         perms = []
-        for deck, seen in zip(m.shoe.decks, seen_cards(m, seat)):
+        for _deck, seen in zip(m.shoe.decks, seen_cards(m, seat)):
             hidden = [c for c in range(52) if c not in seen]
             shuffled = hidden[:]
             rng.shuffle(shuffled)

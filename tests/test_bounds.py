@@ -106,7 +106,8 @@ def test_the_last_lines_of_a_bots_log_are_escaped_and_capped(tmp_path):
 
     spec = bot_from_command("evil", "python x.py")
     launcher = Launcher([spec], "unix:/nowhere", {"evil": "t"}, {}, tmp_path)
-    (tmp_path / "evil.log").write_bytes(b"ok\n\x1b]0;owned\x07\x1b[1A\x1b[2K\r\x1b[32mall good\x1b[0m\n" + b"Y" * 10_000)
+    (tmp_path / "evil.log").write_bytes(b"ok\n\x1b]0;owned\x07\x1b[1A\x1b[2K\r\x1b[32mall good\x1b[0m\n"
+                                        + b"Y" * 10_000)
     path, tail = launcher.log_tail("evil")
     assert tail[:2] == ["ok", "\\x1b]0;owned\\x07\\x1b[1A\\x1b[2K\\r\\x1b[32mall good\\x1b[0m"]
     assert tail[2] == "Y" * LOG_LINE_CHARS + f"... (10000 characters, {LOG_LINE_CHARS} kept)"

@@ -214,7 +214,8 @@ def test_a_withdrawn_dead_entry_releases_its_deal_sets_and_one_back_then_plays_f
 
 
 def test_an_adaptive_tournament_drops_the_rounds_a_new_version_would_replay(tmp_path):
-    path = competition(tmp_path, ("a", "b", "c", "dave"), extra='schedule = "adaptive"\nstop = "order"\nmax_deal_sets = 6')
+    path = competition(tmp_path, ("a", "b", "c", "dave"),
+                       extra='schedule = "adaptive"\nstop = "order"\nmax_deal_sets = 6')
     path.write_text(path.read_text().replace("deal_sets = 2\n", ""))
     a_run(path)
     store = opened(tmp_path)
@@ -251,7 +252,8 @@ def test_a_gauntlet_and_a_growing_file_count_deal_sets_without_the_retired(tmp_p
     try:
         bots = store.config()["bots"]
         assert growth.check(store, bots, 2, [0, 1]) is None
-        with pytest.raises(StoreError, match=r"holds matches of 2 deal sets \(and 2 retired\), more than deal_sets = 1"):
+        with pytest.raises(StoreError,
+                           match=r"holds matches of 2 deal sets \(and 2 retired\), more than deal_sets = 1"):
             growth.check(store, bots, 1, [0, 1])
     finally:
         store.close()
@@ -284,7 +286,8 @@ def test_a_deal_set_over_before_a_death_stays_seen_and_one_after_stays_secret(tm
     bot = tmp_path / "dies" / "bot.py"
     bot.write_text("import os, sys\nfrom referee.bot import run_bot\n\n"
                    "def decide(obs, legal, game):\n"
-                   "    if game.game_id.split(':')[0].split('/')[-1] != '0':\n        os._exit(1)  # from deal set 1 on, every time\n"
+                   "    if game.game_id.split(':')[0].split('/')[-1] != '0':\n"
+                   "        os._exit(1)  # from deal set 1 on, every time\n"
                    "    return 0\n\nrun_bot(decide)\n")
     tables = '\n[limits]\nsandbox = "none"\n' + "".join(
         f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{cwd}"\n' for name, command, cwd in (
@@ -389,7 +392,8 @@ def first_hands(out: Path, key: str) -> list[list[str]]:
 
 
 def right(learned: list[dict], truth: dict[str, list[str]]) -> list[dict]:
-    return [r for r in learned if r["opponent_hand"] and sorted(r["opponent_hand"]) == sorted(truth.get(r["game_id"], []))]
+    return [r for r in learned
+            if r["opponent_hand"] and sorted(r["opponent_hand"]) == sorted(truth.get(r["game_id"], []))]
 
 
 def stored_seeds(out: Path) -> dict[str, int]:

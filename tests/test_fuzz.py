@@ -34,7 +34,7 @@ def test_engines_refuse_random_actions_cleanly(game, seed, attempts):
         if state.is_terminal():
             break
         before = state.observation(0), len(state.events), len(state.actions)
-        for attempt in (lambda: state.apply(seat, code), lambda: state.apply(seat, state.parse_action(text))):
+        for attempt in (lambda: state.apply(seat, code), lambda: state.apply(seat, state.parse_action(text))):  # noqa: B023 (called in this iteration)
             try:
                 attempt()
             except GameError as err:  # IllegalActionError, NotYourTurnError, ActionSyntaxError

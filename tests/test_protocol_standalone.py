@@ -73,7 +73,8 @@ def protoc_command(out: Path) -> list[str]:
 def bot_dir(tmp_path_factory) -> Path:
     """An empty folder holding the generated stubs and the doc's bot, nothing else."""
     folder = tmp_path_factory.mktemp("standalone")
-    generated = subprocess.run(protoc_command(folder), check=False, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    generated = subprocess.run(protoc_command(folder), check=False, cwd=ROOT, capture_output=True, text=True,
+                               timeout=60)
     assert generated.returncode == 0, generated.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["referee_pb2.py", "referee_pb2_grpc.py"]
     assert "import referee_pb2 as" in (folder / "referee_pb2_grpc.py").read_text()

@@ -122,7 +122,9 @@ def test_a_held_match_the_server_forgets_ends_its_streams_without_the_record():
         await asyncio.sleep(0.2)
         for game_id in ("new", "newer"):  # the old one is forgotten as the newer one starts
             await arena.run_match("aegis", {}, ["a", "b"], seed=15, game_id=game_id, hold=True)
-        return await asyncio.wait_for(watching, 5), [g.game_id for g in (await stub.ListGames(pb.ListGamesRequest())).games]
+        watched = await asyncio.wait_for(watching, 5)
+        listed = (await stub.ListGames(pb.ListGamesRequest())).games
+        return watched, [g.game_id for g in listed]
 
     seen, listed = serving(test)
     assert kinds(seen)[-2:] == ["game_end", "record_held"] and listed == ["new", "newer"]
@@ -195,7 +197,8 @@ async def attempts(server, stub) -> dict[str, object]:
         try:
             await watch(stub, "no-such-game", token)
         except grpc.aio.AioRpcError as err:
-            out[f"watch {token}"] = err.code() if err.code() == grpc.StatusCode.NOT_FOUND else (err.code(), err.details())
+            code = err.code()
+            out[f"watch {token}"] = code if code == grpc.StatusCode.NOT_FOUND else (code, err.details())
     return out
 
 

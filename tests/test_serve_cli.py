@@ -103,7 +103,7 @@ def test_tournaments_one_after_another_and_at_once_share_one_server(tmp_path):
         server.wait(10)
     for done in (first, second):
         assert done.returncode == 0, done.stderr
-    for out, err, code in at_once:
+    for _out, err, code in at_once:
         assert code == 0, err
     for i in range(4):
         store = Store(tmp_path / f"out{i}", create=False)

@@ -125,7 +125,7 @@ def test_the_answer_to_a_line_that_does_not_parse_is_malformed_in_every_game():
     for line in ("XYZZY", "AS", "STOP", "BID 3", "CONFIRM", ""):  # the bot's line is quoted in it: even an action
         text = stdio.MALFORMED.format(number=3, line=quoted(line),
                                       why="Failed to load JSON: Expecting value: line 1 column 1 (char 0).")
-        for name, spec in games.GAMES.items():
+        for _name, spec in games.GAMES.items():
             with pytest.raises(ActionSyntaxError):
                 spec.new(seed=1).parse_action(text)
 
@@ -144,7 +144,8 @@ def test_a_bad_line_is_quoted_in_the_log_escaped_and_capped(capsys):
     assert answer.action.request_id == 3 and answer.action.name.startswith(
         "(stdio) line 7 is not a BotMessage in proto3 JSON: '\\x1b]0;owned\\x07 not JSON \\xff")
     assert "(1024 characters, 34 kept): Failed to load JSON" in answer.action.name  # the bad byte: 4 characters
-    unasked = relay._malformed(8, b"also not JSON\n", "why")  # no request open: logged, quoted, sent as answering nothing
+    # no request open: logged, quoted, sent as answering nothing
+    unasked = relay._malformed(8, b"also not JSON\n", "why")
     assert capsys.readouterr().err == ("stdio relay: line 8 is not a BotMessage in proto3 JSON: 'also not JSON' (why); "
                                        "no request is open: it answers nothing (past a few such messages the referee "
                                        "closes the session: docs/protocol.md §2)\n")

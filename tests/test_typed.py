@@ -53,10 +53,11 @@ def as_json(descriptor, value: dict[str, Any]) -> Any:
             out[field.name] = None
             continue
         item = value[field.name]
-        if field.type == FieldDescriptor.TYPE_MESSAGE:
-            convert = (lambda v, d=field.message_type: as_json(d, v))
-        else:
-            convert = (lambda v: v)
+        message = field.message_type if field.type == FieldDescriptor.TYPE_MESSAGE else None
+
+        def convert(v, d=message):
+            return v if d is None else as_json(d, v)
+
         if field.is_repeated:
             item = [convert(v) for v in item]
             if field.name in BIDS:

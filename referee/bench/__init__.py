@@ -166,7 +166,7 @@ def _against_one_game(measured: dict[int, list[dict]]) -> list[dict]:
     """Per number of games at once, its median round, with its decisions/s over
     one game's in the same round: the median ratio ("vs_one") and the range."""
     out = []
-    for lanes, rows in measured.items():
+    for _lanes, rows in measured.items():
         ratios = sorted(row["decisions_per_s"] / one["decisions_per_s"] for row, one in zip(rows, measured[1]))
         out.append({**_median(rows, "decisions_per_s"), "rounds": len(rows),
                     "vs_one": statistics.median(ratios), "vs_one_range": [ratios[0], ratios[-1]]})
@@ -252,8 +252,10 @@ def targets(results: dict) -> list[dict]:
         latency = results["flood"]["list_games_ms"]
         found.append({"target": "ListGames under a batched-reply flood < 100 ms (the slowest of the calls)",
                       "value": latency["max"], "goal": 100, "met": latency["max"] < 100,
-                      "context": f"median {latency['median']} ms, p99 {latency['p99']} ms over {latency['calls']} calls; "
-                                 f"with no flood on the same machine: slowest {results['flood']['without']['list_games_ms']['max']} ms"})
+                      "context": f"median {latency['median']} ms, p99 {latency['p99']} ms "
+                                 f"over {latency['calls']} calls; "
+                                 "with no flood on the same machine: slowest "
+                                 f"{results['flood']['without']['list_games_ms']['max']} ms"})
     return found
 
 

@@ -136,7 +136,8 @@ async def one_run(folder: Path, command: list[str], protocol: str, deal_sets: in
     finally:
         store.close()
     return {"seconds": round(time.perf_counter() - started, 1), "load_average": load,
-            "runner_cpu_s": round(_cpu() - cpu, 2), **victim_times(cfg.output), "entrant_faults": entrant_faults(cfg.output),
+            "runner_cpu_s": round(_cpu() - cpu, 2), **victim_times(cfg.output),
+            "entrant_faults": entrant_faults(cfg.output),
             "sessions": sessions_met(cfg.output)}
 
 

@@ -95,15 +95,15 @@ def score_lines(tally: dict[tuple[str, str], list[int]], names: Sequence[str]) -
     pairwise games as the ratings count them (:meth:`LiveStandings.tally`)."""
     rank = {name: i for i, name in enumerate(names)}
     order = {}
-    for (a, b), (w, l, d) in tally.items():
+    for (a, b), (w, lost, d) in tally.items():
         if rank.get(b, math.inf) < rank.get(a, math.inf):
-            a, b, w, l = b, a, l, w
-        order[(rank.get(a, math.inf), rank.get(b, math.inf), a, b)] = (a, b, w, l, d)
+            a, b, w, lost = b, a, lost, w
+        order[(rank.get(a, math.inf), rank.get(b, math.inf), a, b)] = (a, b, w, lost, d)
     lines = []
     for key in sorted(order):
-        a, b, w, l, d = order[key]
-        n = w + l + d
-        lines.append(f"Score of {a} vs {b}: {w} - {l} - {d}  [{(w + d / 2) / n:.3f}] {n}")
+        a, b, w, lost, d = order[key]
+        n = w + lost + d
+        lines.append(f"Score of {a} vs {b}: {w} - {lost} - {d}  [{(w + d / 2) / n:.3f}] {n}")
     return lines
 
 

@@ -304,7 +304,7 @@ def _cover(members: Sequence[str], ranked: Sequence[str], size: int, fits: Apart
     added = False
     for a, b in itertools.pairwise(members):
         if fits([a, b]):
-            table = _filled([a, b], ranked, size, lambda extra: fits([a, b, *extra]))
+            table = _filled([a, b], ranked, size, lambda extra: fits([a, b, *extra]))  # noqa: B023 (called in this iteration)
             added = (table is not None and add(table)) or added
         else:
             for table in _side_by_side(a, b, ranked, size, fits):

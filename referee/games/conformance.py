@@ -496,7 +496,7 @@ class _Playout:
         """The same seed and actions play the same match; so do its decks and drawn suits."""
         twin = self.spec.new(self.options, seed=self.seed)
         try:
-            for k, (seat, action) in enumerate(state.actions):
+            for k, (seat, action) in enumerate(state.actions):  # noqa: B007 (k: named in the failure)
                 twin.apply(seat, action)
         except IllegalActionError as err:
             self.fail("determinism", f"with the same seed, action {k} of the match ({seat}, {action!r}) is refused: "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +135,7 @@ def export(store: Store, out: Path) -> Exported:
     return Exported(matches, missing, partial)
 
 
-def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset()) -> str:
+def matches_csv(matches: list[StoredMatch], without_record: Set[int] = frozenset()) -> str:
     """One row per match: its number and key, deal set, then per seat the bot, its score, its place and
     its faults (all kinds together, then each kind: ``timeout0``, ... ``error0``: every fault counted;
     the record's ``meta.fault_counts`` has them by kind, ``meta.faults`` the first 50 of each seat), the
@@ -155,7 +155,7 @@ def matches_csv(matches: list[StoredMatch], without_record: set[int] = frozenset
     return text.getvalue()
 
 
-def _csv_rows(matches: list[StoredMatch], without_record: set[int]) -> Iterator[list[Any]]:
+def _csv_rows(matches: list[StoredMatch], without_record: Set[int]) -> Iterator[list[Any]]:
     for m in matches:
         r = m.row
         versions = r.versions or (None,) * len(r.lineup)

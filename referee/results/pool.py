@@ -105,8 +105,10 @@ class Pool:
         hash in the run, None when it has none): one sentence each; [] when the run plays the pool's
         setting with the pool's bots. A run that differs is not on the pool's scale."""
         out = []
-        run = {"game is": game, "options are": dict(options), "clock is": dict(clock)}
-        made = {"game is": self.game, "options are": dict(self.options), "clock is": dict(self.clock)}
+        run: dict[str, str | Mapping[str, Any]] = {"game is": game, "options are": dict(options),
+                                                   "clock is": dict(clock)}
+        made: dict[str, str | Mapping[str, Any]] = {"game is": self.game, "options are": dict(self.options),
+                                                    "clock is": dict(self.clock)}
         for what, value in run.items():
             if value != made[what]:
                 out.append(f"the {what} {_setting(value)}; the pool's {_setting(made[what])}")

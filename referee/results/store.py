@@ -62,7 +62,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from referee.files import WriteFailed
 from referee.hosting import versions
@@ -186,11 +186,11 @@ class MatchRow:
 
     @property
     def scores(self) -> list[int]:
-        return self.results["scores"]
+        return cast(list[int], self.results["scores"])
 
     @property
     def placing(self) -> list[int]:
-        return self.results["placing"]
+        return cast(list[int], self.results["placing"])
 
     @property
     def faults(self) -> list[dict[str, int]]:
@@ -240,7 +240,7 @@ class Store:
 
     def schema_version(self) -> int:
         """The store's schema version (0: written before there were versions, or new and empty)."""
-        return self.db.execute("PRAGMA user_version").fetchone()[0]
+        return cast(int, self.db.execute("PRAGMA user_version").fetchone()[0])
 
     def _refuse_newer(self, version: int) -> None:
         if version > SCHEMA_VERSION:
@@ -530,7 +530,7 @@ class Store:
         text = self.meta("config")
         if text is None:
             raise StoreError(f"{self.directory}: the store has no tournament configuration")
-        return json.loads(text)
+        return cast(dict[str, Any], json.loads(text))
 
     # --- matches ------------------------------------------------------------------
 
@@ -597,4 +597,4 @@ class Store:
     def count(self, every: bool = False) -> int:
         """How many stored matches count (:meth:`matches`); ``every``: how many are stored."""
         where = "" if every or not self._scheduled() else " WHERE key IN (SELECT key FROM schedule)"
-        return self.db.execute(f"SELECT COUNT(*) FROM matches{where}").fetchone()[0]
+        return cast(int, self.db.execute(f"SELECT COUNT(*) FROM matches{where}").fetchone()[0])

@@ -191,9 +191,10 @@ POINTS_AEGIS = {"noise": 5.5, "cards": 3.0, "form": 1.0, "mates": 2.0, "places":
 
 def simulate_points(entries: Sequence[str], lineups: Sequence[Sequence[str]], deal_sets: int, rng: random.Random, *,
                     noise: float = 33.0, cards: float = 15.0, form: float = 5.0, mates: float = 4.0,
-                    places: float = 0.0, seat_mates: float = 3.0, tails: float | None = None, spread: tuple[float, float] | None = None,
-                    skill: Mapping[str, float] | None = None,
-                    colluders: Sequence[tuple[str, str, float, float]] = (), first: int = 0) -> list[tuple[int, tuple[str, ...], tuple[float, ...]]]:
+                    places: float = 0.0, seat_mates: float = 3.0, tails: float | None = None,
+                    spread: tuple[float, float] | None = None, skill: Mapping[str, float] | None = None,
+                    colluders: Sequence[tuple[str, str, float, float]] = (),
+                    first: int = 0) -> list[tuple[int, tuple[str, ...], tuple[float, ...]]]:
     """The points of every seat of a duplicate tournament (every deal set played by every line-up of
     ``lineups``): ``(deal set, line-up, points by seat)`` per match.
 

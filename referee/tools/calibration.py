@@ -150,7 +150,8 @@ def order_rate(kind: str, world: str, spread: str, deal_sets: int, tables: int, 
 # --- head to head ------------------------------------------------------------------------------
 
 
-def h2h_truth(kind: str, world: str, true: dict[str, float], deal_sets: int, seed: int = 0) -> dict[tuple[str, str], float]:
+def h2h_truth(kind: str, world: str, true: dict[str, float], deal_sets: int,
+              seed: int = 0) -> dict[tuple[str, str], float]:
     """The Elo each bot's expected score against each other bot is worth, on ``deal_sets`` deal sets."""
     rng = random.Random(f"h2h-limit:{kind}:{world}:{sorted(true.items())}:{seed}")
     points: dict[tuple[str, str], list[float]] = {}

@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         before = _least(before, measure_in(args.before, args.repeat))
         now = _least(now, measure(args.repeat))
     runs = args.repeat * (args.rounds if args.before else 1)
-    print(f"CPU time per table, the least of {runs} runs{' in turns' if args.before else ''}; load average {load[0]:.1f}, {load[1]:.1f}, "
+    print(f"CPU time per table, the least of {runs} runs{' in turns' if args.before else ''}; "
+          f"load average {load[0]:.1f}, {load[1]:.1f}, "
           f"{load[2]:.1f} (1, 5, 15 minutes) at the start, {os.getloadavg()[0]:.1f} at the end")
     if before is None:
         print("| bots | deal sets | results | per table |\n|---|---|---|---|")

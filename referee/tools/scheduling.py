@@ -93,7 +93,7 @@ def copies_of(name: str, true: dict[str, float]) -> dict[str, str]:
     return {b: a for a, b in zip(names, names[1:]) if true[a] == true[b]}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def measured(kind: str, field: str, bots: int, world: str, deal_sets: int = 1000) -> dict[str, float]:
     """The ratings the fit of this world converges to (the fit of ``deal_sets`` deal sets of the
     round robin): the Elo scale of the expected scores, on which a margin is judged; entries of one

@@ -186,7 +186,8 @@ def part_estimates(args: argparse.Namespace) -> None:
                 if not rows:
                     continue
                 finite = [r for r in rows if math.isfinite(r[0])]
-                print(f"| {UNIT[model]} <{elo0:g}, {elo1:g}> | {true:+g} | {label} | {100 * len(rows) / args.runs:.0f}% "
+                print(f"| {UNIT[model]} <{elo0:g}, {elo1:g}> | {true:+g} | {label} "
+                      f"| {100 * len(rows) / args.runs:.0f}% "
                       f"| {statistics.fmean(r[0] for r in finite):+.1f} | {statistics.fmean(r[1] for r in rows):+.1f} "
                       f"| {statistics.median(r[0] for r in rows):+.1f} | {statistics.median(r[1] for r in rows):+.1f} "
                       f"| {100 * sum(r[2] for r in rows) / len(rows):.1f}% "

@@ -177,7 +177,7 @@ def play_session(args, rng, script, dump) -> str:
             elif args.mode == "othergame":
                 reply.game_id = req.game_id + "-not-mine"
             elif args.mode == "flood":
-                for n in range(args.flood):
+                for _n in range(args.flood):
                     outbox.put(pb.BotMessage(action=pb.ActionReply(request_id=rng.randrange(1 << 40),
                                                                    game_id=req.game_id, seat=req.seat,
                                                                    name="FLOOD")))

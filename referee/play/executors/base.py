@@ -170,10 +170,10 @@ class Executor(ABC):
         """Let a process started for one match connect as ``name`` with ``token``, for ``seats`` seats."""
         raise NotImplementedError(f"{type(self).__name__} cannot start a bot for one match")
 
-    def _dismiss(self, name: str) -> None:
+    def _dismiss(self, name: str) -> None:  # noqa: B027 (a hook: by default nothing)
         """``name``'s match is over: it may not connect again."""
 
-    def _release(self, game_ids: Sequence[str]) -> None:
+    def _release(self, game_ids: Sequence[str]) -> None:  # noqa: B027 (a hook: by default nothing)
         """Tell the referee that spectators may have the records of these matches (its game ids).
         By default nothing: a referee that is never told keeps them held, which is safe."""
 
@@ -205,7 +205,7 @@ class Executor(ABC):
         process, and with isolation = "match" a bot has up to ``capacity`` processes at once."""
         return 16 + max(self.capacity.values(), default=1)
 
-    def _bot_ended(self, name: str) -> None:
+    def _bot_ended(self, name: str) -> None:  # noqa: B027 (a hook: by default nothing)
         """A launched bot's process ended (called from a launcher thread): nothing to do by default."""
 
     def _end_sessions(self, names: Collection[str] | None) -> bool:

@@ -514,7 +514,7 @@ def check_aegis(obs, seat, legal, options, problems):
         if len(trick) > 1 or (trick and trick[0][0] != obs["leader"]) or (
                 obs["leader"] == seat) != (not trick):
             problems.append(f"{where}: trick {trick} with leader {obs['leader']}, seat {seat} to play")
-        for s, card in trick:
+        for _seat, card in trick:
             if not is_card(card):
                 problems.append(f"{where}.trick: {card!r}")
     elif trick:

@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--file-mb", type=int, default=64, help="its file size limit (the fill attack)")
     parser.add_argument("--files", type=int, default=100_000, help="empty files to make at most (the fill attack)")
     parser.add_argument("--kit-capacity", type=int, default=0,
-                        help="the seats its own session says it plays (0: as given), leaving room for sessions of its own")
+                        help="the seats its own session says it plays (0: as given), "
+                             "leaving room for sessions of its own")
     mine, kit_args = parser.parse_known_args(argv)
     if mine.kit_capacity and "--capacity" in kit_args:
         kit_args[kit_args.index("--capacity") + 1] = str(mine.kit_capacity)

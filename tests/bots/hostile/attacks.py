@@ -760,9 +760,9 @@ def attack_strays(ctx: Context) -> None:
     name = kit_name()
     for round_ in itertools.count():
         def one() -> None:
-            told = lambda kind, text: report("strays-open", round=round_, kind=kind, text=text)  # noqa: E731
+            told = lambda kind, text: report("strays-open", round=round_, kind=kind, text=text)  # noqa: E731, B023
             ended = flood_session(ctx.address, name, ctx.token, flood_from="request", on_answer=told)
-            report("strays", round=round_, **ended)
+            report("strays", round=round_, **ended)  # noqa: B023 (called in this iteration)
         threads = [threading.Thread(target=one, daemon=True) for _ in range(ctx.children)]
         for thread in threads:
             thread.start()
