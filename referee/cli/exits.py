@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Coroutine
-from enum import IntEnum
 from typing import Any, TypeVar
 
 import click
@@ -15,6 +14,7 @@ from referee.cli.serve import ServeError
 from referee.competition.sprt.run import SprtError
 from referee.games.base import GameError
 from referee.model import ConfigError
+from referee.model.exits import ExitCode
 from referee.model.teams import TeamError
 from referee.play.executors import BotsNotReady, ClusterError, RemoteRefereeError
 from referee.results.export import ExportError
@@ -23,33 +23,6 @@ from referee.stats.sprt import Verdict
 from referee.view.live import CannotServe
 
 T = TypeVar("T")
-
-
-class ExitCode(IntEnum):
-    OK = 0
-    #: a check failed: an invalid record, stated results that do not match
-    CHECK_FAILED = 1
-    #: bad usage: a usage error, an unreadable file, bad JSON, a bad rule option
-    USAGE = 2
-    #: sprt: no verdict when --max-units units were played; tournament (schedule = "adaptive") and ratings
-    #: of its results: max_deal_sets reached before the stop rule was met (the standings are printed)
-    INCONCLUSIVE = 3
-    #: tournament, gauntlet: a bot died for good mid-run and did not play all its matches (the
-    #: standings mark it; the same command plays them)
-    INCOMPLETE = 4
-    #: tournament, gauntlet (absent = "withdraw"): an entry did not start, or died for good, and was
-    #: withdrawn; the others played all their matches (4 wins when both apply: matches are missing)
-    WITHDRAWN = 5
-    #: the results could not be written (a full disk, an I/O error): what was stored before is
-    #: intact, and the same command, once there is room, plays only what is missing
-    WRITE_FAILED = 6
-    #: interrupted (Ctrl-C): what finished is saved (tournament, gauntlet) or reported (sprt)
-    INTERRUPTED = 130
-    # the verdicts of sprt, aliases of the codes above: a CI job passes on H1 and fails on H0
-    #: sprt: H1 accepted (the candidate is stronger, or shows no regression)
-    H1_ACCEPTED = 0
-    #: sprt: H0 accepted (the candidate is not stronger, or is a regression): a failed check
-    H0_ACCEPTED = 1
 
 
 #: the first matching row decides; click's own usage errors exit 2 by themselves

@@ -7,11 +7,12 @@ import dataclasses
 import json
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 import click
 
-from referee.cli.exits import ExitCode, run_interruptibly
+from referee.cli.exits import run_interruptibly
 from referee.cli.options import (
     announce_sandbox,
     chosen_executor,
@@ -27,9 +28,13 @@ from referee.cli.options import (
     standings_options,
 )
 from referee.cli.progress import ProgressSettings, RunDisplay
-from referee.competition import adaptive
-from referee.results import rounds
-from referee.results.store import MatchRow
+from referee.competition import service
+from referee.competition.gauntlet import GauntletConfig
+from referee.competition.run import Progress
+from referee.model import Schedule, TournamentConfig
+from referee.results import standings
+from referee.results.standings import Standings
+from referee.results.store import MatchRow, Store
 
 
 @click.command()
@@ -55,43 +60,18 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     good, the others played all theirs."""
 
     from referee.competition import config as tconfig
-    from referee.competition import run as trun
 
-    cfg = trun.with_stored_seed(tconfig.load(config_file))
-    cfg = dataclasses.replace(cfg, executor=chosen_executor(cfg.executor, executor, address, server))
+    cfg = service.prepared(tconfig.load(config_file), lambda spec: chosen_executor(spec, executor, address, server))
     http_socket = _listen(http_host, http_port)  # a busy port stops the run before anything is written
-    store = trun.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
-    try:
-        out = trun.out_for_good(store)
-        plan = trun.planner(cfg, store)
-        schedule = plan(out)
-        if not progress.quiet:
-            entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
-                                                                if out else "")
-            deal_sets = "" if cfg.adaptive else f"{cfg.deal_sets} deal set(s), "
-            so_far = " so far" if cfg.adaptive else ""
-            click.echo(f"{cfg.game} tournament: {entries}, {deal_sets}{cfg.seed_text()}; schedule: {schedule.note}; "
-                       f"{len(schedule.seatings)} match(es){so_far}; results in {cfg.output}", err=True)
-        live = None
-        if http_socket is not None:
-            from referee.view.about import about_of
-            from referee.view.live import LivePage, about_source, standings_source
-
-            live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, bootstrap),
-                            token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
-                            about=about_source(store, cfg.output.name))
-        play_with_progress(cfg, plan, store, progress, server, admin_token, live=live, http=(http_host, http_socket))
-        played = plan(set(store.out()))  # without the entries that did not start, if any
-        stop = rounds.stop_of(store)
-        if stop is not None and stop.settled:  # at the cap: exit_if_inconclusive says it
-            _say(stop.text)
-        print_standings(store, anchor, bootstrap,
-                        notes=[f"schedule: {played.note}; {len(played.seatings)} match(es)"])
-        exit_if_incomplete(store)
-        exit_if_inconclusive(store)
-        exit_if_withdrawn(store)
-    finally:
-        store.close()
+    observer = RunObserver(progress, live=(http_host, http_socket, bootstrap) if http_socket is not None else None)
+    outcome = service.run_tournament(service.TournamentRequest(cfg, rerun, server, admin_token, anchor, bootstrap),
+                                     observer)
+    observer.finished(outcome)
+    if outcome.stop is not None and outcome.stop.settled:  # at the cap: the ending says it
+        _say(outcome.stop.text)
+    click.echo(standings.report(shown(outcome, anchor)))
+    print_ending(outcome)
+    sys.exit(outcome.exit_code)
 
 
 @click.command()
@@ -118,9 +98,9 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     store = Store(directory, create=False)
     print_standings(store, anchor, bootstrap, fmt, show_los=show_los, show_ranks=show_ranks,
                     show_collusion=show_collusion)
-    exit_if_incomplete(store)
-    exit_if_inconclusive(store)
-    exit_if_withdrawn(store)
+    outcome = service.outcome_of(store)
+    print_ending(outcome)
+    sys.exit(outcome.exit_code)
 
 
 @click.command()
@@ -151,50 +131,30 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     matches; 5: an entry was withdrawn."""
 
     from referee.competition import gauntlet as tgauntlet
-    from referee.competition import run as trun
-    from referee.results import standings
 
     cfg = tgauntlet.load(config_file)
-    cfg = dataclasses.replace(cfg, tournament=dataclasses.replace(
-        trun.with_stored_seed(cfg.tournament), executor=chosen_executor(cfg.tournament.executor, executor, address,
-                                                                        server)))
-    store = tgauntlet.open_store(cfg, rerun, announce=_say)  # the directory's lock: one run at a time
-    try:
-        plan = tgauntlet.planner(cfg, store)
-        schedule = plan(trun.out_for_good(store))
-        note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
-        if not progress.quiet:
-            click.echo(f"{cfg.game} gauntlet: {cfg.candidate} against {', '.join(cfg.baselines)}; "
-                       f"{cfg.tournament.deal_sets} deal set(s), {cfg.tournament.seed_text()}; {note}; "
-                       f"results in {cfg.tournament.output}", err=True)
-        play_with_progress(cfg.tournament, plan, store, progress, server, admin_token, first=cfg.candidate)
-        rows = list(store.matches())
-        if not rows:
-            raise click.UsageError(f"{store.directory}: no finished matches yet")
-        check_anchor(rows, anchor)
-        played = plan(set(store.out()))  # without the entries that did not start, if any
-        note = f"schedule: {played.note}; {len(played.seatings)} match(es)"
-        against = tgauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=bootstrap, confidence=confidence)
-        verdict = tgauntlet.verdict(cfg.candidate, against, confidence)
-        st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=[note])
-        if fmt == "json":
-            click.echo(json.dumps({"candidate": cfg.candidate, "versus": [tgauntlet.versus_json(v) for v in against],
-                                   "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
-        elif fmt == "markdown":
-            click.echo(tgauntlet.markdown(cfg.game, cfg.candidate, against, verdict), nl=False)
-        else:
-            click.echo(tgauntlet.caption(cfg.candidate, confidence))
-            click.echo(tgauntlet.versus_table(cfg.candidate, against, confidence))
-            click.echo()
-            click.echo(standings.report(st))
-            click.echo()
-            click.echo(f"verdict: {verdict.text}")
-        exit_if_incomplete(store)
-        if verdict.worse:
-            raise SystemExit(ExitCode.CHECK_FAILED)
-        exit_if_withdrawn(store)
-    finally:
-        store.close()
+    cfg = dataclasses.replace(cfg, tournament=service.prepared(
+        cfg.tournament, lambda spec: chosen_executor(spec, executor, address, server)))
+    observer = RunObserver(progress, first=cfg.candidate, kind="gauntlet", about=cfg)
+    outcome = service.run_gauntlet(service.GauntletRequest(cfg, rerun, server, admin_token, anchor, bootstrap,
+                                                           confidence), observer)
+    observer.finished(outcome)
+    st = shown(outcome, anchor)
+    against, verdict = list(outcome.versus), outcome.verdict
+    if fmt == "json":
+        click.echo(json.dumps({"candidate": cfg.candidate, "versus": [tgauntlet.versus_json(v) for v in against],
+                               "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
+    elif fmt == "markdown":
+        click.echo(tgauntlet.markdown(cfg.game, cfg.candidate, against, verdict), nl=False)
+    else:
+        click.echo(tgauntlet.caption(cfg.candidate, confidence))
+        click.echo(tgauntlet.versus_table(cfg.candidate, against, confidence))
+        click.echo()
+        click.echo(standings.report(st))
+        click.echo()
+        click.echo(f"verdict: {verdict.text}")
+    print_ending(outcome)
+    sys.exit(outcome.exit_code)
 
 
 # --- shared by the commands above -------------------------------------------------------
@@ -230,33 +190,31 @@ def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
             click.echo(collusion.report(checked))
 
 
-def exit_if_incomplete(store) -> None:
-    """Exit 4 (incomplete) if a bot died for good and did not play all its matches."""
-    incomplete = store.incomplete()
-    if incomplete:
+def shown(outcome: service.Outcome, anchor: tuple[str, float] | None) -> Standings:
+    """The outcome's standings; a usage error when there are none (no match stored, or not the anchor's)."""
+    if outcome.standings is None and not outcome.bots:
+        raise click.UsageError(f"{outcome.directory}: no finished matches yet")
+    if outcome.standings is None:
+        assert anchor is not None
+        raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
+    return outcome.standings
+
+
+def print_ending(outcome: service.Outcome) -> None:
+    """Say on standard error what decides the exit code: the missing matches (4), the cap of an
+    adaptive run reached before its rule (3), the entries withdrawn (5)."""
+    ending = outcome.ending
+    if ending is service.Ending.INCOMPLETE:
         click.echo("incomplete: " + "; ".join(f"bot {name} did not play {v['missing']} of its {v.get('of', '')} matches"
-                                              for name, v in sorted(incomplete.items()))
+                                              for name, v in sorted(outcome.incomplete.items()))
                    + "; the same command plays them", err=True)
-        raise SystemExit(ExitCode.INCOMPLETE)
-
-
-def exit_if_inconclusive(store) -> None:
-    """Exit 3 (inconclusive) if an adaptive tournament reached max_deal_sets before its stop rule was met."""
-    stop = rounds.stop_of(store)
-    if adaptive.inconclusive(stop):
-        click.echo(f"inconclusive: {stop.text}; raise max_deal_sets and run the same command to play on", err=True)
-        raise SystemExit(ExitCode.INCONCLUSIVE)
-
-
-def exit_if_withdrawn(store) -> None:
-    """Exit 5 (withdrawn) if an entry did not start or died for good (absent = "withdraw")."""
-    from referee.results.store import DEAD, DID_NOT_START
-
-    out = [e for e in store.entries() if e.status in (DID_NOT_START, DEAD)]
-    if out:
-        click.echo("withdrawn: " + "; ".join(f"bot {e.name} {e.status} ({e.why})" for e in out)
+    elif ending is service.Ending.INCONCLUSIVE:
+        assert outcome.stop is not None
+        click.echo(f"inconclusive: {outcome.stop.text}; raise max_deal_sets and run the same command to play on",
+                   err=True)
+    elif ending is service.Ending.WITHDRAWN:
+        click.echo("withdrawn: " + "; ".join(f"bot {e.name} {e.status} ({e.why})" for e in outcome.withdrawn)
                    + "; the other entries played all their matches", err=True)
-        raise SystemExit(ExitCode.WITHDRAWN)
 
 
 def _say(line: str) -> None:
@@ -272,52 +230,86 @@ def _listen(host: str, port: int | None):
     return listen(host, port)
 
 
-def play_with_progress(cfg, plan, store, progress: ProgressSettings, server: str | None,
-                       admin_token: str | None, first: str | None = None, live=None,
-                       http: tuple[str, object] = ("127.0.0.1", None)) -> None:
-    """Play what the store lacks of the schedule (``plan``: the schedule given the entries out),
-    showing the progress (:mod:`referee.cli.progress`; ``first``: the bot the "Score of" lines put
-    first) and, given ``live``, a live page served at ``http`` (its host, and its listening socket);
-    Ctrl-C or SIGTERM stop cleanly (exit 130), what finished being saved. ``--quiet``: only results
-    and errors (no sandbox line)."""
-    from referee.competition import run as trun
+class RunObserver:
+    """What ``tournament`` and ``gauntlet`` print as a run goes (:class:`service.Observer`): the
+    announcements on standard error, the heading, the sandbox, the progress (``first``: the bot the
+    "Score of" lines put first), a live page given ``live`` (its host, listening socket and the
+    standings' bootstrap); Ctrl-C or SIGTERM stop cleanly (exit 130), what finished being saved.
+    ``--quiet``: only results and errors (no sandbox line)."""
 
-    announce_sandbox(cfg.sandbox, cfg.isolation, quiet=progress.quiet)
-    names = [b.name for b in cfg.bots]
-    schedule = plan(trun.out_for_good(store))
-    display = RunDisplay(cfg.game, len(schedule.seatings), progress, stored=store.matches(),
-                         number_of=store.number, names=sorted(names, key=lambda n: n != first),
-                         stream=sys.stderr)
-    listeners = [f for f in (display.update, live and live.progress) if f]
+    def __init__(self, progress: ProgressSettings, first: str | None = None, kind: str = "tournament",
+                 about: GauntletConfig | None = None, live: tuple[str, object, int] | None = None) -> None:
+        self.settings, self.first, self.kind, self.about, self.http = progress, first, kind, about, live
+        self.display: RunDisplay | None = None
+        self.live: Any = None
 
-    def on_progress(finished: int, total: int, played) -> None:
-        for listener in listeners:
-            listener(finished, total, played)
+    def say(self, line: str) -> None:
+        _say(line)
 
-    work = trun.play_schedule(cfg, plan, store, progress=on_progress, server=server, admin_token=admin_token,
-                              announce=_say, watch=live.watch if live else None)
-    try:
-        played = run_interruptibly(with_live_page(live, http, work) if live else work)
-    except KeyboardInterrupt:
-        display.close()
-        click.echo(f"\ninterrupted: {store.count()} of {display.total} matches are saved; "
-                   f"run the same command to resume", err=True)
-        raise SystemExit(ExitCode.INTERRUPTED) from None
-    finally:
-        display.close()
-    click.echo(f"played {played} match(es) now, {store.count()} in all", err=True)
-    if cfg.seed_drawn and not store.seed_released():
-        from referee.results.release import held_in
+    def started(self, cfg: TournamentConfig, out: set[str], schedule: Schedule) -> None:
+        if self.settings.quiet:
+            return
+        if self.about is not None:
+            note = f"schedule: {schedule.note}; {len(schedule.seatings)} match(es)"
+            click.echo(f"{cfg.game} gauntlet: {self.about.candidate} against {', '.join(self.about.baselines)}; "
+                       f"{cfg.deal_sets} deal set(s), {cfg.seed_text()}; {note}; results in {cfg.output}", err=True)
+            return
+        entries = f"{len(cfg.bots) - len(out)} bots" + (f" ({len(out)} more out: {', '.join(sorted(out))})"
+                                                        if out else "")
+        deal_sets = "" if cfg.adaptive else f"{cfg.deal_sets} deal set(s), "
+        so_far = " so far" if cfg.adaptive else ""
+        click.echo(f"{cfg.game} tournament: {entries}, {deal_sets}{cfg.seed_text()}; schedule: {schedule.note}; "
+                   f"{len(schedule.seatings)} match(es){so_far}; results in {cfg.output}", err=True)
 
-        click.echo(f"master seed: not printed: it deals every deal set, and records are {held_in(store).reason()}; "
-                   f"the run that leaves none held prints it", err=True)
-    elif cfg.seed_drawn:
-        dealt = store.deal_sets_dealt()  # a later seed that dealt nothing yet stays secret, for its deal sets
-        later = "".join(f"; deal sets from {first} on: seed {seed}, drawn when they were added after the one "
-                        f"before was printed" for first, seed in cfg.with_deals(store.config()).later_seeds
-                        if first < dealt)
-        click.echo(f"master seed: {cfg.seed} (seed = {cfg.seed} in the file plays these deals again){later}",
-                   err=True)
+    def playing(self, cfg: TournamentConfig, store: Store, schedule: Schedule) -> Progress:
+        if self.http is not None:
+            from referee.view.about import about_of
+            from referee.view.live import LivePage, about_source, standings_source
+
+            self.live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, self.http[2]),
+                                 token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
+                                 about=about_source(store, cfg.output.name))
+        announce_sandbox(cfg.sandbox, cfg.isolation, quiet=self.settings.quiet)
+        names = [b.name for b in cfg.bots]
+        self.display = display = RunDisplay(cfg.game, len(schedule.seatings), self.settings, stored=store.matches(),
+                                            number_of=store.number,
+                                            names=sorted(names, key=lambda n: n != self.first), stream=sys.stderr)
+        listeners = [f for f in (display.update, self.live and self.live.progress) if f]
+
+        def on_progress(finished: int, total: int, played) -> None:
+            for listener in listeners:
+                listener(finished, total, played)
+
+        return on_progress
+
+    def watch(self, arena: Any) -> None:
+        if self.live is not None:
+            self.live.watch(arena)
+
+    def play(self, work: Coroutine[Any, Any, int]) -> int:
+        assert self.display is not None
+        try:
+            return run_interruptibly(with_live_page(self.live, self.http[:2], work) if self.live else work)
+        finally:
+            self.display.close()
+
+    def finished(self, outcome: service.Outcome) -> None:
+        """What the run did: interrupted (exit 130), or how many matches it played and the master seed."""
+        if outcome.interrupted:
+            total = self.display.total if self.display is not None else 0
+            click.echo(f"\ninterrupted: {outcome.saved} of {total} matches are saved; "
+                       f"run the same command to resume", err=True)
+            sys.exit(outcome.exit_code)
+        click.echo(f"played {outcome.played} match(es) now, {outcome.saved} in all", err=True)
+        seed = outcome.seed
+        if seed is not None and seed.held is not None:
+            click.echo(f"master seed: not printed: it deals every deal set, and records are {seed.held}; "
+                       f"the run that leaves none held prints it", err=True)
+        elif seed is not None:
+            later = "".join(f"; deal sets from {first} on: seed {s}, drawn when they were added after the one "
+                            f"before was printed" for first, s in seed.later)
+            click.echo(f"master seed: {seed.seed} (seed = {seed.seed} in the file plays these deals again){later}",
+                       err=True)
 
 
 async def with_live_page(live, http: tuple[str, object], work):
