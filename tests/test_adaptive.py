@@ -21,7 +21,8 @@ from referee.competition.adaptive import Game, below_bound, matches_played, next
 from referee.competition.config import parse, read
 from referee.competition.schedule import rotations
 from referee.model import ConfigError, Round, Rule
-from referee.results import rounds, standings
+from referee.results import rounds as stored
+from referee.results import standings
 from referee.results.store import MatchRow, Store
 from referee.stats.ratings import PairResult, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
@@ -374,7 +375,7 @@ cwd = "{ROOT}"
 def rounds_of(folder: Path) -> list[Round]:
     store = Store(folder / "out", create=False)
     try:
-        return list(rounds.stored_rounds(store))
+        return list(stored.stored_rounds(store))
     finally:
         store.close()
 
@@ -424,10 +425,10 @@ def test_the_sample_bots_and_a_copy_stop_by_the_rule_and_say_why(example):
     assert lines[0].endswith("within ±150 Elo") and re.search(r"> \+\d+$", lines[1]), lines
     store = Store(folder / "out", create=False)
     try:
-        stop = rounds.stop_of(store)
+        stop = stored.stop_of(store)
         assert stop.settled and stop.deal_sets == deal_sets and stop.matches == matches == store.count()
         assert [c.verdict for c in stop.pairs] == ["within", "above", "above"] and stop.tie_elo == 150
-        assert len(rounds.stored_rounds(store)) == deal_sets
+        assert len(stored.stored_rounds(store)) == deal_sets
     finally:
         store.close()
     rated = run_cli("ratings", folder / "out", "--format", "json", "--bootstrap", "0")
@@ -505,7 +506,7 @@ def test_a_late_entry_is_played_first_by_the_same_directory(grown):
     store = Store(grown["resumed"] / "out", create=False)
     try:
         late = sum(1 for row in store.matches() if "late" in row.lineup)
-        history = matches_played(AEGIS, rounds.stored_rounds(store), ["random", "half", "heuristic", "late"])
+        history = matches_played(AEGIS, stored.stored_rounds(store), ["random", "half", "heuristic", "late"])
         assert late >= 4 and below_bound(["random", "half", "heuristic", "late"], history) == []
     finally:
         store.close()

@@ -176,13 +176,13 @@ def test_a_grpc_bot_entered_as_stdio_and_a_mute_stdio_bot_are_told_apart_in_thei
         kinds = [(f["seat"], f["kind"]) for f in match.record["meta"]["faults"]]
         assert kinds == [(0, "timeout")], kinds  # it answered nothing: its first decision timed out
     grpc_log = (logs / "grpc.log").read_text()
-    assert re.search(r"stdio relay: request \d+ \(0:grpc\|random seat 0\) timed out, and the bot has written "
+    assert re.search(r"stdio relay: request \d+ \(0:m[0-9a-f]{16} seat 0\) timed out, and the bot has written "
                      r"nothing on its stdout and read nothing of its stdin \(the \d+ bytes of the referee's messages "
                      r"are still in the pipe\): it does not speak stdio\. A bot that connects to the referee itself "
                      r"\(gRPC, to the --address it is given\) is entered without protocol = \"stdio\"", grpc_log)
     assert "cannot reach the referee at 127.0.0.1:50051" in grpc_log  # the kit, under the relay: no --address
     mute_log = (logs / "mute.log").read_text()
-    assert re.search(r"stdio relay: request \d+ \(0:mute\|random seat 0\) timed out, and the bot has written nothing "
+    assert re.search(r"stdio relay: request \d+ \(0:m[0-9a-f]{16} seat 0\) timed out, and the bot has written nothing "
                      r"on its stdout, though it read (\d+) of the \1 bytes of the referee's messages on its stdin: a "
                      r"stdio bot answers each request with one line of JSON on stdout, and flushes it", mute_log)
     assert mute_log.count("stdio relay: ") == 1 and grpc_log.count("stdio relay: ") == 1  # said once

@@ -110,7 +110,8 @@ def round_robin(entries: list[str], deal_sets: int, rng: random.Random, game: st
     return out
 
 
-@pytest.mark.parametrize("game, n", [("confirmation", 5), pytest.param("confirmation", 6, marks=pytest.mark.slow), ("aegis", 4)])
+@pytest.mark.parametrize("game, n", [("confirmation", 5), pytest.param("confirmation", 6, marks=pytest.mark.slow),
+                                     ("aegis", 4)])
 def test_the_pair_effects_are_those_of_the_two_regressions_solved_exactly(game, n):
     matches = round_robin([f"e{i}" for i in range(n)], 5, random.Random(n), game)
     checked = pair_effects(matches)

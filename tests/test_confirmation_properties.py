@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from helpers import random_playout
 import pytest
+from helpers import random_playout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -24,7 +24,8 @@ def true_ratings(truths, kind, luck):
 
 
 @pytest.mark.parametrize("kind", ["2-player", "4-player"])
-@pytest.mark.parametrize("deal_sets", [2, pytest.param(5, marks=pytest.mark.slow), pytest.param(10, marks=pytest.mark.slow),
+@pytest.mark.parametrize("deal_sets", [2, pytest.param(5, marks=pytest.mark.slow),
+                                       pytest.param(10, marks=pytest.mark.slow),
                                        pytest.param(20, marks=pytest.mark.slow)])
 def test_intervals_hold_the_truth_or_are_flagged(truths, kind, deal_sets):
     c = measure(kind, deal_sets, 100.0, TOURNAMENTS, bootstrap=100, true=true_ratings(truths, kind, 100.0))

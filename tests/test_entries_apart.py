@@ -73,6 +73,11 @@ cwd = "honest2"
 """
 
 
+def bot_game_id(record: dict) -> str:
+    """The game id a stored match's bots were told (opaque: it names no entry), as they report it."""
+    return record["meta"]["game_id"]
+
+
 def lines(out: Path, bots: tuple[str, ...], kind: str) -> list[dict]:
     """The ``KIND {json}`` lines of these bots' logs, each with the bot's name."""
     found = []
@@ -115,7 +120,8 @@ def table(tmp: Path, honest: bool) -> dict:
     store = Store(out, create=False)
     try:
         honest_results = honest_rows(store)
-        hands = {row.key: dealt(store.record(row.key)) for row in store.matches()}
+        stored = [store.record(row.key) for row in store.matches()]
+        hands = {bot_game_id(record): dealt(record) for record in stored}
         sandbox = store.meta("sandbox")
     finally:
         store.close()
@@ -228,8 +234,10 @@ def twins(tmp: Path, honest: bool) -> dict:
         victim = {(row.key, bot): (seat := row.lineup.index(bot), row.scores, row.placing, row.faults[seat])
                   for row in rows for bot in VICTIMS if bot in row.lineup}
         # what a partner's opponent held, where that opponent is a victim (the seat it did not play)
-        hands = {row.key: hands_in(store.record(row.key), next(b for b in row.lineup if b in VICTIMS))
-                 for row in rows if any(b in VICTIMS for b in row.lineup) and len(set(row.lineup)) == 2}
+        played = [(row, store.record(row.key)) for row in rows
+                  if any(b in VICTIMS for b in row.lineup) and len(set(row.lineup)) == 2]
+        hands = {bot_game_id(record): hands_in(record, next(b for b in row.lineup if b in VICTIMS))
+                 for row, record in played}
     finally:
         store.close()
     return {"learned": lines(out, ("alice", "alice2"), "LEARNED"), "victim": victim, "hands": hands}

@@ -373,7 +373,8 @@ def opponents_known(out: Path) -> tuple[list[dict], dict[str, list[str]]]:
         for row in store.matches():
             if "entrant" in row.lineup:
                 opponent = 1 - row.lineup.index("entrant")
-                truth[row.key] = next(e.data["cards"] for e in records.replay(store.record(row.key)).state.events
+                record = store.record(row.key)  # keyed by the game id its bots were told (meta.game_id)
+                truth[record["meta"]["game_id"]] = next(e.data["cards"] for e in records.replay(record).state.events
                                       if e.kind == "hand" and e.seat == opponent and e.data["game"] == 1)
     finally:
         store.close()

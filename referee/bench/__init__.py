@@ -61,14 +61,13 @@ from pathlib import Path
 from tabulate import tabulate
 
 from referee.bench import echo as echo_mod
-from referee.bench import engine, inprocess, served
-from referee.bench import resources
-from referee.bench.resources import CLOCK_MS
+from referee.bench import engine, inprocess, resources, served
 from referee.bench import isolation as isolation_mod
 from referee.bench import sandbox as sandbox_mod
 from referee.bench import stdio as stdio_mod
 from referee.bench import strays as strays_mod
 from referee.bench import trace as trace_mod
+from referee.bench.resources import CLOCK_MS
 from referee.games import GAMES, play_out, random_legal
 from referee.play.server import RefereeServer
 from referee.v1 import referee_pb2 as pb

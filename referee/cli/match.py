@@ -20,10 +20,9 @@ from referee.cli.options import (
     seed_option,
 )
 from referee.games import get as get_game
-from referee.model import BotSpec
-from referee.report import final_table, format_options, game_log
-from referee.model import Seating
+from referee.model import BotSpec, Seating
 from referee.play.executors import LocalExecutor
+from referee.report import final_table, format_options, game_log
 from referee.runner import Clock
 
 

@@ -12,9 +12,9 @@ import click
 from referee.cli import progress
 from referee.games import GAMES
 from referee.games.base import GameSpec
+from referee.hosting import sandbox
 from referee.hosting.paths import bot_from_command
 from referee.model import EXECUTORS, BotSpec, ExecutorSpec
-from referee.hosting import sandbox
 
 
 def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False, advise: bool = True) -> None:

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from referee import games
-from referee.results.store import MatchRow
-from referee.stats import ratings
 from referee.results.standings import match_seats
-from referee.stats import headtohead
+from referee.results.store import MatchRow
+from referee.stats import headtohead, ratings
 
 #: a line of progress off a terminal at least every this many seconds (when a match ends)
 DEFAULT_SECONDS = 30.0

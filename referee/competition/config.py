@@ -84,8 +84,7 @@ from pathlib import Path
 from typing import Any
 
 from referee import games
-from referee.hosting import paths
-from referee.hosting import versions
+from referee.hosting import paths, versions
 from referee.model import (
     ABSENT,
     BOT_NAME,

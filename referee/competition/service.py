@@ -198,7 +198,7 @@ def run_gauntlet(request: GauntletRequest, observer: Observer) -> Outcome:
         against = gauntlet.versus(cfg.game, rows, cfg.candidate, bootstrap=request.bootstrap,
                                   confidence=request.confidence)
         verdict = gauntlet.verdict(cfg.candidate, against, request.confidence)
-        return dataclasses.replace(outcome, versus=tuple(against), verdict=verdict, worse=verdict.worse)
+        return dataclasses.replace(outcome, versus=tuple(against), verdict=verdict, worse=bool(verdict.worse))
     finally:
         store.close()
 

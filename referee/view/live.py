@@ -29,9 +29,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from referee import games
-from referee.view.page import page
 from referee.results import standings
 from referee.view.about import about_html, about_of
+from referee.view.page import page
 
 log = logging.getLogger("referee.live")
 

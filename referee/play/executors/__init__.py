@@ -15,7 +15,6 @@ Tournaments, gauntlets, SPRT runs and ``referee match`` all play through one.
 from referee.model import ExecutorSpec, Played
 from referee.play.executors.base import BotsDead, BotsNotReady, Executor, seat_capacity
 from referee.play.executors.local import LocalExecutor
-from referee.play.executors.ray import ClusterError
 from referee.play.executors.ray import ClusterError, RayExecutor
 from referee.play.executors.remote import RemoteExecutor, RemoteRefereeError
 

@@ -61,6 +61,7 @@ class RemoteExecutor(Executor):
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         # late: grpc and protobuf, which `referee --help` does not load
         import grpc
+
         from referee.v1 import referee_pb2_grpc as pb_grpc
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
@@ -79,6 +80,7 @@ class RemoteExecutor(Executor):
                    sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         # late: grpc and protobuf, which `referee --help` does not load
         import grpc
+
         from referee.play import wire
         from referee.v1 import referee_pb2 as pb
 
