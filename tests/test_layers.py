@@ -140,13 +140,6 @@ def test_a_package_in_no_layer_is_refused():
         layer("referee.nowhere.x")
 
 
-#: files another change is rewriting, whose function-level imports are not yet given reasons; an
-#: entry fails the test once its file has no such import left (or is gone), so the set only shrinks
-UNREASONED: frozenset[str] = frozenset({
-    "referee/cli/tournament.py", "referee/cli/sprt.py", "referee/competition/sprt/report.py",
-    "referee/competition/sprt/run.py",
-})
-
 REASON = "# late:"
 
 
@@ -154,7 +147,7 @@ def late_imports(root: Path) -> dict[str, list[tuple[int, bool]]]:
     """Each file's imports made inside a function or class (not at module level, where an import
     under ``if TYPE_CHECKING:`` or ``try:`` counts as module level): (line, whether it gives its
     reason). The reason is a ``# late: ...`` comment on the import's line or on the line above the
-    run of import lines it belongs to."""
+    run of import lines it belongs to (blank lines between its groups, as isort sorts them, included)."""
     found: dict[str, list[tuple[int, bool]]] = {}
     for path in sorted((root / "referee").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -168,22 +161,22 @@ def late_imports(root: Path) -> dict[str, list[tuple[int, bool]]]:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
                 i = node.lineno - 1
-                while i > 0 and lines[i - 1].strip().startswith(("import ", "from ")) and REASON not in lines[i]:
+                while i > 0 and REASON not in lines[i] and (_importing(lines[i - 1]) or (
+                        not lines[i - 1].strip() and i > 1 and _importing(lines[i - 2]))):
                     i -= 1
                 reasoned = REASON in lines[node.lineno - 1] or (i > 0 and lines[i - 1].strip().startswith(REASON))
                 found.setdefault(rel, []).append((node.lineno, reasoned))
     return found
 
 
-def unreasoned(root: Path, excepted: frozenset[str] = UNREASONED) -> list[str]:
-    """Function-level imports without a reason, outside ``excepted``; and each entry of ``excepted``
-    that no longer needs to be there."""
-    found = late_imports(root)
-    missing = [f"{rel}:{line}: a function-level import without a '{REASON} <reason>' comment"
-               for rel, imps in found.items() if rel not in excepted for line, ok in imps if not ok]
-    stale = [f"{rel}: in UNREASONED but has no unreasoned function-level import (remove it)"
-             for rel in sorted(excepted) if not any(not ok for _, ok in found.get(rel, []))]
-    return missing + stale
+def _importing(line: str) -> bool:
+    return line.strip().startswith(("import ", "from "))
+
+
+def unreasoned(root: Path) -> list[str]:
+    """Function-level imports without a reason."""
+    return [f"{rel}:{line}: a function-level import without a '{REASON} <reason>' comment"
+            for rel, imps in late_imports(root).items() for line, ok in imps if not ok]
 
 
 def test_every_function_level_import_says_why_it_is_late():
@@ -197,14 +190,11 @@ def test_an_import_inside_a_function_without_a_reason_is_refused(tmp_path):
                             "def g():\n    import ray  # late: an optional extra\n"
                             "def h():\n    # late: grpc, which the CLI's help does not load\n    import grpc\n"
                             "    from referee.v1 import referee_pb2\n"
-                            "class C:\n    def m(self):\n        import re  # not a reason\n"})
-    assert unreasoned(root, frozenset()) == [
+                            "class C:\n    def m(self):\n        import re  # not a reason\n"
+                            "def i():\n    # late: grpc, in isort's groups\n    import grpc\n\n"
+                            "    from referee.v1 import referee_pb2\n"
+                            "def j():\n    import json  # late: why\n\n    x = 1\n\n    import csv\n"})
+    assert sorted(unreasoned(root), key=lambda found: int(found.split(":")[1])) == [
         "referee/hosting/launcher.py:5: a function-level import without a '# late: <reason>' comment",
-        "referee/hosting/launcher.py:14: a function-level import without a '# late: <reason>' comment"]
-
-
-def test_an_exception_no_longer_needed_is_refused(tmp_path):
-    root = plant(tmp_path, {"__init__.py": "", "cli/sprt.py": "import os\ndef f():\n    import re  # late: why\n"})
-    assert unreasoned(root, frozenset({"referee/cli/sprt.py", "referee/cli/gone.py"})) == [
-        "referee/cli/gone.py: in UNREASONED but has no unreasoned function-level import (remove it)",
-        "referee/cli/sprt.py: in UNREASONED but has no unreasoned function-level import (remove it)"]
+        "referee/hosting/launcher.py:14: a function-level import without a '# late: <reason>' comment",
+        "referee/hosting/launcher.py:25: a function-level import without a '# late: <reason>' comment"]

@@ -1,9 +1,11 @@
-"""The tournament-run service without the command line (referee.competition.service): a real
-tournament and a gauntlet return their outcome and exit code; the exit code's precedence over
-every combination of what a run can leave."""
+"""The run service without the command line (referee.competition.service): a real tournament, a
+gauntlet and an SPRT return their outcome and exit code; the exit code's precedence over every
+combination of what a run can leave."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import itertools
 import textwrap
 from collections.abc import Coroutine
@@ -16,9 +18,13 @@ from harness import ROOT, write_tournament
 from referee.competition import config as tconfig
 from referee.competition import gauntlet, service
 from referee.competition.service import Ending, Outcome, Withdrawn
-from referee.model import Schedule, Stop, TournamentConfig
+from referee.competition.sprt import setup as sprt_setup
+from referee.competition.sprt.setup import SprtSetup
+from referee.competition.sprt.units import Tally
+from referee.model import BotSpec, Played, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
 from referee.results.store import Store
+from referee.stats.sprt import SPRT, EloModel, Verdict
 
 BOTS = "".join(f"""
 [[bots]]
@@ -50,8 +56,6 @@ class Recorder:
         self.events.append(("watch",))
 
     def play(self, work: Coroutine[Any, Any, int]) -> int:
-        import asyncio  # here: only this observer runs a coroutine
-
         if self.interrupt:
             work.close()
             raise KeyboardInterrupt
@@ -106,8 +110,125 @@ def test_a_gauntlet_run_by_the_service_returns_its_verdict(tmp_path):
     cfg = gauntlet.load(path)
     outcome = service.run_gauntlet(service.GauntletRequest(cfg, bootstrap=50), Recorder())
     assert outcome.verdict is not None and [v.baseline for v in outcome.versus] == ["r1", "r2"]
-    assert outcome.worse == outcome.verdict.worse
+    assert outcome.worse is bool(outcome.verdict.worse)
     assert outcome.exit_code == (ExitCode.CHECK_FAILED if outcome.worse else ExitCode.OK)
+
+
+# --- an SPRT -----------------------------------------------------------------------------------
+
+HEURISTIC = BotSpec("h", ("python", "-m", "sample_bots.heuristic"), cwd=str(ROOT))
+WEAK = BotSpec("w", ("python", "-m", "sample_bots.weakened", "--noise", "0.9", "--seed", "2"), cwd=str(ROOT))
+
+
+class SprtRecorder:
+    """An SPRT observer that keeps what it is told, in order, and runs the units as a plain coroutine;
+    ``stop_after``: cancels the run once that many units are counted, as Ctrl-C does (a KeyboardInterrupt
+    once the run's cleanup ran)."""
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.events: list[tuple[Any, ...]] = []
+        self.stop_after = stop_after
+        self.task: asyncio.Task[Any] | None = None
+
+    def say(self, line: str) -> None:
+        self.events.append(("say", line))
+
+    def started(self, setup: SprtSetup, test: SPRT) -> None:
+        self.events.append(("started", setup.candidate.name, test.lower, test.upper))
+
+    def counted(self, tally: Tally) -> None:
+        self.events.append(("counted", tally.sprt.n, tally.verdict))
+        if self.stop_after is not None and tally.sprt.n >= self.stop_after and self.task is not None:
+            self.task.cancel()
+
+    def played(self, number: int | None, match: Played) -> None:
+        self.events.append(("played", number, match.seating.key))
+
+    def play(self, work: Coroutine[Any, Any, Verdict]) -> Verdict:
+        async def main() -> Verdict:
+            self.task = asyncio.current_task()
+            return await work
+
+        try:
+            return asyncio.run(main())
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    def of(self, kind: str) -> list[tuple[Any, ...]]:
+        return [e[1:] for e in self.events if e[0] == kind]
+
+
+def sprt_of(candidate: BotSpec, baseline: BotSpec, output: Path | None = None, max_units: int = 40) -> SprtSetup:
+    """Wide hypotheses (0 against 200 logistic Elo) and wide errors: the heuristic bot against the
+    weakened one settles in a few units."""
+    setup = sprt_setup.from_options("aegis", candidate, baseline, 7,
+                                    hypotheses=sprt_setup.Hypotheses(0.0, 200.0, None, EloModel.LOGISTIC),
+                                    decision_ms=2000, alpha=0.2, beta=0.2, max_units=max_units, output=output)
+    return dataclasses.replace(setup, sandbox="none")
+
+
+def test_an_sprt_run_by_the_service_accepts_h1_and_resumes_from_its_store(tmp_path):
+    seen = SprtRecorder()
+    request = service.SprtRequest(sprt_of(HEURISTIC, WEAK, tmp_path / "out"))
+    outcome = service.run_sprt(request, seen)
+    assert outcome.sprt is Verdict.H1 and outcome.ending is Ending.DONE and outcome.exit_code == ExitCode.H1_ACCEPTED
+    report = outcome.report
+    assert report is not None and report["verdict"] == "H1" and report["conclusion"] == "stronger"
+    units = report["units"]
+    assert seen.events[0][:2] == ("started", "h") and seen.events[0][2] < 0 < seen.events[0][3]
+    # every unit counted in order, the verdict with the last; every match told with its number in the store
+    assert seen.of("counted") == [(n, None) for n in range(1, units)] + [(units, Verdict.H1)]
+    # (two matches at once: one of the unit after the verdict's may have finished too, and is saved)
+    assert outcome.played == outcome.saved == len(seen.of("played")) >= 2 * units
+    store = Store(tmp_path / "out", create=False)
+    numbers = store.numbers()
+    store.close()
+    assert [number for number, _ in seen.of("played")] == list(range(1, outcome.saved + 1))
+    assert all(numbers[key] == number for number, key in seen.of("played"))
+    assert outcome.directory == tmp_path / "out" and not outcome.interrupted
+    # again: the stored matches are counted, none played, the same verdict
+    again = service.run_sprt(request, resumed := SprtRecorder())
+    assert again.sprt is Verdict.H1 and again.played == 0 and again.saved == outcome.saved
+    assert not resumed.of("played") and again.report is not None and again.report["units"] == units
+
+
+def test_an_sprt_run_by_the_service_accepts_h0_exit_1(tmp_path):
+    seen = SprtRecorder()
+    outcome = service.run_sprt(service.SprtRequest(sprt_of(WEAK, HEURISTIC)), seen)
+    assert outcome.sprt is Verdict.H0 and outcome.ending is Ending.H0_ACCEPTED
+    assert outcome.exit_code == ExitCode.H0_ACCEPTED == 1
+    assert outcome.report is not None and outcome.report["conclusion"] == "not stronger"
+    # without an output directory: nothing saved, the matches numbered in the order this run played them
+    assert outcome.directory is None and outcome.saved == 0
+    assert [number for number, _ in seen.of("played")] == list(range(1, outcome.played + 1))
+    assert outcome.played >= 2 * outcome.report["units"]
+
+
+def test_an_interrupted_sprt_reports_the_units_counted_and_exits_130(tmp_path):
+    seen = SprtRecorder(stop_after=2)
+    outcome = service.run_sprt(service.SprtRequest(sprt_of(HEURISTIC, WEAK, tmp_path / "out", max_units=100)),
+                               seen)
+    assert outcome.interrupted and outcome.sprt is Verdict.INTERRUPTED
+    assert outcome.ending is Ending.INTERRUPTED and outcome.exit_code == ExitCode.INTERRUPTED == 130
+    report = outcome.report
+    assert report is not None and report["verdict"] == "interrupted" and report["units"] >= 2
+    assert report["conclusion"] == "no verdict: interrupted"
+    store = Store(tmp_path / "out", create=False)  # the lock was let go; what was played is kept
+    try:
+        assert store.count() == outcome.saved >= 2 * report["units"]
+    finally:
+        store.close()
+
+
+def test_an_sprt_interrupted_before_it_starts_exits_130():
+    class Interrupt(SprtRecorder):
+        def play(self, work: Coroutine[Any, Any, Verdict]) -> Verdict:
+            work.close()
+            raise KeyboardInterrupt
+
+    outcome = service.run_sprt(service.SprtRequest(sprt_of(HEURISTIC, WEAK)), Interrupt())
+    assert outcome.exit_code == ExitCode.INTERRUPTED and outcome.played == 0
+    assert outcome.report is not None and outcome.report["units"] == 0
 
 
 # --- the exit code, computed in one place ----------------------------------------------------
@@ -130,3 +251,12 @@ def test_the_exit_code_precedence(interrupted, incomplete, stop, worse, withdraw
                 else ExitCode.WITHDRAWN if withdrawn else ExitCode.OK)
     assert outcome.exit_code == expected
     assert service.EXIT_CODES[outcome.ending] == expected
+
+
+@pytest.mark.parametrize("verdict, ending, code", [
+    (Verdict.H1, Ending.DONE, 0), (Verdict.H0, Ending.H0_ACCEPTED, 1),
+    (Verdict.INCONCLUSIVE, Ending.INCONCLUSIVE, 3), (Verdict.INTERRUPTED, Ending.INTERRUPTED, 130)])
+def test_an_sprt_verdict_decides_its_exit_code(verdict, ending, code):
+    """``referee sprt``'s codes (docs/regression.md), through the same ending as the other runs."""
+    outcome = Outcome(directory=None, saved=0, sprt=verdict)
+    assert outcome.ending is ending and outcome.exit_code == code

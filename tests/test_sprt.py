@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from harness import run_cli
 
-from referee.cli.exits import SPRT_EXIT_CODES, ExitCode
+from referee.cli.exits import ExitCode
+from referee.competition.service import Outcome
 from referee.competition.sprt import report as sprt_report
 from referee.competition.sprt import run as sprt_run
 from referee.competition.sprt import setup as sprt_setup
@@ -636,7 +637,8 @@ def test_sprt_config_and_bot_options_do_not_mix(tmp_path, invoke):
 
 
 def test_verdict_exit_codes(invoke):
-    assert SPRT_EXIT_CODES == {"H1": 0, "H0": 1, "inconclusive": 3, "interrupted": 130}
+    assert {v: Outcome(directory=None, saved=0, sprt=v).exit_code for v in Verdict} == {
+        "H1": 0, "H0": 1, "inconclusive": 3, "interrupted": 130}
     assert ExitCode.H1_ACCEPTED is ExitCode.OK and ExitCode.H0_ACCEPTED is ExitCode.CHECK_FAILED
     help_text = invoke("--help").output
     assert "H1 accepted" in help_text and "inconclusive" in help_text

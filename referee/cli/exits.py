@@ -19,7 +19,6 @@ from referee.model.teams import TeamError
 from referee.play.executors import BotsNotReady, ClusterError, RemoteRefereeError
 from referee.results.export import ExportError
 from referee.results.store import NewerStore, StoreError
-from referee.stats.sprt import Verdict
 from referee.view.live import CannotServe
 
 T = TypeVar("T")
@@ -45,13 +44,6 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (CannotServe, ExitCode.USAGE),  # --http: a busy port (nothing started, nothing written)
     (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
 )
-#: the exit code of each outcome of ``referee sprt``
-SPRT_EXIT_CODES: dict[Verdict, ExitCode] = {
-    Verdict.H1: ExitCode.H1_ACCEPTED,
-    Verdict.H0: ExitCode.H0_ACCEPTED,
-    Verdict.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
-    Verdict.INTERRUPTED: ExitCode.INTERRUPTED,
-}
 #: the errors the group reports as ``Error: ...`` with their exit code (click reports its own)
 HANDLED = tuple(kind for kind, _ in _EXIT_CODES if not issubclass(kind, click.ClickException))
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from referee import files
-from referee.cli.exits import SPRT_EXIT_CODES, run_interruptibly
+from referee.cli.exits import run_interruptibly
 from referee.cli.options import (
     BotCommand,
     announce_sandbox,
@@ -25,12 +27,14 @@ from referee.cli.options import (
     rule_options,
     seed_option,
 )
+from referee.cli.progress import match_line
+from referee.competition import service
 from referee.competition.sprt import report as sprt_report
-from referee.competition.sprt import run as sprt_run
 from referee.competition.sprt import setup as sprt_setup
 from referee.competition.sprt.units import Tally
 from referee.games import GAMES
-from referee.model import BotSpec, ConfigError
+from referee.model import BotSpec, ConfigError, Played
+from referee.results.store import MatchRow
 from referee.stats.sprt import SPRT, EloModel, Verdict, estimate
 
 #: the options that override an SPRT file's values when given
@@ -102,56 +106,28 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
     try:
-        if config_file is not None:
-            for name, flag in _WITHOUT_CONFIG:
-                if name in given:
-                    raise click.UsageError(f"{flag} cannot be combined with CONFIG (the file gives the game, "
-                                           f"its options and the bots)")
-            from_file = sprt_setup.load(config_file)
-            hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1, elo_model or from_file.elo_model)
-            overrides = {name: ctx.params[name] for name in _OVERRIDES if name in given}
-            if "elo_model" in overrides:
-                overrides["elo_model"] = EloModel(overrides["elo_model"])
-            setup = from_file.with_overrides(hypotheses, **overrides)
-        else:
-            hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1, elo_model)
-            if hypotheses is None and elo_model is not None:
-                hypotheses = sprt_setup.Hypotheses.of_preset("stronger", EloModel(elo_model))
-            if game is None or candidate is None or baseline is None:
-                raise click.UsageError("give CONFIG, or --game, --candidate and --baseline")
-            setup = sprt_setup.from_options(
-                game, candidate, baseline, fresh_seed() if seed is None else seed, options=dict(rule_options),
-                hypotheses=hypotheses, decision_ms=decision_ms, bank_ms=bank_ms, alpha=alpha, beta=beta,
-                max_units=max_units, concurrency=concurrency, output=output)
+        setup = (_from_file(config_file, ctx.params, given) if config_file is not None else
+                 _from_options(game, candidate, baseline, seed, rule_options, decision_ms, bank_ms, elo_model,
+                               preset, elo0, elo1, alpha, beta, max_units, concurrency, output))
     except ValueError as err:
         if isinstance(err, (click.ClickException, ConfigError)):
             raise
         raise click.UsageError(str(err)) from None
     setup = dataclasses.replace(setup, executor=chosen_executor(setup.executor, executor, address, server),
                                 markdown=Path(markdown_file) if markdown_file else None)
+    outcome = service.run_sprt(service.SprtRequest(setup, rerun, server, admin_token), SprtDisplay(quiet, verbose))
+    print_outcome(outcome, fmt, markdown_file)
+    ctx.exit(outcome.exit_code)
 
-    store = sprt_run.open_store(setup, rerun, announce=lambda line: click.echo(line, err=True))
-    tally = Tally(SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta, model=setup.elo_model))
-    lower, upper = tally.sprt.lower, tally.sprt.upper
-    if not quiet:
-        click.echo(f"sprt {setup.game}: {setup.candidate.name} against {setup.baseline.name}, seed {setup.seed}; "
-                   f"H0 {setup.elo0:g}, H1 {setup.elo1:g} {sprt_report.UNITS[setup.elo_model]}; "
-                   f"LLR bounds {lower:.2f}, {upper:.2f}; "
-                   f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
-    announce_sandbox(setup.sandbox, setup.isolation, quiet=quiet, advise=False)
-    try:
-        status = run_interruptibly(sprt_run.run(setup, tally, None if quiet else _progress(), store=store,
-                                                server=server, admin_token=admin_token,
-                                                on_match=_match_lines(setup.game, store) if verbose else None,
-                                                announce=lambda line: click.echo(line, err=True)))
-    except KeyboardInterrupt:
-        status = Verdict.INTERRUPTED
-        click.echo(f"\ninterrupted after {tally.sprt.n} unit(s); the report covers them"
-                   + ("; run the same command to resume" if store is not None else ""), err=True)
-    finally:
-        if store is not None:
-            store.close()
-    report = sprt_report.summary(setup, tally, status)
+
+def print_outcome(outcome: service.Outcome, fmt: str, markdown_file: str | None) -> None:
+    """An interruption on standard error, the report on standard output in ``fmt`` (text, json,
+    markdown), and with ``--markdown`` its paragraph in that file."""
+    report = outcome.report
+    assert report is not None, "the outcome of an SPRT"
+    if outcome.interrupted:
+        click.echo(f"\ninterrupted after {report['units']} unit(s); the report covers them"
+                   + ("; run the same command to resume" if outcome.directory is not None else ""), err=True)
     if fmt == "json":
         click.echo(json.dumps(report, indent=2))
     elif fmt == "markdown":
@@ -160,42 +136,86 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         click.echo(sprt_report.text(report))
     if markdown_file:
         files.write_text(markdown_file, sprt_report.markdown(report))
-    ctx.exit(SPRT_EXIT_CODES[status])
 
 
-def _match_lines(game: str, store):
-    """``--verbose``: "Finished match N (...)" on stderr for every match played (N: the store's number
-    of the match, or without --output the count of matches this run)."""
-    from referee.cli.progress import match_line
-    from referee.results.store import MatchRow
+def _from_file(config_file: str, params: Mapping[str, Any], given: set[str]) -> sprt_setup.SprtSetup:
+    """The set-up of an SPRT file, the options ``given`` on the command line over the file's."""
+    for name, flag in _WITHOUT_CONFIG:
+        if name in given:
+            raise click.UsageError(f"{flag} cannot be combined with CONFIG (the file gives the game, "
+                                   f"its options and the bots)")
+    from_file = sprt_setup.load(config_file)
+    elo_model = params["elo_model"]
+    hypotheses = sprt_setup.Hypotheses.given(params["preset"], params["elo0"], params["elo1"],
+                                             EloModel(elo_model) if elo_model else from_file.elo_model)
+    overrides = {name: params[name] for name in _OVERRIDES if name in given}
+    if "elo_model" in overrides:
+        overrides["elo_model"] = EloModel(overrides["elo_model"])
+    return from_file.with_overrides(hypotheses, **overrides)
 
-    count = [0]
 
-    def show(played) -> None:
-        count[0] += 1
-        s = played.seating
-        number = store.number(s.key) if store is not None else count[0]
-        click.echo(match_line(game, number, MatchRow(s.key, s.deal_set, s.lineup, played.results)), err=True)
+def _from_options(game: str | None, candidate: BotSpec | None, baseline: BotSpec | None, seed: int | None,
+                  rule_options: Sequence[tuple[str, str]], decision_ms: int, bank_ms: int, elo_model: str | None,
+                  preset: str | None, elo0: float | None, elo1: float | None, alpha: float, beta: float,
+                  max_units: int, concurrency: int, output: str | None) -> sprt_setup.SprtSetup:
+    """The set-up of the command line without an SPRT file."""
+    model = EloModel(elo_model) if elo_model is not None else None
+    hypotheses = sprt_setup.Hypotheses.given(preset, elo0, elo1, model)
+    if hypotheses is None and model is not None:
+        hypotheses = sprt_setup.Hypotheses.of_preset("stronger", model)
+    if game is None or candidate is None or baseline is None:
+        raise click.UsageError("give CONFIG, or --game, --candidate and --baseline")
+    return sprt_setup.from_options(
+        game, candidate, baseline, fresh_seed() if seed is None else seed, options=dict(rule_options),
+        hypotheses=hypotheses, decision_ms=decision_ms, bank_ms=bank_ms, alpha=alpha, beta=beta,
+        max_units=max_units, concurrency=concurrency, output=output)
 
-    return show
 
+class SprtDisplay:
+    """What ``referee sprt`` prints as the test goes (:class:`service.SprtObserver`), on standard error:
+    the announcements, the heading and the sandbox, a progress line every ``every`` units or
+    ``seconds`` seconds and at the verdict, and with ``verbose`` a line per finished match;
+    ``quiet``: only the announcements and the sandbox's risk. Ctrl-C or SIGTERM stop cleanly (exit
+    130), the units counted reported."""
 
-def _progress(every: int = 10, seconds: float = 10.0):
-    """A progress line on stderr every ``every`` units or ``seconds`` seconds, and at the verdict."""
-    import time
+    def __init__(self, quiet: bool, verbose: bool, every: int = 10, seconds: float = 10.0) -> None:
+        self.quiet, self.verbose, self.every, self.seconds = quiet, verbose, every, seconds
+        self.game = ""
+        self.last = time.monotonic()
 
-    last = [time.monotonic()]
+    def say(self, line: str) -> None:
+        click.echo(line, err=True)
 
-    def show(tally: Tally) -> None:
+    def started(self, setup: sprt_setup.SprtSetup, test: SPRT) -> None:
+        self.game = setup.game
+        if not self.quiet:
+            click.echo(f"sprt {setup.game}: {setup.candidate.name} against {setup.baseline.name}, seed {setup.seed}; "
+                       f"H0 {setup.elo0:g}, H1 {setup.elo1:g} {sprt_report.UNITS[setup.elo_model]}; "
+                       f"LLR bounds {test.lower:.2f}, {test.upper:.2f}; "
+                       f"at most {setup.max_units} units, {setup.concurrency} match(es) at once", err=True)
+        announce_sandbox(setup.sandbox, setup.isolation, quiet=self.quiet, advise=False)
+        self.last = time.monotonic()
+
+    def counted(self, tally: Tally) -> None:
+        if self.quiet:
+            return
         now = time.monotonic()
         n = tally.sprt.n
-        if tally.verdict is None and n % every and now - last[0] < seconds:
+        if tally.verdict is None and n % self.every and now - self.last < self.seconds:
             return
-        last[0] = now
+        self.last = now
         est = estimate(tally.sprt.counts)
         click.echo(f"unit {n}: LLR {tally.sprt.llr():.2f} ({tally.sprt.lower:.2f}, {tally.sprt.upper:.2f}); "
                    f"W-D-L {tally.wins}-{tally.draws}-{tally.losses}; pentanomial "
                    f"{' '.join(map(str, tally.sprt.counts))}; Elo {sprt_report.elo_text(est)}, "
                    f"nElo {sprt_report.nelo_text(est)}", err=True)
 
-    return show
+    def played(self, number: int | None, match: Played) -> None:
+        """``--verbose``: "Finished match N (...)" (N: the store's number of the match, or without
+        --output the count of matches this run)."""
+        if self.verbose:
+            s = match.seating
+            click.echo(match_line(self.game, number, MatchRow(s.key, s.deal_set, s.lineup, match.results)), err=True)
+
+    def play(self, work: Coroutine[Any, Any, Verdict]) -> Verdict:
+        return run_interruptibly(work)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import secrets
+import socket
 import sys
-from collections.abc import Coroutine, Sequence
-from typing import Any
+from collections.abc import Coroutine, Iterable, Sequence
+from typing import Any, TypeVar
 
 import click
 
@@ -28,13 +29,19 @@ from referee.cli.options import (
     standings_options,
 )
 from referee.cli.progress import ProgressSettings, RunDisplay
+from referee.competition import config as tconfig
+from referee.competition import gauntlet as tgauntlet
 from referee.competition import service
 from referee.competition.gauntlet import GauntletConfig
 from referee.competition.run import Progress
-from referee.model import Schedule, TournamentConfig
+from referee.model import Played, Schedule, TournamentConfig
 from referee.results import standings
 from referee.results.standings import Standings
 from referee.results.store import MatchRow, Store
+from referee.view.about import about_of
+from referee.view.live import LivePage, about_source, listen, standings_source
+
+T = TypeVar("T")
 
 
 @click.command()
@@ -58,9 +65,6 @@ def tournament(config_file: str, server: str | None, admin_token: str | None, ex
     met; 4 (incomplete): a bot died for good and did not play all its matches;
     5 (withdrawn, with absent = "withdraw"): an entry did not start or died for
     good, the others played all theirs."""
-
-    from referee.competition import config as tconfig
-
     cfg = service.prepared(tconfig.load(config_file), lambda spec: chosen_executor(spec, executor, address, server))
     http_socket = _listen(http_host, http_port)  # a busy port stops the run before anything is written
     observer = RunObserver(progress, live=(http_host, http_socket, bootstrap) if http_socket is not None else None)
@@ -87,12 +91,10 @@ def ratings(directory: str, fmt: str, anchor: tuple[str, float] | None, bootstra
     95% intervals, head to head (Elo difference, W-D-L, game pairs) and seat bias; --los adds
     the likelihood-of-superiority matrix, --ranks each bot's rank probabilities, --collusion the
     collusion check (pairs of entries whose presence moves each other's points on the same cards,
-    for review; it changes no result and no exit code). docs/tournaments.md explains every column. Exit code 3 (inconclusive): an adaptive tournament reached max_deal_sets
-    before its stop rule was met; 4 (incomplete): a bot died for good and did not play all its
-    matches (marked in the table); 5 (withdrawn): an entry did not start or died for good (listed
-    below the table)."""
-    from referee.results.store import Store
-
+    for review; it changes no result and no exit code). docs/tournaments.md explains every column.
+    Exit code 3 (inconclusive): an adaptive tournament reached max_deal_sets before its stop rule
+    was met; 4 (incomplete): a bot died for good and did not play all its matches (marked in the
+    table); 5 (withdrawn): an entry did not start or died for good (listed below the table)."""
     if show_collusion and fmt not in ("table", "json"):
         raise click.BadParameter("--collusion goes with --format table or json", param_hint="--collusion")
     store = Store(directory, create=False)
@@ -129,9 +131,6 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     1 (a failed check, for CI): the candidate is worse than a baseline at
     --confidence; 4 (incomplete): a bot died for good and did not play all its
     matches; 5: an entry was withdrawn."""
-
-    from referee.competition import gauntlet as tgauntlet
-
     cfg = tgauntlet.load(config_file)
     cfg = dataclasses.replace(cfg, tournament=service.prepared(
         cfg.tournament, lambda spec: chosen_executor(spec, executor, address, server)))
@@ -139,8 +138,16 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
     outcome = service.run_gauntlet(service.GauntletRequest(cfg, rerun, server, admin_token, anchor, bootstrap,
                                                            confidence), observer)
     observer.finished(outcome)
-    st = shown(outcome, anchor)
+    print_gauntlet(cfg, outcome, shown(outcome, anchor), fmt, confidence)
+    print_ending(outcome)
+    sys.exit(outcome.exit_code)
+
+
+def print_gauntlet(cfg: GauntletConfig, outcome: service.Outcome, st: Standings, fmt: str, confidence: float) -> None:
+    """A gauntlet's outcome on standard output in ``fmt``: its candidate against each baseline, the
+    standings ``st`` and the verdict (table, json), or the candidate's table and the verdict (markdown)."""
     against, verdict = list(outcome.versus), outcome.verdict
+    assert verdict is not None, "a gauntlet's outcome with standings has its verdict"
     if fmt == "json":
         click.echo(json.dumps({"candidate": cfg.candidate, "versus": [tgauntlet.versus_json(v) for v in against],
                                "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
@@ -153,8 +160,6 @@ def gauntlet(config_file: str, server: str | None, admin_token: str | None, exec
         click.echo(standings.report(st))
         click.echo()
         click.echo(f"verdict: {verdict.text}")
-    print_ending(outcome)
-    sys.exit(outcome.exit_code)
 
 
 # --- shared by the commands above -------------------------------------------------------
@@ -166,9 +171,10 @@ def check_anchor(rows: Sequence[MatchRow], anchor: tuple[str, float] | None) -> 
         raise click.BadParameter(f"no bot {anchor[0]!r} in these results", param_hint="--anchor")
 
 
-def print_standings(store, anchor, bootstrap: int, fmt: str = "table", notes=(),
-                    show_los: bool = False, show_ranks: bool = False, show_collusion: bool = False) -> None:
-    from referee.results import collusion, standings
+def print_standings(store: Store, anchor: tuple[str, float] | None, bootstrap: int, fmt: str = "table",
+                    notes: Iterable[str] = (), show_los: bool = False, show_ranks: bool = False,
+                    show_collusion: bool = False) -> None:
+    from referee.results import collusion  # late: numpy's statistics (~80 ms), which only --collusion needs
 
     rows = list(store.matches())
     if not rows:
@@ -221,13 +227,9 @@ def _say(line: str) -> None:
     click.echo(line, err=True)
 
 
-def _listen(host: str, port: int | None):
+def _listen(host: str, port: int | None) -> socket.socket | None:
     """The live page's listening socket (None without ``--http``)."""
-    if port is None:
-        return None
-    from referee.view.live import listen
-
-    return listen(host, port)
+    return None if port is None else listen(host, port)
 
 
 class RunObserver:
@@ -238,10 +240,10 @@ class RunObserver:
     ``--quiet``: only results and errors (no sandbox line)."""
 
     def __init__(self, progress: ProgressSettings, first: str | None = None, kind: str = "tournament",
-                 about: GauntletConfig | None = None, live: tuple[str, object, int] | None = None) -> None:
+                 about: GauntletConfig | None = None, live: tuple[str, socket.socket, int] | None = None) -> None:
         self.settings, self.first, self.kind, self.about, self.http = progress, first, kind, about, live
         self.display: RunDisplay | None = None
-        self.live: Any = None
+        self.live: LivePage | None = None
 
     def say(self, line: str) -> None:
         _say(line)
@@ -263,9 +265,6 @@ class RunObserver:
 
     def playing(self, cfg: TournamentConfig, store: Store, schedule: Schedule) -> Progress:
         if self.http is not None:
-            from referee.view.about import about_of
-            from referee.view.live import LivePage, about_source, standings_source
-
             self.live = LivePage(about_of(store, cfg.output.name).title, standings_source(store, self.http[2]),
                                  token=secrets.token_urlsafe(16),  # the bots must not watch their matches' twins
                                  about=about_source(store, cfg.output.name))
@@ -276,7 +275,7 @@ class RunObserver:
                                             names=sorted(names, key=lambda n: n != self.first), stream=sys.stderr)
         listeners = [f for f in (display.update, self.live and self.live.progress) if f]
 
-        def on_progress(finished: int, total: int, played) -> None:
+        def on_progress(finished: int, total: int, played: Played | None) -> None:
             for listener in listeners:
                 listener(finished, total, played)
 
@@ -289,7 +288,9 @@ class RunObserver:
     def play(self, work: Coroutine[Any, Any, int]) -> int:
         assert self.display is not None
         try:
-            return run_interruptibly(with_live_page(self.live, self.http[:2], work) if self.live else work)
+            if self.live is not None and self.http is not None:
+                return run_interruptibly(with_live_page(self.live, self.http[:2], work))
+            return run_interruptibly(work)
         finally:
             self.display.close()
 
@@ -312,7 +313,7 @@ class RunObserver:
                        err=True)
 
 
-async def with_live_page(live, http: tuple[str, object], work):
+async def with_live_page(live: LivePage, http: tuple[str, socket.socket], work: Coroutine[Any, Any, T]) -> T:
     """Run ``work`` while serving the live page at ``http`` (its host, and its listening socket);
     prints its address on standard output."""
     host, sock = http

@@ -1,11 +1,12 @@
-"""The run of a tournament or a gauntlet as one service: a request in, an outcome out.
+"""The run of a tournament, a gauntlet or an SPRT as one service: a request in, an outcome out.
 
 A front end (the ``referee`` command, a web server) builds a request from what it was given,
 calls :func:`run_tournament` or :func:`run_gauntlet` with an :class:`Observer` (what to say as the
-run goes, how to show its progress, how to run its matches' coroutine), and gets back an
-:class:`Outcome`: a frozen value whose :attr:`Outcome.exit_code` is computed here, in one place,
-from what the run left (interrupted, incomplete, inconclusive, the candidate worse, withdrawn).
-The front end prints the outcome as it prints; the service imports no front end.
+run goes, how to show its progress, how to run its matches' coroutine), or :func:`run_sprt` with an
+:class:`SprtObserver`, and gets back an :class:`Outcome`: a frozen value whose
+:attr:`Outcome.exit_code` is computed here, in one place, from what the run left (interrupted,
+incomplete, inconclusive, the candidate worse or the SPRT's H0 accepted, withdrawn). The front end
+prints the outcome as it prints; the service imports no front end.
 """
 
 from __future__ import annotations
@@ -20,12 +21,17 @@ from typing import Any, Protocol
 from referee.competition import adaptive, gauntlet, run
 from referee.competition.gauntlet import GauntletConfig, Verdict, Versus
 from referee.competition.run import Plan, Progress
-from referee.model import Schedule, Stop, TournamentConfig
+from referee.competition.sprt import report as sprt_report
+from referee.competition.sprt import run as sprt_run
+from referee.competition.sprt.setup import SprtSetup
+from referee.competition.sprt.units import Tally
+from referee.model import Played, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
 from referee.results import rounds, standings
 from referee.results.release import held_in
 from referee.results.standings import Standings
 from referee.results.store import DEAD, DID_NOT_START, Store
+from referee.stats import sprt as sprt_stats
 
 
 class Observer(Protocol):
@@ -47,6 +53,27 @@ class Observer(Protocol):
     def play(self, work: Coroutine[Any, Any, int]) -> int:
         """Run the matches' coroutine to its end and return what it returns (how many were played);
         a KeyboardInterrupt stops the run (what finished is saved)."""
+
+
+class SprtObserver(Protocol):
+    """What a front end is told as an SPRT goes, and how it runs the units."""
+
+    def say(self, line: str) -> None:
+        """An announcement (the ``referee`` command: a line on standard error)."""
+
+    def started(self, setup: SprtSetup, test: sprt_stats.SPRT) -> None:
+        """The store (if any) is claimed and the test is set up (``test``: its hypotheses and bounds)."""
+
+    def counted(self, tally: Tally) -> None:
+        """A unit was counted (units are counted in order; after the verdict, none)."""
+
+    def played(self, number: int | None, match: Played) -> None:
+        """A match was played, and saved with an output directory: ``number`` is its number in the
+        store, or without one how many matches this run played."""
+
+    def play(self, work: Coroutine[Any, Any, sprt_stats.Verdict]) -> sprt_stats.Verdict:
+        """Run the units' coroutine to its end and return its verdict; a KeyboardInterrupt stops the
+        test (the units counted are reported)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +102,7 @@ class Ending(Enum):
     INCOMPLETE = "incomplete"
     INCONCLUSIVE = "inconclusive"
     WORSE = "worse"
+    H0_ACCEPTED = "H0 accepted"
     WITHDRAWN = "withdrawn"
     DONE = "done"
 
@@ -85,6 +113,7 @@ EXIT_CODES: Mapping[Ending, ExitCode] = {
     Ending.INCOMPLETE: ExitCode.INCOMPLETE,
     Ending.INCONCLUSIVE: ExitCode.INCONCLUSIVE,
     Ending.WORSE: ExitCode.CHECK_FAILED,
+    Ending.H0_ACCEPTED: ExitCode.H0_ACCEPTED,
     Ending.WITHDRAWN: ExitCode.WITHDRAWN,
     Ending.DONE: ExitCode.OK,
 }
@@ -92,14 +121,16 @@ EXIT_CODES: Mapping[Ending, ExitCode] = {
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a run left. ``saved``: the matches stored; ``played``: how many this run played;
-    ``incomplete``: the bots that died for good and did not play all their matches (how many they
-    missed, of how many); ``withdrawn``: the entries out (did not start, dead); ``stop``: an adaptive
-    run's stop; ``standings``: None when no match is stored, or the anchor is in no match
-    (``bots``: the bots in the stored matches); ``worse``: a gauntlet's candidate is worse than a
-    baseline at the confidence asked."""
+    """What a run left. ``directory``: its results (None: an SPRT without one); ``saved``: the
+    matches stored; ``played``: how many this run played; ``incomplete``: the bots that died for
+    good and did not play all their matches (how many they missed, of how many); ``withdrawn``: the
+    entries out (did not start, dead); ``stop``: an adaptive run's stop; ``standings``: None when no
+    match is stored, or the anchor is in no match (``bots``: the bots in the stored matches);
+    ``worse``: a gauntlet's candidate is worse than a baseline at the confidence asked; ``sprt``:
+    an SPRT's verdict (H1 or H0 accepted, inconclusive at the cap, interrupted) and ``report`` its
+    report (:func:`referee.competition.sprt.report.summary`, JSON-ready)."""
 
-    directory: Path
+    directory: Path | None
     saved: int
     interrupted: bool = False
     played: int = 0
@@ -112,20 +143,24 @@ class Outcome:
     worse: bool = False
     versus: tuple[Versus, ...] = ()
     verdict: Verdict | None = None
+    sprt: sprt_stats.Verdict | None = None
+    report: Mapping[str, Any] | None = None
 
     @property
     def ending(self) -> Ending:
         """What decides the exit code: interrupted, then missing matches (incomplete), then an
-        adaptive run's cap reached before its rule (inconclusive), then a gauntlet's candidate worse,
-        then an entry withdrawn."""
-        if self.interrupted:
+        adaptive run's cap reached before its rule or an SPRT's before its verdict (inconclusive),
+        then a gauntlet's candidate worse, then an SPRT's H0 accepted, then an entry withdrawn."""
+        if self.interrupted or self.sprt is sprt_stats.Verdict.INTERRUPTED:
             return Ending.INTERRUPTED
         if self.incomplete:
             return Ending.INCOMPLETE
-        if adaptive.inconclusive(self.stop):
+        if adaptive.inconclusive(self.stop) or self.sprt is sprt_stats.Verdict.INCONCLUSIVE:
             return Ending.INCONCLUSIVE
         if self.worse:
             return Ending.WORSE
+        if self.sprt is sprt_stats.Verdict.H0:
+            return Ending.H0_ACCEPTED
         if self.withdrawn:
             return Ending.WITHDRAWN
         return Ending.DONE
@@ -160,6 +195,17 @@ class GauntletRequest:
     anchor: tuple[str, float] | None = None
     bootstrap: int = 1000
     confidence: float = 0.95
+
+
+@dataclass(frozen=True)
+class SprtRequest:
+    """An SPRT to run: its set-up (from a file, options, or both), the bots whose stored matches are
+    dropped (``rerun``, with an output directory), a remote referee (``server``, ``admin_token``)."""
+
+    setup: SprtSetup
+    rerun: tuple[str, ...] = ()
+    server: str | None = None
+    admin_token: str | None = None
 
 
 def prepared(config: TournamentConfig, executor: Callable[[Any], Any] | None = None) -> TournamentConfig:
@@ -201,6 +247,42 @@ def run_gauntlet(request: GauntletRequest, observer: Observer) -> Outcome:
         return dataclasses.replace(outcome, versus=tuple(against), verdict=verdict, worse=bool(verdict.worse))
     finally:
         store.close()
+
+
+def run_sprt(request: SprtRequest, observer: SprtObserver) -> Outcome:
+    """Run an SPRT (units until a verdict, or its cap) and return its outcome, its verdict and report
+    included; interrupted, the report covers the units counted."""
+    setup = request.setup
+    store = sprt_run.open_store(setup, request.rerun, announce=observer.say)  # with --output: one run at a time
+    try:
+        tally = Tally(sprt_stats.SPRT(setup.elo0, setup.elo1, setup.alpha, setup.beta, model=setup.elo_model))
+        observer.started(setup, tally.sprt)
+        played = _Numbered(store, observer)
+        work = sprt_run.run(setup, tally, observer.counted, store=store, server=request.server,
+                            admin_token=request.admin_token, on_match=played, announce=observer.say)
+        try:
+            verdict = observer.play(work)
+        except KeyboardInterrupt:
+            verdict = sprt_stats.Verdict.INTERRUPTED
+        saved = store.count() if store is not None else 0
+    finally:
+        if store is not None:
+            store.close()
+    return Outcome(directory=setup.output if store is not None else None, saved=saved,
+                   interrupted=verdict is sprt_stats.Verdict.INTERRUPTED, played=played.count, sprt=verdict,
+                   report=sprt_report.summary(setup, tally, verdict))
+
+
+class _Numbered:
+    """Tells the observer of each match an SPRT plays, with its number: the store's, or without one
+    how many this run played (``count``)."""
+
+    def __init__(self, store: Store | None, observer: SprtObserver) -> None:
+        self.store, self.observer, self.count = store, observer, 0
+
+    def __call__(self, match: Played) -> None:
+        self.count += 1
+        self.observer.played(self.store.number(match.seating.key) if self.store is not None else self.count, match)
 
 
 def _played(config: TournamentConfig, plan: Plan, store: Store, request: TournamentRequest | GauntletRequest,

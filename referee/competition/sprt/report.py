@@ -6,8 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from referee import __version__
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally
+from referee.report import format_options
 from referee.results.standings import FAULTS_HEADER, fault_cell
 from referee.stats.sprt import Z95, EloModel, Estimate, StoppedEstimate, Verdict, estimate, stopped_estimate
 
@@ -39,7 +41,7 @@ def summary(setup: SprtSetup, tally: Tally, status: Verdict) -> dict[str, Any]:
     n = len(margins)
     mean = sum(margins) / n if n else None
     half = None
-    if n >= 2:
+    if mean is not None and n >= 2:
         sd = math.sqrt(sum((m - mean) ** 2 for m in margins) / (n - 1))
         half = Z95 * sd / math.sqrt(n)
     return {
@@ -115,7 +117,8 @@ def _hypotheses(s: Mapping[str, Any]) -> str:
 
 def _draws(s: Mapping[str, Any]) -> str:
     ratio = s["draw_ratio"]
-    return f"W-D-L {s['wins']}-{s['draws']}-{s['losses']} (draw ratio {'-' if ratio is None else f'{100 * ratio:.1f}%'})"
+    shown = "-" if ratio is None else f"{100 * ratio:.1f}%"
+    return f"W-D-L {s['wins']}-{s['draws']}-{s['losses']} (draw ratio {shown})"
 
 
 def _faults_text(s: Mapping[str, Any]) -> str:
@@ -127,12 +130,10 @@ def _verdict_text(s: Mapping[str, Any]) -> str:
              "regression": "is weaker (a regression)"}
     if s["verdict"] in (Verdict.H1, Verdict.H0):
         return f"{s['verdict']} accepted: {s['candidate']} {words[s['conclusion']]}"
-    return s["conclusion"]
+    return str(s["conclusion"])
 
 
 def text(s: Mapping[str, Any]) -> str:
-    from referee.report import format_options
-
     margin = _signed(s["points_per_unit"], 2)
     if s["points_per_unit_95"] is not None:
         margin += f" ± {s['points_per_unit_95']:.2f} (95%)"
@@ -154,9 +155,6 @@ def text(s: Mapping[str, Any]) -> str:
 
 def markdown(s: Mapping[str, Any]) -> str:
     """One paragraph for a pull request."""
-    from referee import __version__
-    from referee.report import format_options
-
     verdict = {Verdict.H1: f"**H1 accepted: {s['conclusion']}**",
                Verdict.H0: f"**H0 accepted: {s['conclusion']}**"}.get(s["verdict"], f"**{s['conclusion']}**")
     margin = _signed(s["points_per_unit"], 2)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from referee.competition.run import snapshots_wanted
+from referee.competition.run import host_account, snapshots_wanted
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally, make_unit, unit_lineups
 from referee.files import WriteFailed
+from referee.model import Played, Seating, deal_seed
+from referee.play.executors import BotsDead, executor_for, seat_capacity
 from referee.results.store import Store
 from referee.stats.sprt import Verdict
 
@@ -43,10 +45,6 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     already in it are not played again (a run resumes where it stopped). ``on_match`` is told of
     every match played (a :class:`~referee.play.executors.Played`), once saved. A unit's
     records reach the referee's spectators once both its matches are played."""
-    from referee.competition.run import host_account
-    from referee.model import Played, Seating, deal_seed
-    from referee.play.executors import BotsDead, executor_for, seat_capacity
-
     c, b = setup.candidate.name, setup.baseline.name
     lineups = unit_lineups(setup.game, c, b)
 
@@ -67,7 +65,8 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                                 f"{connect_timeout:g} s): check its command and its log")
         finished.setdefault(k, [None] * len(lineups))[j] = results
         while counted in finished and all(r is not None for r in finished[counted]):
-            unit = make_unit(setup.game, counted, lineups, finished.pop(counted), c, b)
+            both = [r for r in finished.pop(counted) if r is not None]  # all of them, as checked
+            unit = make_unit(setup.game, counted, lineups, both, c, b)
             counted += 1
             verdict = tally.add(unit)
             if progress:
@@ -119,6 +118,7 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
                             snapshots=store.snapshots if store is not None else None)
     try:
         async with executor:
+            assert executor.sandbox is not None  # resolved as the executor opened
             if store is not None:
                 store.set_meta("sandbox", executor.sandbox.describe())
                 store.set_meta("isolation", setup.isolation)

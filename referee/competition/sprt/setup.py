@@ -66,7 +66,7 @@ class Hypotheses:
         model = EloModel(model or DEFAULT_MODEL)
         if preset is not None:
             return cls.of_preset(preset, model)
-        if elo0 is not None:
+        if elo0 is not None and elo1 is not None:  # both or neither (checked above)
             return cls(elo0, elo1, None, model)
         return None
 

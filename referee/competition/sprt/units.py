@@ -46,7 +46,7 @@ class Unit:
     index: int
     scores: tuple[float, ...]  # the candidate's result in each game
     margins: tuple[float, ...]  # the candidate's points minus the baseline's, per game
-    faults: dict[str, Counter] = field(default_factory=dict)
+    faults: dict[str, Counter[str]] = field(default_factory=dict)
 
     @property
     def points(self) -> float:
@@ -56,7 +56,7 @@ class Unit:
 def make_unit(game: str, index: int, lineups: Sequence[Sequence[str]], results: Sequence[Mapping[str, Any]],
               candidate: str, baseline: str) -> Unit:
     scores, margins = [], []
-    faults: dict[str, Counter] = {candidate: Counter(), baseline: Counter()}
+    faults: dict[str, Counter[str]] = {candidate: Counter(), baseline: Counter()}
     for lineup, res in zip(lineups, results):
         score, margin = game_outcome(game, lineup, res, candidate, baseline)
         scores.append(score)
@@ -73,7 +73,7 @@ class Tally:
         self.sprt = sprt
         self.units: list[Unit] = []
         self.record = Record()  # the candidate's games: wins, draws, losses
-        self.faults: dict[str, Counter] = {}
+        self.faults: dict[str, Counter[str]] = {}
         self.verdict: Verdict | None = None
         self.started = time.monotonic()
         self.seconds = 0.0
