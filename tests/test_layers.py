@@ -154,7 +154,7 @@ def late_imports(root: Path) -> dict[str, list[tuple[int, bool]]]:
     """Each file's imports made inside a function or class (not at module level, where an import
     under ``if TYPE_CHECKING:`` or ``try:`` counts as module level): (line, whether it gives its
     reason). The reason is a ``# late: ...`` comment on the import's line or on the line above the
-    run of import lines it belongs to."""
+    run of import lines it belongs to (blank lines between them, as isort parts sections, included)."""
     found: dict[str, list[tuple[int, bool]]] = {}
     for path in sorted((root / "referee").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -168,7 +168,8 @@ def late_imports(root: Path) -> dict[str, list[tuple[int, bool]]]:
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
                 i = node.lineno - 1
-                while i > 0 and lines[i - 1].strip().startswith(("import ", "from ")) and REASON not in lines[i]:
+                while i > 0 and (lines[i - 1].strip().startswith(("import ", "from ")) or not lines[i - 1].strip()) \
+                        and REASON not in lines[i]:
                     i -= 1
                 reasoned = REASON in lines[node.lineno - 1] or (i > 0 and lines[i - 1].strip().startswith(REASON))
                 found.setdefault(rel, []).append((node.lineno, reasoned))
