@@ -20,12 +20,12 @@ from typing import Any, Protocol
 from referee.competition import adaptive, gauntlet, run
 from referee.competition.gauntlet import GauntletConfig, Verdict, Versus
 from referee.competition.run import Plan, Progress
-from referee.model import Schedule, Stop, TournamentConfig
+from referee.model import EntryStatus, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
 from referee.results import rounds, standings
 from referee.results.release import held_in
 from referee.results.standings import Standings
-from referee.results.store import DEAD, DID_NOT_START, Store
+from referee.results.store import Store
 
 
 class Observer(Protocol):
@@ -54,7 +54,7 @@ class Withdrawn:
     """An entry out of the run: it did not start, or died for good (absent = "withdraw")."""
 
     name: str
-    status: str
+    status: EntryStatus
     why: str | None
 
 
@@ -221,7 +221,7 @@ def _played(config: TournamentConfig, plan: Plan, store: Store, request: Tournam
 def outcome_of(store: Store) -> Outcome:
     """What a results directory holds, as an outcome, its standings left out."""
     withdrawn = tuple(Withdrawn(e.name, e.status, e.why) for e in store.entries()
-                      if e.status in (DID_NOT_START, DEAD))
+                      if e.status in (EntryStatus.DID_NOT_START, EntryStatus.DEAD))
     return Outcome(directory=store.directory, saved=store.count(), stop=rounds.stop_of(store),
                    incomplete=store.incomplete(), withdrawn=withdrawn)
 

@@ -9,14 +9,11 @@ from typing import Any
 
 from referee.stats import sequences
 
-SCHEDULES = ("round-robin", "adaptive")
 #: the fairness bound: from its first deal set on, an entry plays at least this share of the matches of
 #: the entry that played the most in the same deal sets
 FAIRNESS = 0.5
 #: the default cap, level and margin of a rule (docs/tournaments.md, "The margin": why 75 Elo)
 MAX_DEAL_SETS, CONFIDENCE, TIE_ELO = 400, 0.95, 75.0
-#: the store's keys: the rounds chosen, and why the tournament stopped
-ROUNDS_KEY, STOPPED_KEY = "adaptive", "stopped"
 
 Table = tuple[str, ...]
 

@@ -27,7 +27,7 @@ from tabulate import tabulate
 from referee import games, model
 from referee.games import RatedBy
 from referee.results import rounds
-from referee.results.store import PLAYING, Entry, MatchRow, Store
+from referee.results.store import Entry, MatchRow, Store
 from referee.runner import FaultKind
 from referee.stats import headtohead, ratings
 
@@ -104,7 +104,7 @@ class Standings:
     @property
     def out(self) -> list[Entry]:
         """The entries not playing: did not start, withdrawn, dead."""
-        return [e for e in self.entries if e.status != PLAYING]
+        return [e for e in self.entries if e.status != model.EntryStatus.PLAYING]
 
 
 def match_seats(game: str, rows: Iterable[MatchRow]) -> list[headtohead.MatchSeats]:
@@ -529,7 +529,7 @@ def to_csv(st: Standings) -> str:
         if st.incomplete:
             row["incomplete"] = st.incomplete.get(b.name, "")
         if out:
-            row.update(status=PLAYING, why="")
+            row.update(status=model.EntryStatus.PLAYING, why="")
         rows.append(row)
     rows += [{"rank": "", "name": e.name, "status": e.status, "why": e.why} for e in out]
     return _csv(fields, rows)

@@ -9,7 +9,7 @@ from referee.competition.run import snapshots_wanted
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally, make_unit, unit_lineups
 from referee.files import WriteFailed
-from referee.results.store import Store
+from referee.results.store import MetaKey, Store
 from referee.stats.sprt import Verdict
 
 
@@ -120,9 +120,9 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
     try:
         async with executor:
             if store is not None:
-                store.set_meta("sandbox", executor.sandbox.describe())
-                store.set_meta("isolation", setup.isolation)
-                store.set_meta("executor", executor.describe())
+                store.set_meta(MetaKey.SANDBOX, executor.sandbox.describe())
+                store.set_meta(MetaKey.ISOLATION, setup.isolation)
+                store.set_meta(MetaKey.EXECUTOR, executor.describe())
             try:
                 await executor.play_all(to_play(), setup.concurrency, played, dead)
             finally:
