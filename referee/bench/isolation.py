@@ -65,7 +65,7 @@ async def measure(workdir: Path) -> dict:
     rows = []
     for name, change in tournaments():
         for way in WAYS:
-            isolation = Isolation.TOURNAMENT if way == "tournament" else Isolation.MATCH
+            isolation = Isolation.TOURNAMENT if way == Isolation.TOURNAMENT else Isolation.MATCH
             with rule(way):
                 row = await served.tournament(path, workdir / f"{len(rows)}",
                                               lambda cfg: dataclasses.replace(change(cfg), isolation=isolation))  # noqa: B023 (called in this iteration)

@@ -28,6 +28,7 @@ from referee.competition import run as trun
 from referee.hosting import sandbox
 from referee.model import Limits, SandboxMode
 from referee.results.store import MetaKey, Store
+from referee.runner import FaultKind
 
 SPINNERS = 240
 CLOCK_MS = (200, 1000)
@@ -78,7 +79,7 @@ def victim_times(out: Path, name: str = "victim") -> dict:
             total += times["total_s"]
             slowest = max(slowest, times["slowest_s"])
             over += times["over_decision_time"]
-            timeouts += row.faults[seat].get("timeout", 0)
+            timeouts += row.faults[seat].get(FaultKind.TIMEOUT, 0)
         sandbox_line = store.meta(MetaKey.SANDBOX) or ""
     finally:
         store.close()

@@ -226,7 +226,7 @@ class Versus:
     los: float | None
     points_diff: float | None  # candidate's mean points per seat minus the baseline's, in their matches
     #: "lower": the candidate won every game (only ``lo`` holds: "> +40"); "upper": it won none
-    bound: str | None = None
+    bound: ratings.Bound | None = None
     #: the one-sided upper bound at the verdict's confidence (:func:`referee.stats.headtohead.upper_bound`):
     #: the candidate is worse where it is below 0; None: none (a sweep by the candidate, or no interval)
     upper: float | None = None

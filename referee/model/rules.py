@@ -77,10 +77,13 @@ class Claim:
 
     a: str
     b: str
-    verdict: str
+    verdict: sequences.PairVerdict
     elo: float | None = None
     lo: float | None = None
     hi: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", sequences.PairVerdict(self.verdict))  # a stored stop's: a string
 
     def shown(self, tie_elo: float) -> str:
         """The claim as the tables show it: "above", "within ±50 Elo", "open"."""
