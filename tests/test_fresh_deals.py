@@ -30,10 +30,10 @@ from referee.competition import gauntlet as tgauntlet
 from referee.competition import growth
 from referee.competition import run as trun
 from referee.competition.schedule import missing, numbers
-from referee.model import deal_seed
+from referee.model import EntryStatus, deal_seed
 from referee.results import release
 from referee.results import rounds as stored
-from referee.results.store import DEAD, Store, StoreError
+from referee.results.store import Store, StoreError
 
 HOSTILE = ROOT / "tests" / "bots" / "hostile"
 STRENGTH = ("a", "b", "c", "d", "dave", "late")  # who beats whom in the made-up results
@@ -63,7 +63,7 @@ def a_run(path: Path, rerun=(), stop_after: int | None = None, dies=()) -> list[
         out = trun.out_for_good(store)
         trun.keep_deals_secret(cfg, store, plan, out, said.append)
         if dies:
-            store.set_entries(DEAD, dict.fromkeys(dies, "died at its first decision"))
+            store.set_entries(EntryStatus.DEAD, dict.fromkeys(dies, "died at its first decision"))
             out |= set(dies)
             trun.keep_deals_secret(cfg, store, plan, out, said.append)
         played = 0

@@ -30,6 +30,7 @@ from tabulate import tabulate
 
 from referee import bot as kit
 from referee import records
+from referee.model import SandboxMode
 from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,7 +119,7 @@ def main() -> None:
     if "--bot" in sys.argv:
         return hostile_bot()
     parser = argparse.ArgumentParser(prog="python -m referee.bench.bounds", description=__doc__.splitlines()[0])
-    parser.add_argument("--sandbox", default="auto", choices=["auto", "bwrap", "none"])
+    parser.add_argument("--sandbox", default=SandboxMode.AUTO.value, choices=[mode.value for mode in SandboxMode])
     parser.add_argument("--deal-sets", type=int, default=2, help="12 matches for 2 (default)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()

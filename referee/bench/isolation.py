@@ -26,7 +26,7 @@ from unittest import mock
 
 from referee.bench import served
 from referee.hosting import sandbox
-from referee.model import BotSpec, Seating, TournamentConfig
+from referee.model import BotSpec, Isolation, Seating, TournamentConfig
 from referee.play.executors import LocalExecutor
 
 WAYS = ("tournament", "match, before", "match")
@@ -34,7 +34,7 @@ WAYS = ("tournament", "match, before", "match")
 
 def _before(self: LocalExecutor, seating: Seating) -> set:
     """The rule before: under isolation = "match", only a deal set's matches kept apart."""
-    return {("deal set", seating.deal_set)} if self.isolation == "match" else set()
+    return {("deal set", seating.deal_set)} if self.isolation == Isolation.MATCH else set()
 
 
 @contextlib.contextmanager
@@ -65,7 +65,7 @@ async def measure(workdir: Path) -> dict:
     rows = []
     for name, change in tournaments():
         for way in WAYS:
-            isolation = "tournament" if way == "tournament" else "match"
+            isolation = Isolation.TOURNAMENT if way == Isolation.TOURNAMENT else Isolation.MATCH
             with rule(way):
                 row = await served.tournament(path, workdir / f"{len(rows)}",
                                               lambda cfg: dataclasses.replace(change(cfg), isolation=isolation))  # noqa: B023 (called in this iteration)

@@ -29,7 +29,7 @@ from tabulate import tabulate
 
 from referee.bench.cluster import LoopbackCluster
 from referee.competition.schedule import make_schedule
-from referee.model import BotSpec, ExecutorSpec
+from referee.model import BotSpec, ExecutorKind, ExecutorSpec, SandboxMode
 from referee.play.executors import LocalExecutor, executor_for
 from referee.runner import Clock
 
@@ -38,12 +38,12 @@ BOTS = tuple(BotSpec(f"random{i}", ("python", "-m", "sample_bots.random", "--see
              for i in (1, 2))
 
 
-def _executor(kind: str, concurrency: int, address: str | None = None):
+def _executor(kind: ExecutorKind, concurrency: int, address: str | None = None):
     common = dict(game="aegis", options={}, clock=Clock(5.0, 20.0), bots=BOTS,
-                  capacity=dict.fromkeys([b.name for b in BOTS], concurrency), sandbox="none")
-    if kind == "local":
+                  capacity=dict.fromkeys([b.name for b in BOTS], concurrency), sandbox=SandboxMode.NONE)
+    if kind == ExecutorKind.LOCAL:
         return LocalExecutor(**common)
-    return executor_for(None, None, ExecutorSpec("ray", address), **common)
+    return executor_for(None, None, ExecutorSpec(ExecutorKind.RAY, address), **common)
 
 
 async def alternate(address: str | None, matches: int, rounds: int) -> list[dict]:
@@ -52,14 +52,14 @@ async def alternate(address: str | None, matches: int, rounds: int) -> list[dict
     turn for ``rounds`` rounds: their start-up, and the medians of ms per match and matches/s."""
     seatings = iter(make_schedule("aegis", {}, [b.name for b in BOTS], matches * rounds, seed=1).seatings)
     started = time.perf_counter()
-    ray = _executor("ray", 1, address)
+    ray = _executor(ExecutorKind.RAY, 1, address)
     async with ray:
         ray_start = time.perf_counter() - started
         workers = len(ray.workers)
         rows = {"ray": {"executor": ray.describe(), "workers": workers, "start_s": round(ray_start, 2), "rounds": []},
                 "local": {"executor": f"local: {workers} at once", "workers": workers, "rounds": []}}
         started = time.perf_counter()
-        local = _executor("local", workers)
+        local = _executor(ExecutorKind.LOCAL, workers)
         async with local:
             rows["local"]["start_s"] = round(time.perf_counter() - started, 2)
             for _ in range(rounds):

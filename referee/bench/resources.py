@@ -26,8 +26,9 @@ from referee.bench import served
 from referee.competition import config as tconfig
 from referee.competition import run as trun
 from referee.hosting import sandbox
-from referee.model import Limits
-from referee.results.store import Store
+from referee.model import Limits, SandboxMode
+from referee.results.store import MetaKey, Store
+from referee.runner import FaultKind
 
 SPINNERS = 240
 CLOCK_MS = (200, 1000)
@@ -78,8 +79,8 @@ def victim_times(out: Path, name: str = "victim") -> dict:
             total += times["total_s"]
             slowest = max(slowest, times["slowest_s"])
             over += times["over_decision_time"]
-            timeouts += row.faults[seat].get("timeout", 0)
-        sandbox_line = store.meta("sandbox") or ""
+            timeouts += row.faults[seat].get(FaultKind.TIMEOUT, 0)
+        sandbox_line = store.meta(MetaKey.SANDBOX) or ""
     finally:
         store.close()
     return {"decisions": answered, "slowest_ms": round(slowest * 1000, 1),
@@ -124,7 +125,7 @@ def inode_cost() -> tuple[float | None, str]:
     from its memory group's usage; None (and why) where it cannot be measured."""
     if sandbox.probe() is not None or sandbox.cgroup_parents() is None:
         return None, "not measured: needs bubblewrap and a memory cgroup"
-    box = sandbox.resolve("bwrap")
+    box = sandbox.resolve(SandboxMode.BWRAP)
     tree = sandbox.ProcessTree.make(f"referee-bench-inodes-{id(box)}", Limits())
     command = sandbox.bwrap_command([sys.executable, "-c", INODES.format(files=INODE_FILES)], cwd=Path("/"),
                                     socket_dir=None, scratch_mb=64, staged=box.staged)
@@ -193,4 +194,4 @@ def start_costs() -> list[dict] | None:
 def measure() -> dict:
     with served.temporary_directory() as tmp:
         return {"fairness": asyncio.run(fairness(Path(tmp))), "writable": writable(), "starts": start_costs(),
-                "sandbox": sandbox.resolve("auto").describe()}
+                "sandbox": sandbox.resolve(SandboxMode.AUTO).describe()}

@@ -30,18 +30,18 @@ from pathlib import Path
 
 from referee.bench import served
 from referee.hosting import sandbox, versions
-from referee.model import BotSpec
+from referee.model import BotSpec, Isolation, SandboxMode
 from referee.play.executors import LocalExecutor
 from referee.runner import Clock
 
 BOT = BotSpec("probe", ("python", "-m", "sample_bots.random"), str(served.ROOT))
 
 
-async def startups(modes: list[str], starts: int, logs: Path) -> list[dict]:
+async def startups(modes: list[SandboxMode], starts: int, logs: Path) -> list[dict]:
     """Per sandbox mode: median and range of ``starts`` starts, in ms, from the process's start to
     its session; the modes take turns, so that the machine's drift weighs on each alike."""
     executors = [LocalExecutor("aegis", {}, Clock(), [BOT], {BOT.name: 1}, log_dir=logs / mode, sandbox=mode,
-                               isolation="match") for mode in modes]
+                               isolation=Isolation.MATCH) for mode in modes]
     times: list[list[float]] = [[] for _ in modes]
     async with contextlib.AsyncExitStack() as stack:
         for executor in executors:
@@ -116,7 +116,7 @@ def _pycache_shown(argv: list[str]) -> list[str]:
 
 async def measure(starts: int = 20) -> dict:
     unavailable = sandbox.probe()
-    modes = ["none"] + (["bwrap"] if unavailable is None else [])
+    modes = [SandboxMode.NONE] + ([SandboxMode.BWRAP] if unavailable is None else [])
     with served.temporary_directory() as tmp:
         startup = await startups(modes, starts, Path(tmp) / "logs")
     return {"startup": startup, "bwrap_unavailable": unavailable,

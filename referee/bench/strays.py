@@ -42,6 +42,7 @@ from referee.bench.resources import victim_times
 from referee.competition import config as tconfig
 from referee.competition import run as trun
 from referee.hosting import sandbox
+from referee.model import SandboxMode
 from referee.results.store import Store
 
 SESSIONS = 8                    # flooding sessions the gRPC entrant opens, each in a thread of its own
@@ -149,7 +150,7 @@ def measure(deal_sets: int | None = None, runs: Sequence[tuple[str, list[str], s
         for n, (label, command, protocol) in enumerate(runs):
             rows.append({"run": label, **asyncio.run(one_run(Path(tmp) / f"run{n}", command, protocol, deal_sets))})
     return {"rows": rows, "clock_ms": list(CLOCK_MS), "deal_sets": deal_sets, "sessions": SESSIONS,
-            "sandbox": sandbox.resolve("auto").describe(), "load_average_after": _load()}
+            "sandbox": sandbox.resolve(SandboxMode.AUTO).describe(), "load_average_after": _load()}
 
 
 def table(figures: dict) -> tuple[str, list[list], list[str]]:

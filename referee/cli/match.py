@@ -20,7 +20,7 @@ from referee.cli.options import (
     seed_option,
 )
 from referee.games import get as get_game
-from referee.model import BotSpec, Seating
+from referee.model import BotProtocol, BotSpec, SandboxMode, Seating
 from referee.play.executors import LocalExecutor
 from referee.report import final_table, format_options, game_log
 from referee.runner import Clock
@@ -33,7 +33,7 @@ from referee.runner import Clock
                    "(repeatable; the kit's --address/--name/--token/--capacity are appended). A program named "
                    "by a path outside the current directory, e.g. --bot mine=/srv/mybot/bot, runs in its own "
                    "directory, which is what its sandbox shows.")
-@click.option("--stdio-bot", "stdio_bots", multiple=True, type=BotCommand("stdio"), metavar="NAME=COMMAND",
+@click.option("--stdio-bot", "stdio_bots", multiple=True, type=BotCommand(BotProtocol.STDIO), metavar="NAME=COMMAND",
               help='A bot that reads stdin and writes stdout (protocol = "stdio", docs/protocol.md §16), e.g. '
                    "--stdio-bot mine=./mybot (repeatable; its command is run as it is, and a program outside the "
                    "current directory runs in its own, as with --bot).")
@@ -65,7 +65,7 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
         raise click.BadParameter(f"{game} needs {spec.num_seats} seats named among {', '.join(names)}",
                                  param_hint="--lineup")
     seed = fresh_seed() if seed is None else seed
-    announce_sandbox("auto", advise=False)
+    announce_sandbox(SandboxMode.AUTO, advise=False)
     executor = LocalExecutor(game, options, Clock(decision_ms / 1000, bank_ms / 1000), list(bots),
                              {n: seats.count(n) for n in names}, log_dir=None, connect_timeout=30)
 

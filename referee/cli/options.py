@@ -14,10 +14,11 @@ from referee.games import GAMES
 from referee.games.base import GameSpec
 from referee.hosting import sandbox
 from referee.hosting.paths import bot_from_command
-from referee.model import EXECUTORS, BotSpec, ExecutorSpec
+from referee.model import BotProtocol, BotSpec, ExecutorKind, ExecutorSpec, Isolation, SandboxMode
 
 
-def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = False, advise: bool = True) -> None:
+def announce_sandbox(mode: SandboxMode, isolation: Isolation = Isolation.TOURNAMENT, quiet: bool = False,
+                     advise: bool = True) -> None:
     """Resolve the run's sandbox before anything starts (``sandbox = "bwrap"`` where it cannot
     work: exit 2) and print, in one line starting ``sandbox:``, what the bots will run in (the
     risk, when that is nothing) and what they keep between matches; ``quiet``: only the risk.
@@ -26,7 +27,7 @@ def announce_sandbox(mode: str, isolation: str = "tournament", quiet: bool = Fal
     box = sandbox.resolve(mode)
     if quiet and not box.warning:
         return
-    kept = ("nothing: a fresh process and scratch for every match" if isolation == "match"
+    kept = ("nothing: a fresh process and scratch for every match" if isolation == Isolation.MATCH
             else "their processes and scratch for the whole run, and can remember a deal for its twin match"
                  + (": use isolation = \"match\" for entrants" if advise else ""))
     click.echo(f"{box.warning or box.describe()}; isolation: {isolation} (bots keep {kept})", err=True)
@@ -54,7 +55,7 @@ class BotCommand(click.ParamType):
 
     name = "NAME=COMMAND"
 
-    def __init__(self, protocol: str = "grpc"):
+    def __init__(self, protocol: BotProtocol = BotProtocol.GRPC):
         self.protocol = protocol
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> BotSpec:
@@ -174,7 +175,7 @@ def live_options(command: Callable) -> Callable:
 
 
 executor_option = click.option(
-    "--executor", type=click.Choice(EXECUTORS), default=None,
+    "--executor", type=click.Choice([kind.value for kind in ExecutorKind]), default=None,
     help="Where the matches are played: local (this process) or ray (match workers on a Ray cluster; "
          "needs referee[ray]; docs/scaling.md). Default: the file's [executor] kind, else local.")
 address_option = click.option("--address", metavar="HOST:PORT",
@@ -191,10 +192,11 @@ def remote_options(command: Callable) -> Callable:
 def chosen_executor(spec: ExecutorSpec, kind: str | None, address: str | None, server: str | None) -> ExecutorSpec:
     """The file's ``[executor]`` with ``--executor`` and ``--address`` over it; a usage error
     for choices that contradict each other."""
-    if address is not None and kind == "local":
+    chosen = None if kind is None else ExecutorKind(kind)
+    if address is not None and chosen == ExecutorKind.LOCAL:
         raise click.UsageError("--address names a Ray cluster: it goes with --executor ray")
-    spec = spec.overridden(kind, address)
-    if spec.kind == "ray" and server is not None:
+    spec = spec.overridden(chosen, address)
+    if spec.kind == ExecutorKind.RAY and server is not None:
         raise click.UsageError("--server plays on one remote referee: it cannot be combined with the ray executor")
     return spec
 

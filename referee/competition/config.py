@@ -86,25 +86,26 @@ from typing import Any
 from referee import games
 from referee.hosting import paths, versions
 from referee.model import (
-    ABSENT,
     BOT_NAME,
-    EXECUTORS,
-    ISOLATIONS,
     MAX_DEAL_SETS,
     PER_PROCESS,
-    PROTOCOLS,
-    RELEASES,
-    SANDBOXES,
-    SCHEDULES,
     TIE_ELO,
+    Absent,
+    BotProtocol,
     BotSpec,
     ConfigError,
+    ExecutorKind,
     ExecutorSpec,
+    Isolation,
     Limits,
+    Release,
     Rule,
     RuleError,
+    SandboxMode,
+    ScheduleKind,
     TournamentConfig,
 )
+from referee.model.modes import member
 from referee.model.teams import ALLOW_KEY, TeamError, seated_apart
 from referee.runner import Clock
 
@@ -242,19 +243,19 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         bad = next((k for k in raw_options if k not in spec.options), None) or next(iter(raw_options), None)
         raise loc.error(f"tournament.options: {err}", "tournament.options", bad) from None
     schedule, rule = _schedule(loc, t)
-    deal_sets = rule.max_deal_sets if schedule == "adaptive" else \
+    deal_sets = rule.max_deal_sets if schedule == ScheduleKind.ADAPTIVE else \
         loc.integer("tournament", "deal_sets", t.get("deal_sets", 10), 1)
     seed_drawn = "seed" not in t
     seed = secrets.randbits(128) if seed_drawn else loc.integer("tournament", "seed", t["seed"], 0)
     concurrency = loc.integer("tournament", "concurrency", t.get("concurrency", 2), 1)
     max_groups = loc.integer("tournament", "max_groups", t.get("max_groups", 70), 1)
-    isolation = t.get("isolation", "tournament")
-    if isolation not in ISOLATIONS:
-        raise loc.error(f"tournament.isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}",
+    isolation = member(Isolation, t.get("isolation", Isolation.TOURNAMENT))
+    if isolation is None:
+        raise loc.error(f"tournament.isolation must be one of {', '.join(Isolation)}, got {t['isolation']!r}",
                         "tournament", "isolation")
-    release = t.get("release", "deal-set")
-    if release not in RELEASES:
-        raise loc.error(f"tournament.release must be one of {', '.join(RELEASES)}, got {release!r}",
+    release = member(Release, t.get("release", Release.DEAL_SET))
+    if release is None:
+        raise loc.error(f"tournament.release must be one of {', '.join(Release)}, got {t['release']!r}",
                         "tournament", "release")
     startup_s = t.get("startup_s", 30)
     if isinstance(startup_s, bool) or not isinstance(startup_s, (int, float)) or not 0 < startup_s <= 86400:
@@ -262,9 +263,10 @@ def parse(loc: ConfigFile) -> TournamentConfig:
                         f"got {startup_s!r}", "tournament", "startup_s")
     title = _text(loc, t, "title", TITLE_MAX, _CONTROL, "one line of text")
     description = _text(loc, t, "description", DESCRIPTION_MAX, _CONTROL_BUT_LINES, "text")
-    absent = t.get("absent", "stop")
-    if absent not in ABSENT:
-        raise loc.error(f"tournament.absent must be one of {', '.join(ABSENT)}, got {absent!r}", "tournament", "absent")
+    absent = member(Absent, t.get("absent", Absent.STOP))
+    if absent is None:
+        raise loc.error(f"tournament.absent must be one of {', '.join(Absent)}, got {t['absent']!r}", "tournament",
+                        "absent")
     output = t.get("output", "out")
     if not isinstance(output, str) or not output:
         raise loc.error("tournament.output must be a directory path", "tournament", "output")
@@ -285,9 +287,10 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         raise loc.error(f"limits.accept_per_process must be a list of {', '.join(map(repr, PER_PROCESS))}, got "
                         f"{accept!r}", "limits", "accept_per_process")
     limits = replace(_limits(loc, raw_limits, Limits(), "limits"), accept_per_process=tuple(accept))
-    sandbox = raw_limits.get("sandbox", "auto")
-    if sandbox not in SANDBOXES:
-        raise loc.error(f"limits.sandbox must be one of {', '.join(SANDBOXES)}, got {sandbox!r}", "limits", "sandbox")
+    sandbox = member(SandboxMode, raw_limits.get("sandbox", SandboxMode.AUTO))
+    if sandbox is None:
+        raise loc.error(f"limits.sandbox must be one of {', '.join(SandboxMode)}, got {raw_limits['sandbox']!r}",
+                        "limits", "sandbox")
 
     raw_bots = data.get("bots")
     if not isinstance(raw_bots, list) or not raw_bots:
@@ -302,7 +305,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     output = (base / output).resolve()
     # what a sandbox would show each bot (without one, as asked, a bot sees all its user sees anyway)
-    launched = [(i, places) for i, (_, places) in enumerate(bots) if places is not None and sandbox != "none"]
+    launched = [(i, places) for i, (_, places) in enumerate(bots) if places is not None and sandbox != SandboxMode.NONE]
     refused = paths.layout([places for _, places in launched], output, path)
     if refused is not None:
         index, key, why = refused
@@ -322,13 +325,13 @@ def parse(loc: ConfigFile) -> TournamentConfig:
                             schedule=schedule, rule=rule, allow_team_tables=allow)
 
 
-def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[str, Rule]:
+def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[ScheduleKind, Rule]:
     """``tournament.schedule`` and, for an adaptive one, its stopping rule (checked)."""
-    schedule = t.get("schedule", "round-robin")
-    if schedule not in SCHEDULES:
-        raise loc.error(f"tournament.schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}",
+    schedule = member(ScheduleKind, t.get("schedule", ScheduleKind.ROUND_ROBIN))
+    if schedule is None:
+        raise loc.error(f"tournament.schedule must be one of {', '.join(ScheduleKind)}, got {t['schedule']!r}",
                         "tournament", "schedule")
-    if schedule != "adaptive":
+    if schedule != ScheduleKind.ADAPTIVE:
         given = next((k for k in _RULE_KEYS if k in t), None)
         if given is not None:
             raise loc.error(f"tournament.{given} is for schedule = \"adaptive\" (a round robin plays every table on "
@@ -376,9 +379,10 @@ def _executor(loc: ConfigFile, e: Any, base: Path) -> ExecutorSpec:
     if not isinstance(e, dict):
         raise loc.error("[executor] must be a table", "executor")
     loc.check_keys(e, _EXECUTOR, "executor")
-    kind = e.get("kind", "local")
-    if kind not in EXECUTORS:
-        raise loc.error(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {kind!r}", "executor", "kind")
+    kind = member(ExecutorKind, e.get("kind", ExecutorKind.LOCAL))
+    if kind is None:
+        raise loc.error(f"executor.kind must be one of {', '.join(ExecutorKind)}, got {e['kind']!r}", "executor",
+                        "kind")
     address = e.get("address")
     if address is not None and (not isinstance(address, str) or not address):
         raise loc.error(f"executor.address must be HOST:PORT, got {address!r}", "executor", "address")
@@ -430,14 +434,14 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
         raise loc.error(f"bot {name!r}: withdrawn must be true or false", "bots", "withdrawn", i)
     team = _team(loc, b, name, i)
     command = b.get("command")
-    protocol = b.get("protocol", "grpc")
-    if protocol not in PROTOCOLS:
-        raise loc.error(f"bot {name!r}: protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}",
+    protocol = member(BotProtocol, b.get("protocol", BotProtocol.GRPC))
+    if protocol is None:
+        raise loc.error(f"bot {name!r}: protocol must be one of {', '.join(BotProtocol)}, got {b['protocol']!r}",
                         "bots", "protocol", i)
     if external:
         if command is not None:
             raise loc.error(f"bot {name!r} is external: it has no command", "bots", "command", i)
-        if protocol != "grpc":
+        if protocol != BotProtocol.GRPC:
             raise loc.error(f"bot {name!r} is external: it connects by itself, over gRPC (protocol = \"stdio\" "
                             f"is for a launched bot)", "bots", "protocol", i)
         for key in ("files", "exclude"):

@@ -49,14 +49,14 @@ from referee.competition.config import ConfigFile
 from referee.competition.run import Plan, Progress, claim_store, play_schedule
 from referee.competition.schedule import numbers, rotations
 from referee.games.lineups import balanced_subset
-from referee.model import Schedule, Seating, TournamentConfig, deal_seed, master_seed
+from referee.model import Lineup, Schedule, Seating, TournamentConfig, deal_seed, master_seed
+from referee.model.modes import member
 from referee.model.teams import TeamError
 from referee.results.standings import TOO_FEW, WIDEST, Shown, pair_results_of, shown, signed_elo
 from referee.results.store import MatchRow, Store
 from referee.stats import ratings
 from referee.stats.headtohead import elo_difference, upper_bound
 
-LINEUPS = ("duel", "field")
 _GAUNTLET = {"candidate", "lineup"}
 
 
@@ -67,7 +67,7 @@ _GAUNTLET = {"candidate", "lineup"}
 class GauntletConfig:
     tournament: TournamentConfig
     candidate: str
-    lineup: str = "duel"
+    lineup: Lineup = Lineup.DUEL
 
     @property
     def game(self) -> str:
@@ -101,10 +101,11 @@ def parse(loc: ConfigFile) -> GauntletConfig:
     if candidate not in names:
         raise loc.error(f"gauntlet.candidate must name one of the bots ({', '.join(names)}), got {candidate!r}",
                         "gauntlet", "candidate")
-    lineup = g.get("lineup", "duel")
-    if lineup not in LINEUPS:
-        raise loc.error(f"gauntlet.lineup must be one of {', '.join(LINEUPS)}, got {lineup!r}", "gauntlet", "lineup")
-    if lineup == "field":
+    lineup = member(Lineup, g.get("lineup", Lineup.DUEL))
+    if lineup is None:
+        raise loc.error(f"gauntlet.lineup must be one of {', '.join(Lineup)}, got {g['lineup']!r}", "gauntlet",
+                        "lineup")
+    if lineup == Lineup.FIELD:
         spec = games.get(base.game)
         if spec.num_seats < 3:
             crowded = " and ".join(s.title for s in games.GAMES.values() if s.num_seats >= 3)
@@ -132,7 +133,7 @@ def keeps_apart(cfg: GauntletConfig, entries: Collection[str]) -> bool:
     mates = [b for b in baselines if not teams.apart([c, b])]
     unseated = list(mates)
     others = games.get(cfg.game).num_seats - 1
-    if cfg.lineup == "field" and teams.count(b for b in baselines if b not in mates) < others:
+    if cfg.lineup == Lineup.FIELD and teams.count(b for b in baselines if b not in mates) < others:
         unseated = baselines
     why = (f"the candidate {c} is of one team with {', '.join(mates)}" if mates else
            f"the baselines of teams other than the candidate's make fewer than {_number(others)} teams")
@@ -154,7 +155,7 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
     apart = keeps_apart(cfg, [c, *baselines])
     if apart:  # a baseline of the candidate's team has no table
         baselines = [b for b in baselines if teams.apart([c, b])]
-    if cfg.lineup == "duel":
+    if cfg.lineup == Lineup.DUEL:
         groups = []
         for b in baselines:
             groups += spec.seat_groups([c, b], t.options, t.max_groups)[0]
@@ -225,7 +226,7 @@ class Versus:
     los: float | None
     points_diff: float | None  # candidate's mean points per seat minus the baseline's, in their matches
     #: "lower": the candidate won every game (only ``lo`` holds: "> +40"); "upper": it won none
-    bound: str | None = None
+    bound: ratings.Bound | None = None
     #: the one-sided upper bound at the verdict's confidence (:func:`referee.stats.headtohead.upper_bound`):
     #: the candidate is worse where it is below 0; None: none (a sweep by the candidate, or no interval)
     upper: float | None = None

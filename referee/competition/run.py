@@ -28,11 +28,21 @@ from referee.competition import adaptive, growth
 from referee.competition.schedule import make_schedule, missing, numbers
 from referee.files import WriteFailed
 from referee.hosting import paths, sandbox
-from referee.model import ExecutorSpec, Played, Schedule, Seating, TournamentConfig
+from referee.model import (
+    Absent,
+    EntryStatus,
+    ExecutorKind,
+    ExecutorSpec,
+    Played,
+    SandboxMode,
+    Schedule,
+    Seating,
+    TournamentConfig,
+)
 from referee.play.executors import executor_for, seat_capacity
 from referee.results import release, rounds
-from referee.results.release import TO_PLAY, Releases, held_in
-from referee.results.store import DB_NAME, DEAD, DID_NOT_START, PLAYING, WITHDRAWN, Store, StoreError
+from referee.results.release import Releases, held_in
+from referee.results.store import DB_NAME, MetaKey, Store, StoreError
 from referee.runner import FaultKind
 
 Progress = Callable[[int, int, Played | None], None]
@@ -65,11 +75,11 @@ def hidden(config: TournamentConfig) -> list[Path]:
     return [*paths.written(config.output), *filter(None, [config.source])]
 
 
-def snapshots_wanted(mode: str, executor: ExecutorSpec) -> bool:
+def snapshots_wanted(mode: SandboxMode, executor: ExecutorSpec) -> bool:
     """Whether a run copies its launched bots' files as it hashes them (:class:`versions.Snapshots`):
     when they run in bubblewrap (``[limits] sandbox``), which shows them the copy; not on Ray, whose
     nodes are shipped the files (or have their own)."""
-    return executor.kind != "ray" and sandbox.resolve(mode).isolated
+    return executor.kind != ExecutorKind.RAY and sandbox.resolve(mode).isolated
 
 
 def claim_store(config: TournamentConfig, fingerprint: str, description: dict[str, Any], rerun: Sequence[str] = (),
@@ -81,7 +91,7 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
     store = Store(config.output)
 
     def grows(store: Store) -> None:
-        stored = json.loads(store.meta("fingerprint") or "{}")
+        stored = json.loads(store.meta(MetaKey.FINGERPRINT) or "{}")
         if config.adaptive and "schedule" not in stored and store.count(every=True):  # written before schedules
             raise StoreError(f"{store.directory} holds the results of another tournament configuration (changed: "
                              f"schedule, a round robin's). Use a new output directory.")
@@ -107,7 +117,7 @@ def claim_store(config: TournamentConfig, fingerprint: str, description: dict[st
 def out_for_good(store: Store) -> set[str]:
     """The entries no run starts: withdrawn in the file, or dead (died for good under absent =
     "withdraw"; ``--rerun NAME`` brings one back). An entry that did not start is tried again."""
-    return {e.name for e in store.entries() if e.status in (WITHDRAWN, DEAD)}
+    return {e.name for e in store.entries() if e.status in (EntryStatus.WITHDRAWN, EntryStatus.DEAD)}
 
 
 def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
@@ -118,7 +128,7 @@ def with_stored_seed(config: TournamentConfig) -> TournamentConfig:
         return config
     store = Store(config.output, create=False)
     try:
-        stored = json.loads(store.meta("config") or "{}")
+        stored = json.loads(store.meta(MetaKey.CONFIG) or "{}")
     finally:
         store.close()
     if not isinstance(stored.get("seed"), int):
@@ -171,7 +181,7 @@ def _secret_seed(config: TournamentConfig, store: Store, seen: Collection[int]) 
 
 def _set_deals(store: Store, **deals: Any) -> None:
     """Keep ``deals`` (``later_seeds``, ``retired``) in the store's configuration."""
-    store.set_meta("config", json.dumps({**store.config(), **deals}))
+    store.set_meta(MetaKey.CONFIG, json.dumps({**store.config(), **deals}))
 
 
 def newcomers(store: Store, seatings: Sequence[Seating]) -> list[str]:
@@ -244,7 +254,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
         store.set_schedule(s.key for s in full.seatings)
     if not missing(full, store.done()):  # nothing to play, no bot to start
         rounds.record(store, full)
-        store.set_entries(PLAYING, {b.name: None for b in bots})
+        store.set_entries(EntryStatus.PLAYING, {b.name: None for b in bots})
         store.set_incomplete({})
         ended(store, plan)
         if progress:
@@ -252,7 +262,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
         return 0
     record_to_play(store, plan, {b.name for b in bots})  # any of them may not start now: what it would play
     capacity = seat_capacity(full.seatings, config.concurrency)
-    if config.absent == "withdraw" or config.adaptive:  # fewer entries may fill more seats (two bots in four),
+    if config.absent == Absent.WITHDRAW or config.adaptive:  # fewer entries may fill more seats (two bots in four),
         # a later deal set of an adaptive run may seat a bot this one does not: all seats but one
         capacity = dict.fromkeys(capacity, (games.get(config.game).num_seats - 1) * config.concurrency)
     executor = executor_for(server, admin_token, config.executor,
@@ -265,11 +275,11 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     try:
         try:
             async with executor:
-                store.set_meta("sandbox", executor.sandbox.describe())
-                store.set_meta("isolation", config.isolation)
-                store.set_meta("executor", executor.describe())
-                store.set_entries(DID_NOT_START, executor.absent)
-                store.set_entries(PLAYING, {b.name: None for b in bots if b.name not in executor.absent})
+                store.set_meta(MetaKey.SANDBOX, executor.sandbox.describe())
+                store.set_meta(MetaKey.ISOLATION, config.isolation)
+                store.set_meta(MetaKey.EXECUTOR, executor.describe())
+                store.set_entries(EntryStatus.DID_NOT_START, executor.absent)
+                store.set_entries(EntryStatus.PLAYING, {b.name: None for b in bots if b.name not in executor.absent})
                 record_to_play(store, plan)
                 out = kept_out | set(executor.absent)
                 if not plan(out).seatings:
@@ -283,7 +293,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
                     host_account(executor, store)
         finally:
             if executor.launcher is not None:
-                store.set_meta("launcher", json.dumps(executor.launcher.status()))
+                store.set_meta(MetaKey.LAUNCHER, json.dumps(executor.launcher.status()))
     except WriteFailed as err:  # a full disk (the store, a bot's log): what is stored stays, resumable
         raise store.stopped(err) from None
     ended(store, plan)
@@ -297,8 +307,8 @@ def comeback(store: Store, plan: Plan, away: Collection[str] | None = None) -> s
     it played before it died)."""
     entries = store.entries()
     if away is None:
-        away = {e.name for e in entries if e.status in (DID_NOT_START, DEAD)}
-    dead = {e.name for e in entries if e.status == DEAD}
+        away = {e.name for e in entries if e.status in (EntryStatus.DID_NOT_START, EntryStatus.DEAD)}
+    dead = {e.name for e in entries if e.status == EntryStatus.DEAD}
     done = store.done()
     return {s.deal_set for s in plan(()).seatings
             if not set(away).isdisjoint(s.lineup) and (s.key not in done or not dead.isdisjoint(s.lineup))} \
@@ -308,7 +318,7 @@ def comeback(store: Store, plan: Plan, away: Collection[str] | None = None) -> s
 def record_to_play(store: Store, plan: Plan, away: Collection[str] | None = None) -> None:
     """What the entries away would play if they came back (:func:`comeback`), held meanwhile
     (:func:`~referee.results.release.held_in`)."""
-    store.set_meta(TO_PLAY, json.dumps(sorted(comeback(store, plan, away))))
+    store.set_meta(MetaKey.TO_PLAY, json.dumps(sorted(comeback(store, plan, away))))
 
 
 def ended(store: Store, plan: Plan) -> None:
@@ -327,7 +337,7 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
     are out too and the schedule of the others is played (what it adds: Confirmation's line-ups of
     fewer entries). A plan that gives more once what it gave is played (an adaptive tournament's
     next deal set) is played on, until it gives nothing new. Returns how many matches were played."""
-    withdraw = config.absent == "withdraw"
+    withdraw = config.absent == Absent.WITHDRAW
     dead: dict[str, str] = {}  # bots dead for good in this run: why
     played = 0
     tried: set[str] = set()  # the seatings given to the executor: one that it could not play is not tried again
@@ -371,7 +381,7 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
         finally:
             store.set_incomplete({} if withdraw else _missing(schedule, store.done(), dead))
             if withdraw:
-                store.set_entries(DEAD, dead)
+                store.set_entries(EntryStatus.DEAD, dead)
                 record_to_play(store, plan)
         if not withdraw or not dead.keys() - out:
             continue
@@ -432,7 +442,7 @@ def host_account(executor: Any, store: Store | None) -> None:
     ``host``) and, when it was overloaded for long or a decision timed out, in one line of the
     run's output."""
     if store is not None:
-        store.set_meta("host", executor.host.to_json())
+        store.set_meta(MetaKey.HOST, executor.host.to_json())
     if (line := executor.host.line()) is not None:
         executor.say(line)
 

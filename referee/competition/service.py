@@ -25,12 +25,12 @@ from referee.competition.sprt import report as sprt_report
 from referee.competition.sprt import run as sprt_run
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally
-from referee.model import Played, Schedule, Stop, TournamentConfig
+from referee.model import EntryStatus, Played, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
 from referee.results import rounds, standings
 from referee.results.release import held_in
 from referee.results.standings import Standings
-from referee.results.store import DEAD, DID_NOT_START, Store
+from referee.results.store import Store
 from referee.stats import sprt as sprt_stats
 
 
@@ -81,7 +81,7 @@ class Withdrawn:
     """An entry out of the run: it did not start, or died for good (absent = "withdraw")."""
 
     name: str
-    status: str
+    status: EntryStatus
     why: str | None
 
 
@@ -303,7 +303,7 @@ def _played(config: TournamentConfig, plan: Plan, store: Store, request: Tournam
 def outcome_of(store: Store) -> Outcome:
     """What a results directory holds, as an outcome, its standings left out."""
     withdrawn = tuple(Withdrawn(e.name, e.status, e.why) for e in store.entries()
-                      if e.status in (DID_NOT_START, DEAD))
+                      if e.status in (EntryStatus.DID_NOT_START, EntryStatus.DEAD))
     return Outcome(directory=store.directory, saved=store.count(), stop=rounds.stop_of(store),
                    incomplete=store.incomplete(), withdrawn=withdrawn)
 

@@ -49,7 +49,7 @@ from typing import BinaryIO
 from referee import files, hostload
 from referee.hosting import sandbox, versions
 from referee.hosting.sandbox import ProcessTree, Sandbox
-from referee.model import BotSpec
+from referee.model import BotProtocol, BotSpec, SandboxMode
 from referee.untrusted import BytesEscaper, capped
 
 #: variables of the runner's environment a bot launched without a sandbox must not inherit
@@ -115,7 +115,7 @@ def describe_exit(code: int | None, limit_hit: str | None = None) -> str:
 class Launcher:
     def __init__(self, bots: Iterable[BotSpec], address: str, tokens: Mapping[str, str], capacity: Mapping[str, int],
                  log_dir: Path | None, on_exit: Callable[[str], None] | None = None, *,
-                 box: Sandbox = Sandbox("none", cgroups=False), socket_dir: Path | None = None,
+                 box: Sandbox = Sandbox(SandboxMode.NONE, cgroups=False), socket_dir: Path | None = None,
                  hide: Iterable[Path] = (), session_tag: str | None = None,
                  snapshots: versions.Snapshots | None = None):
         """``log_dir`` None: the bots' output goes to this process's stderr. ``on_exit(name)`` is
@@ -151,7 +151,7 @@ class Launcher:
         connect = ["--address", self.address, "--name", bot.name, "--token-fd", str(sandbox.TOKEN_FD),
                    "--capacity", str(bot.capacity)]
         own = [_program(spec), *spec.command[1:]]
-        command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == "stdio" else [*own, *connect]
+        command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == BotProtocol.STDIO else [*own, *connect]
         if not self.box.isolated:
             return command
         others = versions.apart(spec, [b.spec for b in self.bots.values()])

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.model import BOT_NAME, BotSpec
+from referee.model import BOT_NAME, BotProtocol, BotSpec
 
 
 def inside(path: Path, folder: Path) -> bool:
@@ -200,7 +200,7 @@ def others(mine: tuple[Path, Sequence[Path]], theirs: Iterable[tuple[Path | None
     return {p for p in found - own if not any(inside(p, r) for r in runtime()) and p != Path("/")}
 
 
-def bot_from_command(name: str, command: str, protocol: str = "grpc") -> BotSpec:
+def bot_from_command(name: str, command: str, protocol: BotProtocol = BotProtocol.GRPC) -> BotSpec:
     """A launched bot from its name and its command line (split as a shell does). Its
     directory (``cwd``) is the current one, but for a program of its own named by a path
     outside it (:func:`elsewhere`: ``/srv/g/bot``): then the program's own, as

@@ -82,7 +82,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.hosting import paths, versions
-from referee.model import BotSpec, ConfigError, Limits
+from referee.model import BotSpec, ConfigError, Limits, SandboxMode
 
 SOCKET_DIR = "/run/referee"  # where the server's socket directory appears inside the sandbox
 SOCKET_NAME = "referee.sock"
@@ -129,7 +129,7 @@ class Sandbox:
     and what it sees are overlays of its own; ``own_uid``: each bot process tree runs under a
     uid of its own, with its own device nodes (as root, staged)."""
 
-    kind: str
+    kind: SandboxMode
     cgroups: bool
     warning: str | None = None
     cpu: bool = False
@@ -138,7 +138,7 @@ class Sandbox:
 
     @property
     def isolated(self) -> bool:
-        return self.kind == "bwrap"
+        return self.kind == SandboxMode.BWRAP
 
     def describe(self) -> str:
         """One line: what contains the bots and how their limits hold."""
@@ -165,18 +165,18 @@ class Sandbox:
         return line
 
 
-def resolve(mode: str) -> Sandbox:
+def resolve(mode: SandboxMode) -> Sandbox:
     """The sandbox for ``[limits] sandbox = mode``; SandboxUnavailable for "bwrap" where it cannot work."""
     cgroups, cpu = cgroup_parents() is not None, cpu_parent() is not None
-    if mode == "none":
-        return Sandbox("none", cgroups, f"sandbox: none (as asked): {NO_SANDBOX_RISK}", cpu)
+    if mode == SandboxMode.NONE:
+        return Sandbox(SandboxMode.NONE, cgroups, f"sandbox: none (as asked): {NO_SANDBOX_RISK}", cpu)
     why = probe()
     if why is None:
         own = os.getuid() == 0 and staging_probe(own_uid=True) is None
-        return Sandbox("bwrap", cgroups, None, cpu, own or staging_probe(own_uid=False) is None, own)
-    if mode == "bwrap":
+        return Sandbox(SandboxMode.BWRAP, cgroups, None, cpu, own or staging_probe(own_uid=False) is None, own)
+    if mode == SandboxMode.BWRAP:
         raise SandboxUnavailable(f"sandbox = \"bwrap\" but {why}")
-    return Sandbox("none", cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}", cpu)
+    return Sandbox(SandboxMode.NONE, cgroups, f"sandbox: none, {why}: {NO_SANDBOX_RISK}", cpu)
 
 
 def unbounded(box: Sandbox) -> dict[str, str]:

@@ -1,13 +1,22 @@
 """The model: frozen typed values every layer above the core shares (a bot's spec, a tournament's
-settings, a stopping rule, a match as scheduled and played, teams). It imports only the core."""
+settings, a stopping rule, a match as scheduled and played, teams, the modes a competition runs in).
+It imports only the core."""
 
+from referee.model.modes import (
+    Absent,
+    BotProtocol,
+    EntryStatus,
+    ExecutorKind,
+    Isolation,
+    Lineup,
+    Release,
+    SandboxMode,
+    ScheduleKind,
+)
 from referee.model.rules import (
     CONFIDENCE,
     FAIRNESS,
     MAX_DEAL_SETS,
-    ROUNDS_KEY,
-    SCHEDULES,
-    STOPPED_KEY,
     TIE_ELO,
     Claim,
     Round,
@@ -18,14 +27,8 @@ from referee.model.rules import (
 )
 from referee.model.seating import Played, Schedule, Seating, deal_seed, deal_set_of, master_seed
 from referee.model.specs import (
-    ABSENT,
     BOT_NAME,
-    EXECUTORS,
-    ISOLATIONS,
     PER_PROCESS,
-    PROTOCOLS,
-    RELEASES,
-    SANDBOXES,
     BotSpec,
     ConfigError,
     ExecutorSpec,
@@ -35,8 +38,8 @@ from referee.model.specs import (
 )
 
 __all__ = [
-    "ABSENT", "BOT_NAME", "CONFIDENCE", "EXECUTORS", "FAIRNESS", "ISOLATIONS", "MAX_DEAL_SETS", "PER_PROCESS",
-    "PROTOCOLS", "RELEASES", "ROUNDS_KEY", "SANDBOXES", "SCHEDULES", "STOPPED_KEY", "TIE_ELO", "BotSpec", "Claim",
-    "ConfigError", "ExecutorSpec", "Limits", "Played", "Round", "Rule", "RuleError", "Schedule", "Seating", "Stop",
-    "Table", "TournamentConfig", "deal_seed", "deal_set_of", "master_seed", "publication",
+    "BOT_NAME", "CONFIDENCE", "FAIRNESS", "MAX_DEAL_SETS", "PER_PROCESS", "TIE_ELO", "Absent", "BotProtocol",
+    "BotSpec", "Claim", "ConfigError", "EntryStatus", "ExecutorKind", "ExecutorSpec", "Isolation", "Limits",
+    "Lineup", "Played", "Release", "Round", "Rule", "RuleError", "SandboxMode", "Schedule", "ScheduleKind",
+    "Seating", "Stop", "Table", "TournamentConfig", "deal_seed", "deal_set_of", "master_seed", "publication",
 ]

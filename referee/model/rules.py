@@ -9,14 +9,11 @@ from typing import Any
 
 from referee.stats import sequences
 
-SCHEDULES = ("round-robin", "adaptive")
 #: the fairness bound: from its first deal set on, an entry plays at least this share of the matches of
 #: the entry that played the most in the same deal sets
 FAIRNESS = 0.5
 #: the default cap, level and margin of a rule (docs/tournaments.md, "The margin": why 75 Elo)
 MAX_DEAL_SETS, CONFIDENCE, TIE_ELO = 400, 0.95, 75.0
-#: the store's keys: the rounds chosen, and why the tournament stopped
-ROUNDS_KEY, STOPPED_KEY = "adaptive", "stopped"
 
 Table = tuple[str, ...]
 
@@ -80,10 +77,13 @@ class Claim:
 
     a: str
     b: str
-    verdict: str
+    verdict: sequences.PairVerdict
     elo: float | None = None
     lo: float | None = None
     hi: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", sequences.PairVerdict(self.verdict))  # a stored stop's: a string
 
     def shown(self, tie_elo: float) -> str:
         """The claim as the tables show it: "above", "within ±50 Elo", "open"."""

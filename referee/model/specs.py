@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from referee.model.modes import Absent, BotProtocol, ExecutorKind, Isolation, Release, SandboxMode, ScheduleKind
 from referee.model.rules import Rule
 from referee.model.teams import ALLOW_KEY, Teams
 from referee.runner import Clock
@@ -22,16 +23,6 @@ class ConfigError(ValueError):
     """A tournament file that cannot be used; the message names where and why."""
 
 
-SANDBOXES = ("auto", "bwrap", "none")
-#: how a launched bot speaks to the referee: gRPC itself, or lines of JSON through the stdio relay
-PROTOCOLS = ("grpc", "stdio")
-#: where matches are played: in this process, or by match workers on a Ray cluster
-EXECUTORS = ("local", "ray")
-#: what a run does with an entry that is not running and connected within startup_s (or that dies
-#: for good): stop before any match (its matches are missing), or withdraw it (the others play)
-ABSENT = ("stop", "withdraw")
-
-
 @dataclass(frozen=True)
 class ExecutorSpec:
     """Where a run's matches are played (the ``[executor]`` table, ``--executor``/``--address``).
@@ -41,16 +32,16 @@ class ExecutorSpec:
     per seat of the game), bots' files shipped from ``working_dir`` if given. Not part of a run's
     fingerprint: a run started with one executor resumes with another."""
 
-    kind: str = "local"
+    kind: ExecutorKind = ExecutorKind.LOCAL
     address: str | None = None
     cpus: int | None = None
     working_dir: Path | None = None
 
-    def overridden(self, kind: str | None, address: str | None) -> ExecutorSpec:
+    def overridden(self, kind: ExecutorKind | None, address: str | None) -> ExecutorSpec:
         """This one with the command line's ``--executor`` and ``--address`` (when given) in place;
         an address alone means ray."""
         if address is not None and kind is None:
-            kind = "ray"
+            kind = ExecutorKind.RAY
         return replace(self, kind=kind or self.kind, address=address or self.address)
 
 
@@ -91,7 +82,7 @@ class BotSpec:
     token: str | None = None
     limits: Limits = Limits()
     #: "grpc": the bot connects itself; "stdio": through the stdio relay (referee/hosting/stdio.py)
-    protocol: str = "grpc"
+    protocol: BotProtocol = BotProtocol.GRPC
     #: ``withdrawn = true``: out of the competition (its matches are not played, its results not counted)
     withdrawn: bool = False
     #: what its version covers, relative to ``cwd``: files, directories, glob patterns (empty: all of cwd)
@@ -116,14 +107,14 @@ class TournamentConfig:
     output: Path
     max_groups: int = 70
     source: Path | None = None
-    sandbox: str = "auto"
+    sandbox: SandboxMode = SandboxMode.AUTO
     #: "tournament": a bot's processes live through the run; "match": a fresh one for every match
-    isolation: str = "tournament"
+    isolation: Isolation = Isolation.TOURNAMENT
     #: the file gave no seed: this one was drawn from the system's entropy (128 bits), and stays
     #: secret until the run ends (the store keeps it, so that a rerun resumes with it)
     seed_drawn: bool = False
     #: when a match's record reaches the referee's spectators: once its deal set is over, or at the end
-    release: str = "deal-set"
+    release: Release = Release.DEAL_SET
     #: seconds every bot has to be running and connected, before the first match and after a restart
     startup_s: float = 30.0
     executor: ExecutorSpec = ExecutorSpec()
@@ -131,7 +122,7 @@ class TournamentConfig:
     title: str | None = None
     description: str | None = None
     #: an entry not running and connected within startup_s: "stop" the run, or "withdraw" the entry
-    absent: str = "stop"
+    absent: Absent = Absent.STOP
     #: the deal sets a directory added after its drawn seed was released, dealt from new secret seeds:
     #: ``(first deal set, seed)`` each (kept in the store; :func:`referee.competition.run.with_stored_seed`)
     later_seeds: tuple[tuple[int, int], ...] = ()
@@ -141,7 +132,7 @@ class TournamentConfig:
     #: "round-robin": every table on each of ``deal_sets`` deal sets; "adaptive": deal set after deal set,
     #: the tables chosen where the ranking is least certain, until ``rule`` (:mod:`.adaptive`); then
     #: ``deal_sets`` is the rule's cap, ``max_deal_sets``
-    schedule: str = "round-robin"
+    schedule: ScheduleKind = ScheduleKind.ROUND_ROBIN
     rule: Rule = Rule()
     #: ``allow_team_tables = true``: team-mates may share tables where the schedule cannot keep them apart
     allow_team_tables: bool = False
@@ -200,23 +191,16 @@ class TournamentConfig:
 
     def _adaptive(self) -> dict[str, Any]:
         """An adaptive tournament's keys, for its description (none for a round robin)."""
-        if self.schedule != "adaptive":
+        if self.schedule != ScheduleKind.ADAPTIVE:
             return {}
         return {"schedule": self.schedule, "stop": self.rule.name, "confidence": self.rule.confidence,
                 "max_deal_sets": self.rule.max_deal_sets, "tie_elo": self.rule.tie_elo}
 
     @property
     def adaptive(self) -> bool:
-        return self.schedule == "adaptive"
+        return self.schedule == ScheduleKind.ADAPTIVE
 
 
 def publication(title: str | None, description: str | None) -> dict[str, str]:
     """The title and description a configuration gives (for its store's ``config``), those it has."""
     return {k: v for k, v in (("title", title), ("description", description)) if v is not None}
-
-
-
-#: how a bot's processes live: through the run, or one per match
-ISOLATIONS = ("tournament", "match")
-#: when a match's record reaches spectators: once its deal set is over, or at the end
-RELEASES = ("deal-set", "end")

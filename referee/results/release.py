@@ -22,7 +22,7 @@ bots' logs only without those matches' lines), and ``export``, the organiser's,
 says how many records it wrote that are held. A deal set is held while an entry
 still to play may play it: while the current schedule has matches of it to play,
 and while an entry did not start or died for good, every deal set it would come back
-to play (:data:`TO_PLAY`), until that entry has played, or is withdrawn (``withdrawn =
+to play (the store's ``meta`` key ``to_play``), until that entry has played, or is withdrawn (``withdrawn =
 true``).
 
 **No match is dealt from a deal set that anyone but the organiser may have seen**
@@ -44,17 +44,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from referee.model import RELEASES, Schedule, Seating, deal_set_of
-from referee.results.store import DEAD, DID_NOT_START
+from referee.model import EntryStatus, Release, Schedule, Seating, deal_set_of
+from referee.results.store import MetaKey
 
 if TYPE_CHECKING:
     from referee.results.store import Store
 
-#: the store's ``meta`` key of the deal sets the entries that did not start or died for good would
-#: play if they came back (:func:`referee.competition.run.comeback`; a JSON list)
-TO_PLAY = "to_play"
-#: the store's ``meta`` key of the deal sets whose records nothing held at some moment (a JSON list)
-SEEN = "seen"
+#: the entries that would come back to play: those that did not start, or died for good
+_OUT = (EntryStatus.DID_NOT_START, EntryStatus.DEAD)
 
 
 class Releases:
@@ -64,13 +61,13 @@ class Releases:
     run: this run's referee never had their records); :meth:`stored` is told of each
     match this run stores, and says which records it frees."""
 
-    def __init__(self, seatings: Iterable[Seating], stored: Iterable[str] = (), mode: str = "deal-set",
+    def __init__(self, seatings: Iterable[Seating], stored: Iterable[str] = (), mode: Release = Release.DEAL_SET,
                  awaited: Collection[int] = ()):
         """``awaited``: the deal sets the entries that did not start in this run would come back to
         play (this run releases none of them; with ``"end"``, nothing at all)."""
-        if mode not in RELEASES:
-            raise ValueError(f"release must be one of {', '.join(RELEASES)}, got {mode!r}")
-        self.mode = mode
+        if mode not in tuple(Release):
+            raise ValueError(f"release must be one of {', '.join(Release)}, got {mode!r}")
+        self.mode = Release(mode)
         self.awaited = frozenset(awaited)
         done = set(stored)
         self._missing: dict[int, set[str]] = {}  # deal set -> keys not stored yet
@@ -92,7 +89,7 @@ class Releases:
         """``seating``'s match is stored: the keys whose records may be released now (maybe none)."""
         self._missing.setdefault(seating.deal_set, set()).discard(seating.key)
         self._played.setdefault(seating.deal_set, []).append(seating.key)
-        if self.mode == "deal-set":  # only this deal set can have just become complete
+        if self.mode == Release.DEAL_SET:  # only this deal set can have just become complete
             ready = [seating.deal_set] if self.over(seating.deal_set) else []
         elif not any(self._missing.values()) and not self.awaited:
             ready = list(self._played)
@@ -190,10 +187,11 @@ def held_in(store: Store) -> Held:
     entries that did not start or died for good would play: its ``meta`` key ``to_play``, which
     each run records)."""
     stored = {row.key: row.deal_set for row in store.matches(every=True)}
-    to_play = store.meta(TO_PLAY)
+    to_play = store.meta(MetaKey.TO_PLAY)
     entries = store.entries()
-    return held(store.schedule_keys(), stored, [e.name for e in entries if e.status in (DID_NOT_START, DEAD)],
-                None if to_play is None else json.loads(to_play), [e.name for e in entries if e.status == DEAD])
+    return held(store.schedule_keys(), stored, [e.name for e in entries if e.status in _OUT],
+                None if to_play is None else json.loads(to_play),
+                [e.name for e in entries if e.status == EntryStatus.DEAD])
 
 
 # --- the rule: no match is dealt from a deal set that may have been seen ----------------------------
@@ -216,10 +214,10 @@ def free(store: Store) -> set[int]:
 def note_seen(store: Store, deal_sets: Iterable[int] | None = None) -> None:
     """Note ``deal_sets`` (None: every one :func:`free` now) as seen, for good: what held them may
     hold them again later (an entry back, a new version), but what was given out stays out."""
-    before = set(json.loads(store.meta(SEEN) or "[]"))
+    before = set(json.loads(store.meta(MetaKey.SEEN) or "[]"))
     now = before | set(free(store) if deal_sets is None else deal_sets)
     if now != before:
-        store.set_meta(SEEN, json.dumps(sorted(now)))
+        store.set_meta(MetaKey.SEEN, json.dumps(sorted(now)))
 
 
 def seen(store: Store) -> frozenset[int]:
@@ -230,8 +228,8 @@ def seen(store: Store) -> frozenset[int]:
     the next was drawn; the last once the store says so) among the deal sets dealt or retired so
     far (those after are dealt from a new secret seed: :func:`referee.competition.run.keep_deals_secret`).
     Not those :func:`free` right now: a run that brings an entry back frees what it is about to play."""
-    out = set(json.loads(store.meta(SEEN) or "[]"))
-    config = json.loads(store.meta("config") or "{}")
+    out = set(json.loads(store.meta(MetaKey.SEEN) or "[]"))
+    config = json.loads(store.meta(MetaKey.CONFIG) or "{}")
     if config.get("seed_drawn"):
         last = max((first for first, _ in config.get("later_seeds", [])), default=0)
         out |= set(range(first_fresh(store, out) if store.seed_released() else last))
@@ -241,5 +239,5 @@ def seen(store: Store) -> frozenset[int]:
 def first_fresh(store: Store, seen_: Iterable[int] = ()) -> int:
     """One past the last deal set a match was dealt from, or that was retired or ``seen_`` (0: none):
     the first number a fresh deal set may take."""
-    retired = json.loads(store.meta("config") or "{}").get("retired", [])
+    retired = json.loads(store.meta(MetaKey.CONFIG) or "{}").get("retired", [])
     return 1 + max([*store.deal_sets_stored(), *retired, *seen_], default=-1)

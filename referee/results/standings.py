@@ -27,9 +27,10 @@ from tabulate import tabulate
 from referee import games, model
 from referee.games import RatedBy
 from referee.results import rounds
-from referee.results.store import PLAYING, Entry, MatchRow, Store
+from referee.results.store import Entry, MatchRow, Store
 from referee.runner import FaultKind
 from referee.stats import headtohead, ratings
+from referee.stats.sequences import PairVerdict
 
 #: what each kind of fault counts, in the order of every table's fault cell
 FAULT_WORDS = {
@@ -67,7 +68,7 @@ class BotLine:
     opponents_elo: float | None  # the opponents' average Elo, weighted by the results against each
     mean_points: float | None  # per seat held
     los_next: float | None
-    bound: str | None = None  # "upper": only known to be below hi; "lower": above lo (ratings.PlayerRating)
+    bound: ratings.Bound | None = None  # "upper": only known to be below hi; "lower": above lo (ratings.PlayerRating)
     #: its faults by kind (every :class:`~referee.runner.FaultKind`, in its order), over its seats
     faults: dict[str, int] = field(default_factory=lambda: {str(kind): 0 for kind in FaultKind})
 
@@ -104,7 +105,7 @@ class Standings:
     @property
     def out(self) -> list[Entry]:
         """The entries not playing: did not start, withdrawn, dead."""
-        return [e for e in self.entries if e.status != PLAYING]
+        return [e for e in self.entries if e.status != model.EntryStatus.PLAYING]
 
 
 def match_seats(game: str, rows: Iterable[MatchRow]) -> list[headtohead.MatchSeats]:
@@ -244,7 +245,7 @@ class Shown:
         return {"kind": self.kind, "elo": self.elo_text, "interval": self.interval_text}
 
 
-def shown(elo: float | None, lo: float | None, hi: float | None, bound: str | None, side: float | None,
+def shown(elo: float | None, lo: float | None, hi: float | None, bound: ratings.Bound | None, side: float | None,
           signed: bool = False, within: float | None = None) -> Shown:
     """How a rating or a difference is shown, decided here for every output. ``bound`` is the
     statistics' (a record of every point or none: only ``lo``, or only ``hi``, means something);
@@ -258,11 +259,11 @@ def shown(elo: float | None, lo: float | None, hi: float | None, bound: str | No
         return Shown("none", None, None, None, "-", "-")
     if within and lo is not None and hi is not None and -within < lo <= 0 <= hi < within:
         return Shown(WITHIN, elo, lo, hi, fmt(elo), f"within ±{within:g} Elo")
-    if bound == "lower" and lo is not None:
+    if bound == ratings.Bound.LOWER and lo is not None:
         if side is not None and lo <= side:
             return Shown(TOO_FEW, None, None, None, "-", TOO_FEW)
         return Shown("lower", None, lo, None, f"> {fmt(lo)}", "-")
-    if bound == "upper" and hi is not None:
+    if bound == ratings.Bound.UPPER and hi is not None:
         if side is not None and hi >= side:
             return Shown(TOO_FEW, None, None, None, "-", TOO_FEW)
         return Shown("upper", None, None, hi, f"< {fmt(hi)}", "-")
@@ -313,9 +314,9 @@ def shown_claims(st: Standings) -> list[tuple[str, Shown] | None] | None:
         ends = (-math.inf if claim.lo is None else claim.lo,  # None: unbounded
                 math.inf if claim.hi is None else claim.hi)
         lo, hi = sorted((sign * ends[0], sign * ends[1]))
-        above = claim.verdict == "above"
-        out.append((claim.verdict, shown(sign * claim.elo, lo, hi, "lower" if above else None, 0.0, signed=True,
-                                         within=stop.tie_elo if claim.verdict == WITHIN else None)))
+        bound = ratings.Bound.LOWER if claim.verdict == PairVerdict.ABOVE else None
+        within = stop.tie_elo if claim.verdict == PairVerdict.WITHIN else None
+        out.append((claim.verdict, shown(sign * claim.elo, lo, hi, bound, 0.0, signed=True, within=within)))
     return out
 
 
@@ -529,7 +530,7 @@ def to_csv(st: Standings) -> str:
         if st.incomplete:
             row["incomplete"] = st.incomplete.get(b.name, "")
         if out:
-            row.update(status=PLAYING, why="")
+            row.update(status=model.EntryStatus.PLAYING, why="")
         rows.append(row)
     rows += [{"rank": "", "name": e.name, "status": e.status, "why": e.why} for e in out]
     return _csv(fields, rows)

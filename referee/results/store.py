@@ -61,12 +61,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from referee.files import WriteFailed
 from referee.hosting import versions
 from referee.hosting.versions import Snapshots
+from referee.model.modes import EntryStatus
 from referee.runner import FaultKind
 
 if TYPE_CHECKING:
@@ -143,10 +145,29 @@ READS_AS_IS = 0
 #: the columns of ``seats`` a match fills, named: a store older than a fault kind has that kind's column last
 SEAT_COLUMNS = ("match_key", "seat", "bot", "score", "place", *FaultKind, "version")
 
-#: an entry's status (:class:`Entry`)
-PLAYING, DID_NOT_START, WITHDRAWN, DEAD = "playing", "did not start", "withdrawn", "dead"
 #: why an entry marked ``withdrawn = true`` is out
 WITHDRAWN_WHY = "withdrawn = true in the tournament file"
+
+
+class MetaKey(StrEnum):
+    """The keys of the ``meta`` table, each named here once (:meth:`Store.meta`); its values are text,
+    most of them JSON."""
+
+    FINGERPRINT = "fingerprint"  # what must not change in the directory (TournamentConfig.fingerprint)
+    CONFIG = "config"  # the tournament's description (TournamentConfig.describe), with its deals since
+    VERSIONS = "versions"  # each launched bot's current version (referee.hosting.versions)
+    INCOMPLETE = "incomplete"  # the bots that died for good in the last run that played, and what they missed
+    LAUNCHER = "launcher"  # the launched bots' starts, exits and output not kept, in the last run
+    SEED_RELEASED = "seed_released"  # when a run ended and printed the master seed (absent: still secret)
+    SANDBOX = "sandbox"  # what the bots ran in, in one line (referee.hosting.sandbox.Sandbox.describe)
+    ISOLATION = "isolation"  # the run's isolation (referee.model.Isolation)
+    EXECUTOR = "executor"  # where the matches were played, in one line
+    HOST = "host"  # the host's load during the run and whose its timeouts were (referee.hostload)
+    TO_PLAY = "to_play"  # the deal sets the entries out would come back to play (referee.results.release)
+    SEEN = "seen"  # the deal sets whose records nothing held at some moment (referee.results.release)
+    ROUNDS = "adaptive"  # an adaptive run's rounds (referee.results.rounds)
+    STOPPED = "stopped"  # why an adaptive run stopped (referee.results.rounds)
+    WALL_S = "wall_s"  # a soak run's wall-clock seconds (referee.tools.soak)
 
 
 class StoreError(ValueError):
@@ -169,7 +190,7 @@ class Entry:
     status but playing; ``version``: a short id of its current version (None: external or unknown)."""
 
     name: str
-    status: str
+    status: EntryStatus
     why: str | None
     version: str | None
 
@@ -347,26 +368,26 @@ class Store:
 
     # --- the tournament this directory belongs to ---------------------------------
 
-    def meta(self, key: str) -> str | None:
+    def meta(self, key: MetaKey) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def set_meta(self, key: str, value: str) -> None:
+    def set_meta(self, key: MetaKey, value: str) -> None:
         with self._writing(f"its {key}"):
             self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def incomplete(self) -> dict[str, dict[str, Any]]:
         """The bots that died for good in the last run that played, and did not play all their
         matches: ``{name: {"missing": N, "why": ...}}``."""
-        return {name: v for name, v in json.loads(self.meta("incomplete") or "{}").items() if v.get("missing")}
+        return {name: v for name, v in json.loads(self.meta(MetaKey.INCOMPLETE) or "{}").items() if v.get("missing")}
 
     def set_incomplete(self, bots: dict[str, dict[str, Any]]) -> None:
-        self.set_meta("incomplete", json.dumps(bots, sort_keys=True))
+        self.set_meta(MetaKey.INCOMPLETE, json.dumps(bots, sort_keys=True))
 
     def bot_notes(self) -> list[str]:
         """Bots that did not play all their matches; launched bots that died or restarted (from the last
         run); not the entries out of the competition (their status says why: :meth:`entries`)."""
-        status = json.loads(self.meta("launcher") or "{}")
+        status = json.loads(self.meta(MetaKey.LAUNCHER) or "{}")
         incomplete = self.incomplete()
         out = self.out()
         notes = [f"* bot {name} did not play {v['missing']} of its {v.get('of', '')} matches: it {v['why']}; "
@@ -396,7 +417,7 @@ class Store:
         launched bot's files are copied as they are hashed (:attr:`snapshots`, in the directory until
         :meth:`close`: what its sandbox shows). Returns how many were dropped, by bot."""
         self._take_lock(announce)
-        stored = self.meta("fingerprint")
+        stored = self.meta(MetaKey.FINGERPRINT)
         empty = self.count(every=True) == 0
         if stored is not None and not empty:
             old, new = json.loads(stored), json.loads(fingerprint)
@@ -414,13 +435,13 @@ class Store:
             raise StoreError(f"--rerun {unknown[0]}: no such bot in this tournament (its bots: {', '.join(names)})")
         cache = {path: json.loads(stamp) for path, stamp in self.db.execute("SELECT path, stamp FROM digests")}
         dead = set() if empty else {row[0] for row in self.db.execute("SELECT name FROM entries WHERE status = ?",
-                                                                     (DEAD,))}
+                                                                     (EntryStatus.DEAD,))}
         playing = [b for b in bots if not (b.withdrawn or b.name in dead) or b.name in rerun]  # the others keep theirs
         copies = versions.Snapshots(self.directory / versions.SNAPSHOTS)  # a killed run's, if any, removed
         self.snapshots = copies if snapshot else None
         take = copies.take if snapshot else versions.of
         current = {b.name: take(b, [*hide, *versions.apart(b, bots)], cache) for b in playing}
-        before = {} if empty else json.loads(self.meta("versions") or "{}")  # none: older than versions
+        before = {} if empty else json.loads(self.meta(MetaKey.VERSIONS) or "{}")  # none: older than versions
         for name, version in current.items():
             if name in rerun or version is None or before.get(name) in (None, version) or not self.played(name):
                 continue
@@ -434,10 +455,10 @@ class Store:
                 for table in ("meta", "entries", "schedule"):
                     self.db.execute(f"DELETE FROM {table}")
             dropped = {name: self._drop(name) for name in dict.fromkeys(rerun)}
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (json.dumps(description),))
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('versions', ?)",
-                            (json.dumps({**before, **current}, sort_keys=True),))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (MetaKey.FINGERPRINT, fingerprint))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (MetaKey.CONFIG, json.dumps(description)))
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            (MetaKey.VERSIONS, json.dumps({**before, **current}, sort_keys=True)))
             self.db.executemany("INSERT OR REPLACE INTO bots VALUES (?, ?, ?)",
                                 [(b.name, "external" if b.external else "launched", json.dumps(list(b.command)) or None)
                                  for b in bots])
@@ -461,28 +482,29 @@ class Store:
         known = {name: (status, why) for name, status, why in self.db.execute("SELECT name, status, why FROM entries")}
         self.db.execute("DELETE FROM entries")
         for position, b in enumerate(bots):
-            status, why = known.get(b.name, (PLAYING, None))
+            status, why = known.get(b.name, (EntryStatus.PLAYING, None))
             if b.withdrawn:
-                status, why = WITHDRAWN, WITHDRAWN_WHY
-            elif status == WITHDRAWN or b.name in rerun:
-                status, why = PLAYING, None
+                status, why = EntryStatus.WITHDRAWN, WITHDRAWN_WHY
+            elif status == EntryStatus.WITHDRAWN or b.name in rerun:
+                status, why = EntryStatus.PLAYING, None
             self.db.execute("INSERT INTO entries VALUES (?, ?, ?, ?)", (b.name, position, status, why))
 
     def entries(self) -> list[Entry]:
         """Every entry the directory has known, in file order (none in a directory older than entries)."""
-        current = json.loads(self.meta("versions") or "{}")
-        return [Entry(name, status, why, versions.short_id(current.get(name)))
+        current = json.loads(self.meta(MetaKey.VERSIONS) or "{}")
+        return [Entry(name, EntryStatus(status), why, versions.short_id(current.get(name)))
                 for name, status, why in self.db.execute("SELECT name, status, why FROM entries ORDER BY position")]
 
-    def set_entries(self, status: str, reasons: dict[str, str | None]) -> None:
+    def set_entries(self, status: EntryStatus, reasons: dict[str, str | None]) -> None:
         """Give these entries (``{name: why}``) a status."""
         with self._writing("its entries"):
             self.db.executemany("UPDATE entries SET status = ?, why = ? WHERE name = ?",
-                                [(status, None if status == PLAYING else why, name) for name, why in reasons.items()])
+                                [(status, None if status == EntryStatus.PLAYING else why, name)
+                                 for name, why in reasons.items()])
 
     def out(self) -> dict[str, str]:
         """The entries not playing, and why: ``{name: "status: why"}``."""
-        return {e.name: f"{e.status}: {e.why}" for e in self.entries() if e.status != PLAYING}
+        return {e.name: f"{e.status}: {e.why}" for e in self.entries() if e.status != EntryStatus.PLAYING}
 
     def set_schedule(self, keys: Iterable[str]) -> None:
         """The keys of the schedule the directory plays now: the stored matches that count."""
@@ -515,19 +537,19 @@ class Store:
 
     def seed_released(self) -> bool:
         """Whether a run has ended and printed the master seed (a drawn seed is secret until then)."""
-        return self.meta("seed_released") is not None
+        return self.meta(MetaKey.SEED_RELEASED) is not None
 
     def release_seed(self) -> None:
-        self.set_meta("seed_released", str(time.time()))
+        self.set_meta(MetaKey.SEED_RELEASED, str(time.time()))
 
     def withhold_seed(self) -> None:
         """A new secret seed deals the deal sets added (:func:`referee.competition.run.with_stored_seed`):
         the seeds are secret again until the run ends."""
         with self._writing("its seed"):
-            self.db.execute("DELETE FROM meta WHERE key = 'seed_released'")
+            self.db.execute("DELETE FROM meta WHERE key = ?", (MetaKey.SEED_RELEASED,))
 
     def config(self) -> dict[str, Any]:
-        text = self.meta("config")
+        text = self.meta(MetaKey.CONFIG)
         if text is None:
             raise StoreError(f"{self.directory}: the store has no tournament configuration")
         return cast(dict[str, Any], json.loads(text))

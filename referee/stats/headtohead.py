@@ -59,7 +59,7 @@ from typing import NamedTuple
 
 from referee.stats import ratings
 from referee.stats.ranks import beta_cdf, beta_quantile, t_cdf
-from referee.stats.ratings import PairResult, Record
+from referee.stats.ratings import Bound, PairResult, Record
 from referee.stats.sprt import elo_of
 
 
@@ -165,7 +165,7 @@ class HeadToHead:
     unpaired: int
     #: "lower": this bot won every result, only ``elo_lo`` means something ("> +40"); "upper": it
     #: scored no point, only ``elo_hi``; None: an estimate with an interval
-    bound: str | None = None
+    bound: Bound | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ class Difference:
     hi: float | None
     los: float | None  # P(the first is the stronger); None without intervals
     #: "lower": a sweep by the first, only ``lo`` means something; "upper": no point, only ``hi``
-    bound: str | None
+    bound: Bound | None
     record: ratings.PlayerRating  # the first bot's row of the two-player fit (W-D-L, games)
 
     @property
@@ -207,7 +207,7 @@ def elo_difference(outcomes: Sequence[PairResult], a: str, b: str, bootstrap: in
         cell[1] += 1.0
     n = sum(g for _, g in points.values())
     y = sum(w for w, _ in points.values()) / n
-    bound = "lower" if y == 1.0 else "upper" if y == 0.0 else None
+    bound = Bound.LOWER if y == 1.0 else Bound.UPPER if y == 0.0 else None
     if bootstrap <= 0:
         return Difference(record.elo, None, None, None, bound, record)
     d = len(points)
@@ -262,7 +262,7 @@ def head_to_head(matches: Sequence[MatchSeats], bootstrap: int = 1000,
                 lo, hi, bound = diff.lo, diff.hi, diff.bound
                 if sign < 0:
                     lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
-                    bound = {"lower": "upper", "upper": "lower"}.get(bound)
+                    bound = None if bound is None else bound.flipped
                 los = diff.los if sign > 0 or diff.los is None else 1.0 - diff.los
                 out.setdefault(x, {})[y] = HeadToHead(
                     rec.games, rec.wins, rec.draws, rec.losses, rec.score_pct, sign * diff.elo, lo, hi,

@@ -147,6 +147,7 @@ import statistics
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from itertools import pairwise
 from operator import mul
 from typing import NamedTuple
@@ -297,6 +298,18 @@ class Record:
             self.draws += 1
 
 
+class Bound(StrEnum):
+    """A rating (or a difference) known on one side only: after every point scored, or none."""
+
+    LOWER = "lower"  # every point scored: above ``lo`` only
+    UPPER = "upper"  # no point scored: below ``hi`` only
+
+    @property
+    def flipped(self) -> Bound:
+        """The bound of the other side's difference (a over b's LOWER is b over a's UPPER)."""
+        return Bound.UPPER if self is Bound.LOWER else Bound.LOWER
+
+
 @dataclass
 class PlayerRating:
     """One row of the rating table."""
@@ -314,7 +327,7 @@ class PlayerRating:
     los_next: float | None = None  # LOS over the next row (the next lower rated player), in [0, 1]
     #: "upper": no point scored, the rating is only known to be below ``hi`` (``elo`` and ``lo`` come
     #: from the prior); "lower": every point scored, above ``lo``; None: an estimate
-    bound: str | None = None
+    bound: Bound | None = None
 
 
 @dataclass
@@ -1167,14 +1180,14 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
         if scale.pins and i in scale.pins:
             pass  # held on the scale: its rating is given, never a bound
         elif t.games and t.points == 0:
-            bound = "upper"
+            bound = Bound.UPPER
         elif t.games and t.points == t.games:
-            bound = "lower"
+            bound = Bound.LOWER
         lo = hi = pm = None
         if samples:
             ordered = sorted(samples[name])
-            lo = min(_percentile(ordered, q_lo), elos[i] - (bound_half if bound == "lower" else half)[i])
-            hi = max(_percentile(ordered, q_hi), elos[i] + (bound_half if bound == "upper" else half)[i])
+            lo = min(_percentile(ordered, q_lo), elos[i] - (bound_half if bound == Bound.LOWER else half)[i])
+            hi = max(_percentile(ordered, q_hi), elos[i] + (bound_half if bound == Bound.UPPER else half)[i])
             pm = (hi - lo) / 2.0
         out.append(PlayerRating(name, elos[i], lo, hi, pm, t.games, t.wins, t.draws, t.losses, t.score_pct,
                                 bound=bound))

@@ -38,13 +38,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from enum import StrEnum
 
 from referee.stats.ranks import beta_cdf
 
 #: the mixture's scale (Elo): the differences it is tightest for
 MIXTURE_ELO = 100.0
-#: what a rule may say of a pair
-ABOVE, WITHIN, OPEN = "above", "within", "open"
+
+
+class PairVerdict(StrEnum):
+    """What a rule may say of a pair (:func:`verdict`)."""
+
+    ABOVE = "above"  # ordered: the first above the second
+    WITHIN = "within"  # inside the margin
+    OPEN = "open"  # neither yet
+
+
+#: the verdicts by name (the scheduler's and the rules' spelling)
+ABOVE, WITHIN, OPEN = PairVerdict.ABOVE, PairVerdict.WITHIN, PairVerdict.OPEN
 
 
 def boundary(variance: float, alpha: float) -> float:
@@ -93,7 +104,7 @@ def rejects(z: float, variance: float, df: int, alpha: float) -> bool:
     return _t_upper(z, df) < tail(variance, alpha)
 
 
-def verdict(test: Test, estimate: float, df: int, alpha: float, tie: float) -> str:
+def verdict(test: Test, estimate: float, df: int, alpha: float, tie: float) -> PairVerdict:
     """What the sequence says of a difference (the first of the pair minus the second, ``estimate``
     the fit's, ``>= 0`` in the fit's order) at this look: :data:`ABOVE` (the hypothesis ``Δ = 0``,
     and with it every ``Δ <= 0``, rejected upwards), :data:`WITHIN` (``Δ = tie`` rejected downwards

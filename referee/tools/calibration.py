@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from itertools import combinations, permutations
 
 from referee.stats import headtohead
-from referee.stats.ratings import Outcome, PairResult, fit, rank_posterior, rate
+from referee.stats.ratings import Bound, Outcome, PairResult, fit, rank_posterior, rate
 from referee.stats.simulation import HARSH, PROJECT, simulate_tournament
 from referee.stats.sprt import elo_of
 from referee.tools.coverage import KINDS, _lineups, holds
@@ -184,9 +184,9 @@ class H2HRate:
 
 
 def _holds(d: headtohead.Difference, truth: float) -> bool:
-    if d.bound == "lower":
+    if d.bound == Bound.LOWER:
         return truth >= d.lo if d.lo is not None else True
-    if d.bound == "upper":
+    if d.bound == Bound.UPPER:
         return truth <= d.hi if d.hi is not None else True
     return (d.lo is None or d.lo <= truth) and (d.hi is None or truth <= d.hi)
 

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 
 from referee.competition.schedule import make_schedule
-from referee.stats.ratings import PlayerRating, fit, rate
+from referee.stats.ratings import Bound, PlayerRating, fit, rate
 from referee.stats.simulation import simulate_tournament
 
 TRUE = {"a": 1350.0, "b": 1450.0, "c": 1550.0, "d": 1650.0}
@@ -60,9 +60,9 @@ class Coverage:
 
 def holds(row: PlayerRating, truth: float) -> bool:
     """Whether the printed interval (or bound) holds the true rating."""
-    if row.bound == "upper":
+    if row.bound == Bound.UPPER:
         return truth <= row.hi
-    if row.bound == "lower":
+    if row.bound == Bound.LOWER:
         return truth >= row.lo
     return row.lo <= truth <= row.hi
 

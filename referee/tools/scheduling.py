@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from referee.competition.adaptive import Game, next_tables, verdict
 from referee.competition.schedule import make_schedule
-from referee.model import Round, Rule, Stop
+from referee.model import Round, Rule, ScheduleKind, Stop
 from referee.stats.ratings import Tally, fit, rank_posterior
 from referee.stats.sequences import ABOVE, WITHIN
 from referee.stats.simulation import HARSH, PROJECT, simulate_tournament
@@ -72,7 +72,7 @@ FIELDS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
 }
 #: the fields whose equal neighbours are copies of one another (the same deal effects)
 COPIED = {"copy"}
-SCHEDULES = ("round-robin", "adaptive")
+SCHEDULES = tuple(ScheduleKind)
 
 
 def field_of(name: str, bots: int) -> dict[str, float]:
@@ -149,7 +149,7 @@ def play(kind: str, true: dict[str, float], schedule: str, rule: Rule, rng: rand
         stop = verdict(rule, posterior, entries, len(rounds), matches)
         if stop is not None:
             break
-        if schedule == "adaptive":
+        if schedule == ScheduleKind.ADAPTIVE:
             tables = next_tables(game, entries, rounds, posterior, rule, seed)
             lineups = [lineup for table in tables for lineup in game.lineups(table)]
         else:
@@ -258,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 cells = {s: measure(kind, bots, field, s, rule, args.tournaments, args.seed, args.world)
                          for s in args.schedules}
                 for s, cell in cells.items():
-                    print(row(cell, cells.get("round-robin") if s != "round-robin" else None), flush=True)
+                    print(row(cell, cells.get(ScheduleKind.ROUND_ROBIN) if s != ScheduleKind.ROUND_ROBIN else None),
+                          flush=True)
                 print(f"({kind}, {bots} bots, {field}: {time.perf_counter() - start:.0f} s)", file=sys.stderr)
 
 

@@ -72,7 +72,7 @@ from tabulate import tabulate
 from referee import games
 from referee.competition.run import claim_store, play_schedule
 from referee.model import BOT_NAME, BotSpec, Schedule, Seating, TournamentConfig, deal_seed
-from referee.results.store import Store, StoreError
+from referee.results.store import MetaKey, Store, StoreError
 from referee.runner import Clock, FaultKind
 
 #: the checkout the tool runs from: the bots' working directory (their commands name its files)
@@ -234,8 +234,8 @@ def soak_one(bot: str, command: list[str], variant: Variant, games_n: int, args:
         try:
             asyncio.run(play_schedule(config, lambda out: schedule, store))
         finally:  # the wall time of every run on this store, interrupted ones included
-            wall = float(store.meta("wall_s") or 0) + time.monotonic() - started
-            store.set_meta("wall_s", str(wall))
+            wall = float(store.meta(MetaKey.WALL_S) or 0) + time.monotonic() - started
+            store.set_meta(MetaKey.WALL_S, str(wall))
         figures = count(config, schedule, store)
     finally:
         store.close()

@@ -16,16 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee import games
+from referee.model import EntryStatus, Isolation
 from referee.report import format_options
 from referee.results import release
-from referee.results.store import Entry, Store
+from referee.results.store import Entry, MetaKey, Store
 from referee.view.page import scroll
 
 #: how the pages show an entry's status ("playing": it is in the tournament)
-STATUS_WORDS = {"playing": "entered"}
+STATUS_WORDS = {EntryStatus.PLAYING: "entered"}
 #: what each isolation means, in the pages' words
-ISOLATION_WORDS = {"match": "a fresh process of each bot for every match, nothing kept between matches",
-                   "tournament": "each bot one long-lived process for the whole run"}
+ISOLATION_WORDS: dict[str, str] = {
+    Isolation.MATCH: "a fresh process of each bot for every match, nothing kept between matches",
+    Isolation.TOURNAMENT: "each bot one long-lived process for the whole run"}
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def about_of(store: Store, name: str) -> About:
         kind, form = "gauntlet", f"the candidate {config['gauntlet']['candidate']} against every other entry"
     elif "sprt" in config:
         kind, form = "SPRT", f"{config['sprt']['candidate']} (candidate) against {config['sprt']['baseline']}"
-    isolation = store.meta("isolation")
+    isolation = store.meta(MetaKey.ISOLATION)
     held, released = release.held_in(store), store.seed_released()
     return About(
         title=config.get("title") or f"{spec.title} {kind}: {name}",
@@ -63,7 +65,7 @@ def about_of(store: Store, name: str) -> About:
         seed=seed_text(config, released, held.reason() if held and (released or held.waiting) else None,
                        store.deal_sets_dealt()),
         clock=_clock(config.get("clock")),
-        sandbox=public_sandbox(store.meta("sandbox")),
+        sandbox=public_sandbox(store.meta(MetaKey.SANDBOX)),
         isolation=f"{isolation}: {ISOLATION_WORDS[isolation]}" if isolation in ISOLATION_WORDS else isolation,
         dates=store.dates(),
         entries=store.entries(),

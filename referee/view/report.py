@@ -22,10 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from referee import files, games
+from referee.model import Isolation
 from referee.results import collusion as tcollusion
 from referee.results import release
 from referee.results import standings as tstandings
-from referee.results.store import MatchRow, Store, StoreError
+from referee.results.store import MatchRow, MetaKey, Store, StoreError
 from referee.stats.collusion import Collusion
 from referee.view import logs
 from referee.view.about import About, about_html, about_of
@@ -63,7 +64,7 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
         about = about_of(store, Path(directory).name)
         held = release.held_in(store)
         held_keys = {r.key: r.deal_set for r in store.matches(every=True) if held.holds(r.deal_set)}
-        logs_held = bool(held_keys) and store.meta("isolation") != "match"
+        logs_held = bool(held_keys) and store.meta(MetaKey.ISOLATION) != Isolation.MATCH
         out = Path(out) if out is not None else Path(directory) / "report"
         try:  # each page is written whole or not at all (a full disk: exit 6, the store untouched)
             files.make_directory(out / REPLAYS)

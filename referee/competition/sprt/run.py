@@ -11,7 +11,7 @@ from referee.competition.sprt.units import Tally, make_unit, unit_lineups
 from referee.files import WriteFailed
 from referee.model import Played, Seating, deal_seed
 from referee.play.executors import BotsDead, executor_for, seat_capacity
-from referee.results.store import Store
+from referee.results.store import MetaKey, Store
 from referee.stats.sprt import Verdict
 
 
@@ -120,9 +120,9 @@ async def run(setup: SprtSetup, tally: Tally, progress: Callable[[Tally], None] 
         async with executor:
             assert executor.sandbox is not None  # resolved as the executor opened
             if store is not None:
-                store.set_meta("sandbox", executor.sandbox.describe())
-                store.set_meta("isolation", setup.isolation)
-                store.set_meta("executor", executor.describe())
+                store.set_meta(MetaKey.SANDBOX, executor.sandbox.describe())
+                store.set_meta(MetaKey.ISOLATION, setup.isolation)
+                store.set_meta(MetaKey.EXECUTOR, executor.describe())
             try:
                 await executor.play_all(to_play(), setup.concurrency, played, dead)
             finally:

@@ -15,7 +15,7 @@ from referee import games, model
 from referee.competition import config as tconfig
 from referee.competition.config import ConfigFile
 from referee.hosting import paths
-from referee.model import BotSpec, ExecutorSpec
+from referee.model import BotSpec, ExecutorSpec, Isolation, SandboxMode
 from referee.model.teams import TeamError
 from referee.runner import Clock
 from referee.stats.sprt import EloModel, check_hypotheses
@@ -96,9 +96,9 @@ class SprtSetup:
     max_units: int = DEFAULT_MAX_UNITS
     output: Path | None = None
     preset: str | None = "stronger"
-    sandbox: str = "auto"            # [limits] sandbox of an SPRT file
+    sandbox: SandboxMode = SandboxMode.AUTO  # [limits] sandbox of an SPRT file
     source: Path | None = None       # the SPRT file, hidden from the bots
-    isolation: str = "tournament"    # [tournament] isolation of an SPRT file
+    isolation: Isolation = Isolation.TOURNAMENT  # [tournament] isolation of an SPRT file
     startup_s: float = 30.0          # [tournament] startup_s of an SPRT file
     elo_model: EloModel = DEFAULT_MODEL  # the unit of elo0 and elo1
     executor: ExecutorSpec = ExecutorSpec()  # [executor] of an SPRT file, or --executor

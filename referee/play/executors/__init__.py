@@ -12,7 +12,7 @@ its ``UciProtocol``/``XBoardProtocol``:
 Tournaments, gauntlets, SPRT runs and ``referee match`` all play through one.
 """
 
-from referee.model import ExecutorSpec, Played
+from referee.model import ExecutorKind, ExecutorSpec, Played
 from referee.play.executors.base import BotsDead, BotsNotReady, Executor, seat_capacity
 from referee.play.executors.local import LocalExecutor
 from referee.play.executors.ray import ClusterError, RayExecutor
@@ -26,7 +26,7 @@ def executor_for(server: str | None, admin_token: str | None = None, spec: Execu
                  **kwargs) -> Executor:
     """The remote executor when a ``server`` address is given, the Ray one when ``spec`` says
     ``ray``, else the local one."""
-    if spec is not None and spec.kind == "ray":
+    if spec is not None and spec.kind == ExecutorKind.RAY:
         return RayExecutor(spec=spec, **kwargs)
     if server is None:
         return LocalExecutor(**kwargs)

@@ -20,7 +20,7 @@ from referee.hosting import sandbox
 from referee.hosting.launcher import GAME_END_GRACE_S, Launcher
 from referee.hosting.sandbox import Sandbox
 from referee.hosting.versions import Snapshots
-from referee.model import BotSpec, Played, Seating
+from referee.model import Absent, BotProtocol, BotSpec, Isolation, Played, SandboxMode, Seating
 from referee.runner import Clock
 
 
@@ -121,8 +121,9 @@ class Executor(ABC):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop",
+                 sandbox: SandboxMode = SandboxMode.AUTO, hide: Sequence[Path] = (),
+                 isolation: Isolation = Isolation.TOURNAMENT, startup_s: float = 30.0,
+                 announce: Callable[[str], None] | None = None, absent: Absent = Absent.STOP,
                  snapshots: Snapshots | None = None):
         self.game, self.options, self.clock = game, dict(options), clock
         #: the copies of the launched bots' files taken with their versions, shown in their sandboxes
@@ -242,7 +243,7 @@ class Executor(ABC):
                                      box=self.sandbox, socket_dir=self.socket_dir, hide=self.hide,
                                      session_tag=self.session_tag, snapshots=self.snapshots)
             stack.callback(self.launcher.stop_all)  # runs before the referee closes
-            if self.isolation != "match":
+            if self.isolation != Isolation.MATCH:
                 self.launcher.start_all()
             if self.startup_check:
                 await self._check_started()
@@ -277,7 +278,7 @@ class Executor(ABC):
         referee cannot say who is connected (a remote one), only the launched processes are
         checked: started, and still running."""
         trial = {}
-        if self.isolation == "match":
+        if self.isolation == Isolation.MATCH:
             for bot in self.launcher.bots:
                 trial[bot] = instance_name(bot)
                 token = secrets.token_hex(16)
@@ -291,7 +292,7 @@ class Executor(ABC):
             failures = await self._wait_connected({b.name: trial.get(b.name, b.name) for b in self.bots},
                                                   self.startup_s)
             logs = {b: self.launcher.log_tail(trial.get(b, b)) for b in failures}
-            if failures and self.absent_mode != "withdraw":
+            if failures and self.absent_mode != Absent.WITHDRAW:
                 raise BotsNotReady(failures, logs)
             if failures:
                 self.absent, self._absent_logs = failures, logs
@@ -333,7 +334,7 @@ class Executor(ABC):
         before it did (None: it still runs). A gRPC bot that ends at once with exit code 0 is most often
         a stdio bot (its stdin is empty: it had nothing to answer)."""
         launched = self.launcher.bots.get(bot)
-        if launched is None or launched.spec.protocol == "stdio":  # the relay's own lines in its log say more
+        if launched is None or launched.spec.protocol == BotProtocol.STDIO:  # the relay's own lines in its log say more
             return ""
         if ended is None:
             return (" (its process runs: it connects elsewhere than the --address it is given, or it takes longer "
@@ -366,7 +367,7 @@ class Executor(ABC):
         assert self.launcher is not None, "use the executor in 'async with'"
         if self.launcher.write_failed is not None:  # a bot's log hit a full disk: no more matches
             raise self.launcher.write_failed
-        fresh = self.isolation == "match"
+        fresh = self.isolation == Isolation.MATCH
         dead = self.launcher.dead(seating.lineup) if fresh else await self._restart(seating.lineup)
         if dead:
             status = self.launcher.status()
@@ -438,7 +439,7 @@ class Executor(ABC):
         """What a match holds while it plays, which no other match may hold at the same time
         (:meth:`play_all`). With isolation = "match": its deal set, and each launched bot of its
         line-up; otherwise nothing."""
-        if self.isolation != "match":
+        if self.isolation != Isolation.MATCH:
             return set()
         launched = {b.name for b in self.bots if not b.external}
         return {("deal set", seating.deal_set), *(("bot", bot) for bot in set(seating.lineup) if bot in launched)}

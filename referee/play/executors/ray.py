@@ -32,7 +32,7 @@ from typing import Any, Self
 from referee import games
 from referee.hosting import paths, sandbox
 from referee.hosting.versions import Snapshots
-from referee.model import BotSpec, ConfigError, ExecutorSpec, Played, Seating
+from referee.model import Absent, BotSpec, ConfigError, ExecutorSpec, Isolation, Played, SandboxMode, Seating
 from referee.play.executors.base import BotsDead, Executor, game_id_of
 from referee.play.executors.local import LocalExecutor
 from referee.runner import Clock
@@ -171,9 +171,9 @@ class WorkerSettings:
     capacity: dict[str, int]
     log_dir: Path | None
     connect_timeout: float
-    sandbox: str
+    sandbox: SandboxMode
     hide: tuple[Path, ...]
-    isolation: str
+    isolation: Isolation
     startup_s: float = 30.0
 
 
@@ -281,14 +281,15 @@ class RayExecutor(Executor):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop",
+                 sandbox: SandboxMode = SandboxMode.AUTO, hide: Sequence[Path] = (),
+                 isolation: Isolation = Isolation.TOURNAMENT, startup_s: float = 30.0,
+                 announce: Callable[[str], None] | None = None, absent: Absent = Absent.STOP,
                  snapshots: Snapshots | None = None, *, spec: ExecutorSpec):
         external = [b.name for b in bots if b.external]
         if external:
             raise ConfigError(f"bot {external[0]} is external: it connects to one referee, and the ray executor "
                               f"has one per worker (use the local executor, or --server)")
-        if absent == "withdraw":  # each worker starts every bot: one may start on one node and not another
+        if absent == Absent.WITHDRAW:  # each worker starts every bot: one may start on one node and not another
             raise ConfigError('absent = "withdraw" needs one start-up check for all the matches: the ray executor '
                               'has one per worker (use the local executor, or absent = "stop")')
         super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation,
@@ -388,7 +389,7 @@ class RayExecutor(Executor):
         """With isolation = "match" the workers' start-up checks run one after another (one
         worker per node: no two processes of a bot alive at once), and a worker started in place
         of a dead one skips it; otherwise each worker checks its bots as it starts."""
-        return self.isolation == "match"
+        return self.isolation == Isolation.MATCH
 
     async def __aenter__(self) -> Self:
         self.sandbox = sandbox.resolve(self.sandbox_mode)  # what the store says the bots ran in

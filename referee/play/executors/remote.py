@@ -13,7 +13,7 @@ from typing import Any
 
 from referee.hosting.relay import Relay
 from referee.hosting.versions import Snapshots
-from referee.model import BotSpec, ConfigError, Seating
+from referee.model import Absent, BotSpec, ConfigError, Isolation, SandboxMode, Seating
 from referee.play.executors.base import Executor
 from referee.runner import Clock
 
@@ -44,10 +44,11 @@ class RemoteExecutor(Executor):
 
     def __init__(self, game: str, options: Mapping[str, Any], clock: Clock, bots: Sequence[BotSpec],
                  capacity: Mapping[str, int], log_dir: Path | None = None, connect_timeout: float = 30.0,
-                 sandbox: str = "auto", hide: Sequence[Path] = (), isolation: str = "tournament",
-                 startup_s: float = 30.0, announce: Callable[[str], None] | None = None, absent: str = "stop",
+                 sandbox: SandboxMode = SandboxMode.AUTO, hide: Sequence[Path] = (),
+                 isolation: Isolation = Isolation.TOURNAMENT, startup_s: float = 30.0,
+                 announce: Callable[[str], None] | None = None, absent: Absent = Absent.STOP,
                  snapshots: Snapshots | None = None, *, server: str, admin_token: str | None = None):
-        if isolation == "match":
+        if isolation == Isolation.MATCH:
             raise ConfigError('isolation = "match" needs the in-process referee: a remote one knows only the '
                               "bots its tokens name (leave out --server, or use isolation = \"tournament\")")
         super().__init__(game, options, clock, bots, capacity, log_dir, connect_timeout, sandbox, hide, isolation,
