@@ -262,7 +262,7 @@ def head_to_head(matches: Sequence[MatchSeats], bootstrap: int = 1000,
                 lo, hi, bound = diff.lo, diff.hi, diff.bound
                 if sign < 0:
                     lo, hi = (None if hi is None else -hi), (None if lo is None else -lo)
-                    bound = {"lower": "upper", "upper": "lower"}.get(bound)
+                    bound = None if bound is None else {"lower": "upper", "upper": "lower"}.get(bound)
                 los = diff.los if sign > 0 or diff.los is None else 1.0 - diff.los
                 out.setdefault(x, {})[y] = HeadToHead(
                     rec.games, rec.wins, rec.draws, rec.losses, rec.score_pct, sign * diff.elo, lo, hi,
