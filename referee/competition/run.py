@@ -265,6 +265,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     try:
         try:
             async with executor:
+                assert executor.sandbox is not None  # resolved on entering
                 store.set_meta("sandbox", executor.sandbox.describe())
                 store.set_meta("isolation", config.isolation)
                 store.set_meta("executor", executor.describe())

@@ -59,7 +59,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -474,7 +474,7 @@ class Store:
         return [Entry(name, status, why, versions.short_id(current.get(name)))
                 for name, status, why in self.db.execute("SELECT name, status, why FROM entries ORDER BY position")]
 
-    def set_entries(self, status: str, reasons: dict[str, str | None]) -> None:
+    def set_entries(self, status: str, reasons: Mapping[str, str | None]) -> None:
         """Give these entries (``{name: why}``) a status."""
         with self._writing("its entries"):
             self.db.executemany("UPDATE entries SET status = ?, why = ? WHERE name = ?",
