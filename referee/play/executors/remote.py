@@ -62,7 +62,7 @@ class RemoteExecutor(Executor):
         # late: grpc and protobuf, which `referee --help` does not load
         import grpc
 
-        from referee.v1 import referee_pb2_grpc as pb_grpc
+        from referee.v1 import referee_pb2_grpc as pb_grpc  # late: as grpc
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
         self.stub = pb_grpc.RefereeStub(channel)
@@ -81,8 +81,8 @@ class RemoteExecutor(Executor):
         # late: grpc and protobuf, which `referee --help` does not load
         import grpc
 
-        from referee.play import wire
-        from referee.v1 import referee_pb2 as pb
+        from referee.play import wire  # late: as grpc
+        from referee.v1 import referee_pb2 as pb  # late: as grpc
 
         assert self.launcher is not None, "use the executor in 'async with'"
         try:
