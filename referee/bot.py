@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,7 +132,7 @@ class BotSession:
         self._outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()  # C-coded: cheaper per reply
         self._workers = ThreadPoolExecutor(max_workers=self.capacity, thread_name_prefix="decide")
 
-    def _messages(self):
+    def _messages(self) -> Iterator[pb.BotMessage]:
         """What the session sends: the Hello, then the answers, those ready together in one message."""
         outbox = self._outbox
         while (message := outbox.get()) is not None:
@@ -154,8 +154,10 @@ class BotSession:
         self._outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=self.name,
                                                       token=self.token, capacity=self.capacity,
                                                       batching=True)))
-        handlers = {"request": self._on_request, "game_start": self._on_game_start, "game_end": self._on_game_end,
-                    "result": self._on_result, "welcome": self._on_welcome}
+        # each handler takes the message's field of its kind (read by name: getattr)
+        handlers: dict[str, Callable[[Any], None]] = {
+            "request": self._on_request, "game_start": self._on_game_start, "game_end": self._on_game_end,
+            "result": self._on_result, "welcome": self._on_welcome}
         with grpc.insecure_channel(self.address) as channel:
             stream = pb_grpc.RefereeStub(channel).Play(self._messages())
             try:
@@ -201,7 +203,7 @@ class BotSession:
             self._workers.submit(self._answer, request.request_id, request.game_id, request.seat,
                                  observation, legal, view)
 
-    def _answer(self, request_id: int, game_id: str, seat: int, observation: dict, legal: list[str],
+    def _answer(self, request_id: int, game_id: str, seat: int, observation: dict[str, Any], legal: list[str],
                 view: GameView) -> None:
         reply = pb.ActionReply(request_id=request_id, game_id=game_id, seat=seat)
         try:
@@ -262,7 +264,8 @@ def _token(args: argparse.Namespace) -> str:
     """The token of the command line: ``--token TOKEN`` (given by hand) or ``--token-fd FD``
     (what the launcher gives); both, or an unreadable descriptor, end the bot with code 2."""
     if args.token_fd is None:
-        return args.token
+        token: str = args.token
+        return token
     if args.token:
         print(f"{args.name}: give --token or --token-fd, not both", file=sys.stderr)
         sys.exit(2)

@@ -369,6 +369,7 @@ class HostWatch:
         first, last = self._first, self._last
         if first is None or last is None or last.at <= first.at:
             return None
+        assert first.stalled_us is not None and last.stalled_us is not None  # seen() keeps only such samples
         return min(1.0, (last.stalled_us - first.stalled_us) / 1e6 / (last.at - first.at))
 
     def summary(self) -> dict[str, Any]:

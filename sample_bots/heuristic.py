@@ -40,7 +40,7 @@ POLICIES = {
 
 def decide(observation: dict[str, Any], legal_actions: list[str], game: GameView) -> str:
     """The rule-based choice for the game at hand, always one of ``legal_actions``."""
-    name = observation.get("game") or getattr(game, "game", "")
+    name = str(observation.get("game") or getattr(game, "game", ""))
     policy = POLICIES.get(name)
     choice = policy(observation, legal_actions) if policy else legal_actions[0]
     return choice if choice in legal_actions else legal_actions[0]

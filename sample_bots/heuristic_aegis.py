@@ -111,11 +111,13 @@ class View:
 
     @property
     def is_master(self) -> bool:
-        return self.obs["role"] == "master"
+        role: str = self.obs["role"]
+        return role == "master"
 
     def promise(self) -> str:
         """The promise option (RULES 2.7): "table" or "4plus"."""
-        return (self.obs.get("options") or {}).get("promise", "table")
+        promise: str = (self.obs.get("options") or {}).get("promise", "table")
+        return promise
 
 
 @lru_cache(maxsize=4096)
@@ -270,7 +272,7 @@ def final_value(v: View, mine: int) -> float:
 def wants_trick(v: View) -> bool:
     """Whether the best reachable final tally lies above the tricks already taken."""
     won = v.obs["tricks_won"]
-    mine = won[v.seat]
+    mine: int = won[v.seat]
     left = TRICKS - won[0] - won[1]
     best = max(range(mine, mine + left + 1), key=lambda f: (final_value(v, f), -f))
     return best > mine

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from referee.bot import GameView, run_bot
 from sample_bots import heuristic
 
 
-def weakened(noise: float):
+def weakened(noise: float) -> Callable[[dict[str, Any], list[str], GameView], str | int]:
     """A ``decide`` that plays randomly with probability ``noise``, else as the heuristic bot."""
 
     def decide(observation: dict[str, Any], legal_actions: list[str], game: GameView) -> str | int:

@@ -137,7 +137,7 @@ def needed(rule: Rule, ranked: Sequence[str]) -> list[tuple[str, str]]:
     return [*zip(ranked[:k], ranked[1:k + 1]), *((ranked[k - 1], other) for other in ranked[k + 1:])]
 
 
-def claims(rule: Rule, posterior: RankPosterior, pairs: Sequence[tuple[str, str]]) -> list[str]:
+def claims(rule: Rule, posterior: RankPosterior, pairs: Sequence[tuple[str, str]]) -> list[sequences.PairVerdict]:
     """The verdict of each pair (:mod:`referee.stats.sequences`), the rule's level shared among every
     pair of the table."""
     alpha = _alpha(rule, posterior)
@@ -156,19 +156,20 @@ def verdict(rule: Rule, posterior: RankPosterior | None, entries: Sequence[str],
     entries in play (None: fewer than two deal sets); an entry in play without a result is never
     settled."""
     pairs: list[tuple[str, str]] = []
-    said: list[str] = []
+    said: list[sequences.PairVerdict] = []
     if posterior is not None and set(entries) <= set(posterior.names):
         pairs = needed(rule, posterior.names)
         said = claims(rule, posterior, pairs)
     settled = bool(said) and sequences.OPEN not in said
     if not settled and deal_sets < rule.max_deal_sets:
         return None
-    found = tuple(_claim(rule, posterior, a, b, v) for (a, b), v in zip(pairs, said))
+    # no posterior: no pair was judged (pairs is empty)
+    found = () if posterior is None else tuple(_claim(rule, posterior, a, b, v) for (a, b), v in zip(pairs, said))
     return Stop(rule.name if settled else "max_deal_sets", settled, deal_sets, matches,
                 _stop_text(rule, settled, deal_sets, matches, found), found, rule.tie_elo)
 
 
-def _claim(rule: Rule, posterior: RankPosterior, a: str, b: str, said: str) -> Claim:
+def _claim(rule: Rule, posterior: RankPosterior, a: str, b: str, said: sequences.PairVerdict) -> Claim:
     """A pair's verdict with the fit's difference and the bounds the claim proved at this look: an
     order's lower bound (how far above, at least), the margin's two ends of a pair within it; for an
     open pair, the sequence's bounds at the fit's difference and variance."""
@@ -249,6 +250,7 @@ def next_tables(game: Game, entries: Sequence[str], rounds: Sequence[Round], pos
                 _seat(name, order, size, add)
         ranked = order
     else:
+        assert posterior is not None  # ranked, two entries or more, comes from it
         new = [name for name in entries if name not in ranked]
         middle = _middle(ranked, size - 1)
         for name in new:
@@ -325,7 +327,7 @@ def _middle(ranked: Sequence[str], count: int) -> list[str]:
 
 
 def _targeted(ranked: Sequence[str], posterior: RankPosterior, rule: Rule, size: int,
-              add: Callable[[Collection[str]], bool]) -> None:
+              add: Callable[[Sequence[str]], bool]) -> None:
     """Tables of consecutive entries of the ranking that cover every pair the rule needs and has not
     settled (a pair further apart than neighbours: the adjacent pairs between them), the most
     uncertain first."""
@@ -362,7 +364,7 @@ def _fair(game: Game, entries: Sequence[str], order: Sequence[str], history: Seq
           capacity: Mapping[str, int] | None = None) -> None:
     """Add tables until every entry is within the fairness bound (or no table is left to add)."""
     while True:
-        now = Counter()
+        now: Counter[str] = Counter()
         for table in chosen:
             for name in table:
                 now[name] += len(game.lineups(table))

@@ -152,7 +152,7 @@ class ConfigFile:
             raise self.error(f"{table}.{key} must be at least {minimum}, got {value}", table, key, index)
         return value
 
-    def check_keys(self, data: dict, allowed: set[str], table: str | None, index: int = 0) -> None:
+    def check_keys(self, data: dict[str, Any], allowed: set[str], table: str | None, index: int = 0) -> None:
         """No key of ``data`` (``table``, or the top level) outside ``allowed``."""
         for key in data:
             if key not in allowed:
@@ -359,7 +359,8 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[ScheduleKind, Rule]:
     return schedule, rule
 
 
-def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern, what: str) -> str | None:
+def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern[str],
+          what: str) -> str | None:
     """``tournament.KEY``, a text for the pages (None if absent): a non-blank string of at most
     ``longest`` characters without ``control`` characters."""
     if key not in t:

@@ -240,7 +240,8 @@ def versus(game: str, rows: Sequence[MatchRow], candidate: str, bootstrap: int =
     for base in baselines:
         mine = [r for r in rows if candidate in r.lineup and base in r.lineup]
         outcomes = [o if o.a == candidate else ratings.PairResult(o.deal_set, o.b, o.a, 1.0 - o.score)
-                    for o in pair_results_of(game, mine) if {o.a, o.b} == {candidate, base}]
+                    for o in pair_results_of(game, mine)
+                    if isinstance(o, ratings.PairResult) and {o.a, o.b} == {candidate, base}]
         if not outcomes:
             out.append(Versus(base, len(mine), 0, 0, 0, 0, None, None, None, None, None, None, None))
             continue
@@ -301,9 +302,9 @@ def verdict(candidate: str, rows: Sequence[Versus], confidence: float = 0.95) ->
                 + f" at {pct} confidence: a failed check (exit code 1)")
     else:
         text = f"{candidate} is worse than no baseline at {pct} confidence"
-        bounded = [v for v in judged if v.upper is not None]
+        bounded = [(v.upper, v) for v in judged if v.upper is not None]
         if bounded:
-            closest = min(bounded, key=lambda v: v.upper)
+            closest = min(bounded, key=lambda bound: bound[0])[1]
             text += (f": every one-sided upper bound is above 0 (the lowest: {closest.baseline}, "
                      f"{_bound_text(closest, pct)})")
     if unjudged:

@@ -275,6 +275,7 @@ async def play_schedule(config: TournamentConfig, plan: Plan, store: Store, prog
     try:
         try:
             async with executor:
+                assert executor.sandbox is not None  # resolved on entering
                 store.set_meta(MetaKey.SANDBOX, executor.sandbox.describe())
                 store.set_meta(MetaKey.ISOLATION, config.isolation)
                 store.set_meta(MetaKey.EXECUTOR, executor.describe())

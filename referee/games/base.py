@@ -72,6 +72,14 @@ class Event(NamedTuple):
     data: Any = None
     to: int = PUBLIC
 
+    @property
+    def actor(self) -> int:
+        """The seat of an event a seat is named in (a deal to it, a bid, a play, a trick won): what a
+        log or a view of such an event reads; a ValueError for an event that names no seat."""
+        if self.seat is None:
+            raise ValueError(f"event {self.kind!r} names no seat")
+        return self.seat
+
 
 # --- the randomness a match consumes ----------------------------------------
 

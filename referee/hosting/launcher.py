@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import itertools
 import json
 import os
@@ -44,7 +45,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypedDict
 
 from referee import files, hostload
 from referee.hosting import sandbox, versions
@@ -72,6 +73,15 @@ STDIO_RELAY = (sys.executable, "-P", "-m", "referee.hosting.stdio")
 GAME_END_GRACE_S = 1.0
 
 
+class BotStatus(TypedDict):
+    """A launched bot's line of :meth:`Launcher.status` (the store's meta key ``launcher``)."""
+
+    starts: int
+    exits: list[str]   # how each process ended
+    dead: str | None   # why it is no longer started
+    dropped_bytes: int  # output past its log's cap
+
+
 @dataclass
 class Launched:
     spec: BotSpec
@@ -79,7 +89,7 @@ class Launched:
     name: str = ""
     token: str = ""
     capacity: int = 1
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     exits: list[str] = field(default_factory=list)
     dead: str | None = None          # why it is no longer started
@@ -227,17 +237,20 @@ class Launcher:
         if self.on_exit is not None:
             threading.Thread(target=self._watch, args=(bot.name, bot.process), daemon=True).start()
 
-    def _watch(self, name: str, process: subprocess.Popen) -> None:
+    def _watch(self, name: str, process: subprocess.Popen[bytes]) -> None:
+        assert self.on_exit is not None  # watched only with one
         process.wait()
         self.on_exit(name)
 
-    def _pump(self, bot: Launched, process: subprocess.Popen, log: BinaryIO) -> None:
+    def _pump(self, bot: Launched, process: subprocess.Popen[bytes], log: BinaryIO) -> None:
         """Copy the bot's output to its log, escaped, up to the cap; count the rest."""
         cap = bot.spec.limits.log_kb * 1024
         escaper = BytesEscaper()  # no raw control character reaches the log (docs/security.md)
+        stdout = process.stdout
+        assert isinstance(stdout, io.BufferedReader)  # stdout=PIPE, buffered (Popen's default)
         try:
             full = False  # past the cap: what comes is counted, not escaped (no work for a flood)
-            while raw := process.stdout.read1(65536):
+            while raw := stdout.read1(65536):
                 if full:
                     bot.dropped_bytes += len(raw)
                     continue
@@ -275,14 +288,14 @@ class Launcher:
         except OSError as err:
             self.write_failed = files.WriteFailed.of(err, getattr(log, "name", "a bot's log"))
 
-    def _ended(self, bot: Launched, process: subprocess.Popen) -> str:
+    def _ended(self, bot: Launched, process: subprocess.Popen[bytes]) -> str:
         """How the bot's current ``process`` ended (computed once, while its cgroups still tell which limit it hit)."""
         with self._lock:
-            if bot.process is process and bot.ended is None:
-                code = sandbox.exit_status(process.returncode, self.box.isolated)
-                tree = bot.tree  # once: _clear may drop it meanwhile
-                bot.ended = describe_exit(code, tree.limit_hit() if tree is not None else None)
             if bot.process is process:
+                if bot.ended is None:
+                    code = sandbox.exit_status(process.returncode, self.box.isolated)
+                    tree = bot.tree  # once: _clear may drop it meanwhile
+                    bot.ended = describe_exit(code, tree.limit_hit() if tree is not None else None)
                 return bot.ended
         return describe_exit(sandbox.exit_status(process.returncode, self.box.isolated))
 
@@ -391,6 +404,8 @@ class Launcher:
         falls between two pieces of the bot's output); returns the offset where it starts, None if
         it could not be written (a marker never stops a match). The markers are not counted
         against the log's cap."""
+        if self.log_dir is None:  # no logs: nothing to mark (match_begins marks none)
+            return None
         try:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             with self._lock, open(self.log_dir / f"{bot}.log", "ab") as log:
@@ -411,11 +426,11 @@ class Launcher:
         return {seat: at for seat, at in marks.items() if at is not None}
 
     def match_ends(self, match: str, lineup: Sequence[str], begun: Mapping[int, int],
-                   results: Mapping[str, object] | None) -> None:
+                   results: Mapping[str, Any] | None) -> None:
         """Mark that match ``match`` is over for each seat ``begun`` marked: with the seat's score,
         place and faults from its ``results``, or as cut short (None: it was not played out); and
         index both markers in :data:`MATCH_INDEX`."""
-        if not begun:
+        if not begun or self.log_dir is None:  # begun: marked in the logs, so there are logs
             return
         entries = []
         for seat, begins in begun.items():
@@ -475,9 +490,9 @@ class Launcher:
         if owner.dead is None and len(owner.exits) > limit:
             owner.dead = f"died {len(owner.exits)} times (last: {owner.exits[-1]}); not started again"
 
-    def status(self) -> dict[str, dict[str, object]]:
+    def status(self) -> dict[str, BotStatus]:
         """Per bot: starts, deaths (with the current process if it has ended), why it is dead, dropped output."""
-        out = {}
+        out: dict[str, BotStatus] = {}
         for name, b in self.bots.items():
             exits = list(b.exits)
             if b.dead is None and b.process is not None and b.process.poll() is not None and not b.process_seen \
@@ -497,13 +512,12 @@ class Launcher:
                     and not b.finished:
                 b.exits.append(self._ended(b, b.process))
                 b.process_seen = True
-        running = [b for b in self.bots.values() if b.process is not None and b.process.poll() is None]
-        for b in running:
+        running = [(b, b.process) for b in self.bots.values() if b.process is not None and b.process.poll() is None]
+        for b, process in running:
             b.retired = "stopped at the end of the run"
-            _signal_group(b.process, signal.SIGTERM)
-        running = [b.process for b in running]
+            _signal_group(process, signal.SIGTERM)
         deadline = time.monotonic() + grace
-        for p in running:
+        for _, p in running:
             try:
                 p.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -543,7 +557,7 @@ def _threads(bot: Launched) -> list[int]:
     return list(hostload.tree_threads(process.pid))
 
 
-def _signal_group(process: subprocess.Popen, sig: int) -> None:
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
     try:
         os.killpg(process.pid, sig)
     except (ProcessLookupError, PermissionError):

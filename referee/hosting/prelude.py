@@ -42,6 +42,8 @@ Anything that fails stops it with one line on stderr and exit code 125 (127: ARG
 be run): the bot never runs without its walls.
 """
 
+from __future__ import annotations
+
 import ctypes
 import errno
 import json
@@ -49,6 +51,15 @@ import os
 import resource
 import struct
 import sys
+
+TYPE_CHECKING = False  # typing is not imported at run time (a few ms before every bot); mypy reads this as True
+if TYPE_CHECKING:
+    from typing import Any
+
+    #: SETUP: a JSON object (see above)
+    Setup = dict[str, Any]
+    #: one instruction of a classic BPF program (code, jt, jf, k)
+    Op = tuple[int, int, int, int]
 
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x20, 0x1000, 0x4000, 0x40000
@@ -86,7 +97,7 @@ def fail(what: str) -> None:
     sys.exit(125)
 
 
-def mount_private(setup: dict) -> bool:
+def mount_private(setup: Setup) -> bool:
     """The sandbox's own mounts (``mounts``, ``devices``, ``overlays``) in a mount namespace of
     its own; whether every overlay could be mounted (else locks must be refused)."""
     if os.getuid() == 0:
@@ -118,7 +129,7 @@ def tmpfs(path: str, options: str, flags: int) -> None:
         fail(f"cannot mount a tmpfs ({options}) on {path}")
 
 
-def devices(path: str, nodes: list) -> None:
+def devices(path: str, nodes: list[list[Any]]) -> None:  # [[name, major, minor], ...]
     """The sandbox's own device nodes, on a tmpfs of their own, then read-only (a device node
     is written through, a read-only mount does not stop that)."""
     tmpfs(path, "mode=755,size=4096,nr_inodes=16", MS_NOSUID)
@@ -176,16 +187,16 @@ def user_namespace(inside: int, outside: int, fd: int) -> None:
         os.close(namespace)
 
 
-def refuse(groups: list) -> None:
+def refuse(groups: list[str]) -> None:
     """A seccomp filter: the calls of these groups fail (:data:`ERRNO`), on the architectures
     it knows; for fcntl, only its commands of the groups (its second argument's low 32 bits)."""
     ld_arch, ld_nr, ld_cmd = (0x20, 0, 0, 4), (0x20, 0, 0, 0), (0x20, 0, 0, 24)  # BPF_LD|W|ABS: arch, nr, args[1]
     allow = (0x06, 0, 0, 0x7FFF0000)
 
-    def deny(group: str) -> tuple:
+    def deny(group: str) -> Op:
         return 0x06, 0, 0, 0x00050000 | ERRNO[group]  # SECCOMP_RET_ERRNO
 
-    def when(value: int, then: list, compare: int = 0x15) -> list:  # BPF_JEQ (0x35: JGE): then, or skip it
+    def when(value: int, then: list[Op], compare: int = 0x15) -> list[Op]:  # BPF_JEQ (0x35: JGE): then, or skip it
         return [(compare, 0, len(then), value), *then]
 
     program = [ld_arch]
@@ -221,7 +232,7 @@ def refuse(groups: list) -> None:
         fail("cannot install the seccomp filter")
 
 
-def become(uid: int, gid: int, keep: list, close: list) -> None:
+def become(uid: int, gid: int, keep: list[int], close: list[int]) -> None:
     """Root of the sandbox's user namespace becomes the bot's uid, with only the capabilities
     ``keep`` (ambient: its children keep them too)."""
     if libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
@@ -244,13 +255,13 @@ def become(uid: int, gid: int, keep: list, close: list) -> None:
             pass
 
 
-def prepare(setup: dict) -> None:
+def prepare(setup: Setup) -> None:
     for path in setup.get("join", ()):
         with open(path, "w") as procs:
             procs.write(str(os.getpid()))
-    token_fd, to = setup.get("token_fd"), setup.get("to")
-    if token_fd is not None and token_fd != to:
-        os.dup2(token_fd, to)
+    token_fd = setup.get("token_fd")
+    if token_fd is not None and token_fd != setup["to"]:
+        os.dup2(token_fd, setup["to"])
         os.close(token_fd)
     refused = list(setup.get("refuse", ()))
     mounted = setup.get("mounts") or setup.get("overlays")
@@ -272,7 +283,8 @@ def main() -> None:
         else:
             prepare(setup)
     except (OSError, ValueError) as err:
-        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        filename = getattr(err, "filename", None)
+        where = f" ({filename})" if filename else ""
         sys.stderr.write(f"referee prelude: {getattr(err, 'strerror', None) or err}{where}\n")
         sys.exit(125)
     try:

@@ -38,7 +38,7 @@ class Relay:
         self.max_connections = max_connections
         self._made_dir: Path | None = None
         self._server: asyncio.AbstractServer | None = None
-        self._connections: set[asyncio.Task] = set()
+        self._connections: set[asyncio.Task[None]] = set()
 
     @property
     def address(self) -> str:
@@ -54,7 +54,8 @@ class Relay:
         self.path.chmod(0o666)
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None and self.path is not None  # set on entering
         self._server.close()
         for task in self._connections:
             task.cancel()
@@ -68,7 +69,9 @@ class Relay:
         if self.max_connections and len(self._connections) >= self.max_connections:
             writer.close()
             return
-        self._connections.add(asyncio.current_task())
+        task = asyncio.current_task()
+        assert task is not None  # the server runs each connection's handler in a task of its own
+        self._connections.add(task)
         try:
             try:
                 remote_reader, remote_writer = await asyncio.open_connection(self.host, self.port)
@@ -88,7 +91,7 @@ class Relay:
             pass  # closed by __aexit__: ended quietly (asyncio 3.11's server callback reports a cancelled one)
         finally:
             writer.close()
-            self._connections.discard(asyncio.current_task())
+            self._connections.discard(task)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

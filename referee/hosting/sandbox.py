@@ -80,6 +80,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from referee.hosting import paths, versions
 from referee.model import BotSpec, ConfigError, Limits, SandboxMode
@@ -342,9 +343,9 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     if why is not None:
         raise PathRefused(why)
     hidden = {Path(p).resolve() for p in hide}
-    for own, hider in ((own, hider) for own in (cwd, *data) for hider in hidden):
-        if paths.inside(own, hider):
-            raise PathRefused(f"{own} lies inside {hider}, which the bot must not see")
+    for root, hider in ((root, hider) for root in (cwd, *data) for hider in hidden):
+        if paths.inside(root, hider):
+            raise PathRefused(f"{root} lies inside {hider}, which the bot must not see")
     masks = hidden | {Path(p).resolve() for p in apart} | paths.homes()
     shared = {*paths.runtime()}  # every bot's, never masked
     for program in (argv[0], *programs):
@@ -388,9 +389,9 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     args += ["--proc", "/proc", "--dev", "/dev"]
     if mine and own.shown is not None:
         args += ["--remount-ro", str(cwd)]
-    for shared in KERNEL_SHARED:  # the machine's keys, not namespaced (and the prelude refuses keyctl)
-        if os.path.exists(shared):
-            args += ["--ro-bind", "/dev/null", shared]
+    for kernel in KERNEL_SHARED:  # the machine's keys, not namespaced (and the prelude refuses keyctl)
+        if os.path.exists(kernel):
+            args += ["--ro-bind", "/dev/null", kernel]
     # /dev is a tmpfs of its own: read-only, but for a /dev/shm like the scratch; then the root
     args += [*_tmpfs(SHM, "shm", scratch_mb, staged), "--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", str(cwd), "--clearenv"]
@@ -469,7 +470,7 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token
     vfork."""
     root = os.getuid() == 0
     own_uid = staged and root if own_uid is None else own_uid and staged and root
-    setup: dict = {"join": [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else [],
+    setup: dict[str, Any] = {"join": [str(d / "cgroup.procs") for d in tree.dirs] if tree is not None else [],
                    "mounts": _staged(scratch_mb) if staged else [], "uid": os.getuid(), "gid": os.getgid(),
                    "token_fd": token_fd, "to": TOKEN_FD}
     apart = False
@@ -480,7 +481,7 @@ def limited(argv: Sequence[str], limits: Limits, tree: ProcessTree | None, token
     if own_uid:
         argv, setup["user"] = _as_own_user(argv)
     setup["refuse"] = _refused(tree, locks=not apart)
-    wanted = [(resource.RLIMIT_CORE, 0)]
+    wanted: list[tuple[int, int | tuple[int, int]]] = [(resource.RLIMIT_CORE, 0)]
     if limits.cpu_seconds:
         wanted.append((resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 5)))
     if limits.memory_mb:
@@ -573,7 +574,7 @@ def _mount_points() -> set[Path]:
     return found
 
 
-def _as_own_user(argv: Sequence[str]) -> tuple[list[str], dict]:
+def _as_own_user(argv: Sequence[str]) -> tuple[list[str], dict[str, int]]:
     """A bubblewrap command that joins the user namespace the prelude makes (:data:`USERNS_FD`)
     rather than making one, keeps what the bot's first step needs, and starts the bot through
     it: the prelude again, inside, which becomes :data:`BOT_UID_INSIDE` (a uid drawn from
@@ -634,7 +635,7 @@ def cgroup_parents() -> dict[str, Path] | None:
         _, controllers, path = line.split(":", 2)
         for controller in controllers.split(","):
             mine[controller] = CGROUPS / controller / path.lstrip("/")
-    parents = {c: mine[c] for c in ("pids", "memory") if c in mine}
+    parents: dict[str, Path] = {c: mine[c] for c in ("pids", "memory") if c in mine}
     if len(parents) < 2 or not all((p / "cgroup.procs").exists() for p in parents.values()):
         return None
     if not all(_may_make_groups(p) for p in parents.values()):

@@ -58,7 +58,7 @@ import sys
 import termios
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import grpc
 from google.protobuf import json_format
@@ -152,6 +152,7 @@ def _json_object(message: Message) -> dict[str, Any]:
         elif kind == "map":
             out[name] = {str(key): value[key] for key in value}
         else:  # an enum by its name (a number no name has: as json_format, the number)
+            assert field.enum_type is not None  # an enum field's (_plan's "enum")
             names = field.enum_type.values_by_number
             out[name] = [_enum(names, v) for v in value] if repeated else _enum(names, value)
     return out
@@ -187,9 +188,9 @@ class OpenRequests:
                 self._open.pop((r.game_id, r.seat), None)
                 self._open[(r.game_id, r.seat)] = r.request_id
             elif kind == "result":
-                r = message.result
-                if self._open.get((r.game_id, r.seat)) == r.request_id:
-                    del self._open[(r.game_id, r.seat)]
+                done = message.result
+                if self._open.get((done.game_id, done.seat)) == done.request_id:
+                    del self._open[(done.game_id, done.seat)]
             elif kind == "game_end":
                 self._open.pop((message.game_end.game_id, message.game_end.seat), None)
 
@@ -217,7 +218,7 @@ class StdioRelay:
     that sends them), so a bot that writes faster than the referee reads is held up by its own
     pipe; what comes from the referee is written to its stdin in the thread that calls :meth:`run`."""
 
-    def __init__(self, bot: subprocess.Popen, address: str, name: str, token: str, capacity: int):
+    def __init__(self, bot: subprocess.Popen[bytes], address: str, name: str, token: str, capacity: int):
         self.bot = bot
         self.address = address
         # DATA_TYPED: the bot reads the game data as objects (the field named as the game), not as JSON texts
@@ -234,16 +235,18 @@ class StdioRelay:
 
     def run(self) -> None:
         """Until the session or the bot's stdout ends."""
+        stdin = self.bot.stdin
+        assert stdin is not None  # the bot is started with pipes
         with grpc.insecure_channel(self.address) as channel:
             call = pb_grpc.RefereeStub(channel).Play(self._messages())
             try:
-                self._write_bot(call, self.bot.stdin)
+                self._write_bot(call, stdin)
             except grpc.RpcError as err:
                 say(f"the session ended: {err.code().name} {err.details() or ''}".rstrip())
             finally:
                 call.cancel()
 
-    def _write_bot(self, stream: Iterator[pb.RefereeMessage], stdin: BinaryIO) -> None:
+    def _write_bot(self, stream: Iterator[pb.RefereeMessage], stdin: IO[bytes]) -> None:
         for message in stream:
             messages = message.batch.messages if message.WhichOneof("kind") == "batch" else (message,)
             for one in messages:
@@ -268,6 +271,7 @@ class StdioRelay:
         """The Hello, then the bot's lines, parsed; at the end of its output the session ends."""
         yield self.hello
         stdout = self.bot.stdout
+        assert stdout is not None  # the bot is started with pipes
         try:
             while line := stdout.readline(MAX_LINE + 1):
                 self.lines = number = self.lines + 1
@@ -338,8 +342,10 @@ def malformed_name(number: int, line: str, why: str) -> str:
     return head + (why if len(why) <= room else capped(why, max(1, room - 32)))
 
 
-def unread_bytes(stream: BinaryIO | None) -> int | None:
+def unread_bytes(stream: IO[bytes] | None) -> int | None:
     """How many bytes written to a pipe its reader has not taken yet (FIONREAD); None if unknown."""
+    if stream is None:
+        return None
     count = array.array("i", [0])
     try:
         fcntl.ioctl(stream.fileno(), termios.FIONREAD, count)
@@ -353,14 +359,14 @@ def read_token(fd: int) -> str:
         return source.readline().strip()
 
 
-def _close(stream: BinaryIO) -> None:
+def _close(stream: IO[bytes]) -> None:
     try:
         stream.close()  # flushes first: blocks while a bot that reads nothing has its pipe full
     except (OSError, ValueError):
         pass
 
 
-def finish(bot: subprocess.Popen, relay: StdioRelay) -> int:
+def finish(bot: subprocess.Popen[bytes], relay: StdioRelay) -> int:
     """Close the bot's stdin, give it GRACE_S to end, then kill it; the relay's exit status."""
     relay.tell_if_silent("its session is over" if bot.poll() is None else f"the bot ended ({_how(bot.returncode)})")
     threading.Thread(target=_close, args=(bot.stdin,), daemon=True).start()  # a kill unblocks it

@@ -55,7 +55,7 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -80,7 +80,7 @@ MAX_SECONDS = 120.0
 #: in a results directory: the private copies of the launched bots' files while a run plays
 SNAPSHOTS = "snapshots"
 #: what a version's cache holds per file: its path -> [size, mtime_ns, ctime_ns, inode, sha256]
-Cache = MutableMapping[str, list]
+Cache = MutableMapping[str, list[Any]]
 
 _CHUNK = 1 << 20
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # never a link's target, never a FIFO's wait
@@ -330,13 +330,13 @@ def _take(bot: BotSpec, hide: Iterable[Path], cache: Cache | None,
     files: dict[str, str] = {}
     named: list[Path] = []
     links: list[tuple[PurePath, str]] = []
-    runtime, commanded = [str(r) for r in paths.runtime()], set(commanded)
+    runtime, asked = [str(r) for r in paths.runtime()], set(commanded)
     try:
         for path in sorted(found):
             copy = None
             # the runtime and its data are shown as themselves (the organiser's), but for what its command names
             if writer is not None and not _under(str(path), runtime) \
-                    and (path in commanded or not _under(str(path), [str(d) for d in data])):
+                    and (path in asked or not _under(str(path), [str(d) for d in data])):
                 copy = path.relative_to("/")
                 named += [] if _under(str(path), [str(cwd)]) else [path]
             if stat.S_ISLNK(found[path].st_mode):
@@ -351,8 +351,8 @@ def _take(bot: BotSpec, hide: Iterable[Path], cache: Cache | None,
             if real in found and stat.S_ISREG(found[real].st_mode):
                 files[str(path)] = files[str(real)]
         if writer is not None:
-            for copy, target in links:
-                writer.link(copy, target)
+            for where, target in links:
+                writer.link(where, target)
             writer.room(cwd.relative_to("/"), True)
     finally:
         if writer is not None:
@@ -401,7 +401,7 @@ def _digest(path: Path, listed: os.stat_result, bot: str, cache: Cache | None, b
     it is copied."""
     hit = cache.get(str(path)) if cache is not None else None
     if copy is None and hit is not None and hit[:4] == _stamp(listed):
-        return hit[4]
+        return str(hit[4])  # the digest this module cached (a str)
     try:
         fd = os.open(path, _READ)
     except OSError as err:
@@ -419,7 +419,7 @@ def _digest(path: Path, listed: os.stat_result, bot: str, cache: Cache | None, b
             try:
                 _copied(fd, out, st.st_size, budget)
                 unchanged = hit is not None and hit[:4] == stamp == _stamp(os.fstat(fd))
-                digest = hit[4] if unchanged else _hashed(out, budget, again=True)
+                digest = hit[4] if hit is not None and unchanged else _hashed(out, budget, again=True)
             finally:
                 os.close(out)
     except OSError as err:
@@ -536,7 +536,7 @@ class _Tree:
 # --- finding a bot's files ----------------------------------------------------------------------
 
 
-def _roots(cwd: Path, declared: Iterable[str], hidden: set[Path], excluded: set[Path] = frozenset()) -> list[Path]:
+def _roots(cwd: Path, declared: Iterable[str], hidden: set[Path], excluded: Set[Path] = frozenset()) -> list[Path]:
     """The paths a bot's own files are found under: ``cwd``, or each ``declared`` match that is
     not, and does not lie in, what is left out (hidden, excluded, or a masked directory)."""
     if not declared:
@@ -615,7 +615,7 @@ def _matching(base: Path, parts: Sequence[str]) -> Iterator[Path]:
 
 
 def _walk(root: Path, left_out: Callable[[Path], bool], found: list[Path] | None = None,
-          excluded: set[Path] = frozenset()) -> Iterator[Path]:
+          excluded: Set[Path] = frozenset()) -> Iterator[Path]:
     """The files under ``root`` (a link to a directory as a file: not followed), without what is
     ``left_out`` and the masked directories (each added to ``found``, as is what is ``excluded``)."""
     for folder, dirs, names in os.walk(root):

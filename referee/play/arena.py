@@ -263,10 +263,12 @@ class SessionSeat(SeatLink):
     async def decide(self, decision: Decision) -> Reply:
         if self._gone:
             raise SeatGone(self._gone)
+        info = self.info
+        assert info is not None  # the runner starts a seat before it asks for a decision
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self._pending = (decision.request_id, future)
         self.session.open_requests += 1
-        self.session.send(wire.request(decision, self._take_events(), self.session.data_form, self.info.game))
+        self.session.send(wire.request(decision, self._take_events(), self.session.data_form, info.game))
         try:
             return await future
         finally:
@@ -293,9 +295,11 @@ class SessionSeat(SeatLink):
         self.session.send(wire.substituted(substitution))
 
     def end(self, results: dict[str, Any]) -> None:
-        self.session.send(wire.game_end(self.info.game_id, self.info.seat, results, self._take_events(),
-                                        self.session.data_form, self.info.game))
-        self.session.seats.pop((self.info.game_id, self.info.seat), None)
+        info = self.info
+        assert info is not None  # the runner starts a seat before it ends its game
+        self.session.send(wire.game_end(info.game_id, info.seat, results, self._take_events(),
+                                        self.session.data_form, info.game))
+        self.session.seats.pop((info.game_id, info.seat), None)
         self._on_release()
 
 
@@ -321,6 +325,8 @@ class Released:
 #: what a spectator is told: the start, each public event as (index, event), the end, then
 #: RecordHeld and/or the Released record (never the outcome itself: it holds the record)
 Spectated = GameInfo | tuple[int, Event] | Ended | RecordHeld | Released
+#: what a match tells its watchers' queues: ("event", index, event), ("end",) or ("changed",)
+Told = tuple[str, int, Event] | tuple[str]
 
 
 @dataclass
@@ -331,7 +337,7 @@ class HostedMatch:
     info: GameInfo
     held: bool = False
     public: list[tuple[int, Event]] = field(default_factory=list)
-    watchers: list[asyncio.Queue] = field(default_factory=list)
+    watchers: list[asyncio.Queue[Told]] = field(default_factory=list)
     outcome: MatchOutcome | None = None
     dropped: bool = False
 
@@ -351,7 +357,7 @@ class HostedMatch:
         self.dropped = True
         self._tell(("changed",))
 
-    def _tell(self, item: tuple) -> None:
+    def _tell(self, item: Told) -> None:
         for queue in self.watchers:
             queue.put_nowait(item)
 
@@ -655,7 +661,7 @@ class Arena:
         if hosted is None:
             raise KeyError(game_id)
         # no await until the first yield: the snapshot and the queue split the events exactly
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[Told] = asyncio.Queue()
         hosted.watchers.append(queue)
         so_far = list(hosted.public)
         running = hosted.outcome is None
@@ -664,14 +670,16 @@ class Arena:
             for index, event in so_far:
                 yield index, event
             while running and (item := await queue.get())[0] != "end":
-                if item[0] == "event":  # not a release of the running match
+                if len(item) == 3:  # ("event", index, event), not a release of the running match
                     yield item[1], item[2]
-            yield Ended(hosted.outcome.results)
+            outcome = hosted.outcome
+            assert outcome is not None  # over: when asked, or its "end" came
+            yield Ended(outcome.results)
             if hosted.held:
                 yield RecordHeld()
                 while hosted.held and not hosted.dropped:  # each change puts an item in the queue
                     await queue.get()
             if not hosted.held:
-                yield Released(hosted.outcome.record)
+                yield Released(outcome.record)
         finally:
             hosted.watchers.remove(queue)

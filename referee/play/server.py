@@ -17,6 +17,8 @@ import os
 import secrets
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -183,14 +185,14 @@ class RefereeServicer(pb_grpc.RefereeServicer):
         except KeyError:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no game {request.game_id!r} on this server")
 
-    async def ListGames(self, request: pb.ListGamesRequest, context) -> pb.ListGamesResponse:
+    async def ListGames(self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext) -> pb.ListGamesResponse:
         await self._spectator(request.token, context)
         return pb.ListGamesResponse(games=[
             pb.GameInfo(game_id=gid, game=m.info.game, seat_names=list(m.info.seat_names),
                         finished=m.outcome is not None, record_held=m.held)
             for gid, m in self.arena.matches.items()])
 
-    async def RunMatch(self, request: pb.RunMatchRequest, context) -> pb.RunMatchResponse:
+    async def RunMatch(self, request: pb.RunMatchRequest, context: grpc.aio.ServicerContext) -> pb.RunMatchResponse:
         await self._admin(request.admin_token, "RunMatch", context)
         seed = request.seed if request.HasField("seed") else secrets.randbelow(2**63)
         # NAME#TAG seats a session connected under that name, and the record names bot NAME
@@ -207,7 +209,8 @@ class RefereeServicer(pb_grpc.RefereeServicer):
                                    record_json=json.dumps(outcome.record),
                                    faults_json=wire.to_json([f.to_dict() for f in outcome.faults]))
 
-    async def ReleaseRecords(self, request: pb.ReleaseRecordsRequest, context) -> pb.ReleaseRecordsResponse:
+    async def ReleaseRecords(self, request: pb.ReleaseRecordsRequest,
+                             context: grpc.aio.ServicerContext) -> pb.ReleaseRecordsResponse:
         await self._admin(request.admin_token, "ReleaseRecords", context)
         return pb.ReleaseRecordsResponse(released=self.arena.release(list(request.match_ids)))
 
@@ -220,7 +223,7 @@ def why_not_listening(host: str, port: int | None = None, unix: str | None = Non
     """Why a grpc server could not bind (grpc says only that it failed): the operating system's
     answer to a plain socket bound the same way, e.g. "[Errno 98] Address already in use"."""
     if unix is not None:
-        where: list[tuple] = [(socket.AF_UNIX, socket.SOCK_STREAM, 0, "", unix)]
+        where: list[tuple[Any, ...]] = [(socket.AF_UNIX, socket.SOCK_STREAM, 0, "", unix)]
     else:
         try:
             where = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -239,10 +242,10 @@ def why_not_listening(host: str, port: int | None = None, unix: str | None = Non
     return "grpc refused it (set GRPC_VERBOSITY=debug to see why)"
 
 
-def _listen(server: grpc.aio.Server, address: str, why) -> int:
+def _listen(server: grpc.aio.Server, address: str, why: Callable[[], str]) -> int:
     """``server.add_insecure_port(address)``; raises CannotListen with ``why()``."""
     try:
-        port = server.add_insecure_port(address)
+        port: int = server.add_insecure_port(address)
     except RuntimeError:  # grpc: "Failed to bind to address ..."
         port = 0
     if not port:
@@ -264,7 +267,7 @@ class RefereeServer:
         self.hello_timeout = hello_timeout
         self.requested_port = port
         self.unix = unix
-        self.arena_args = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout,
+        self.arena_args: dict[str, Any] = dict(tokens=tokens, admin_token=admin_token, connect_timeout=connect_timeout,
                                spectator_token=spectator_token, public_spectators=public_spectators, seats=seats)
         self.arena: Arena | None = None
         self.port: int | None = None
@@ -277,9 +280,9 @@ class RefereeServer:
 
     async def start(self) -> str:
         tune_gc()
-        self.arena = Arena(**self.arena_args)
+        arena = self.arena = Arena(**self.arena_args)
         server = grpc.aio.server(options=server_options(self.hello_timeout))
-        pb_grpc.add_RefereeServicer_to_server(RefereeServicer(self.arena, self.hello_timeout), server)
+        pb_grpc.add_RefereeServicer_to_server(RefereeServicer(arena, self.hello_timeout), server)
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
@@ -303,6 +306,7 @@ class RefereeServer:
         connections through it at once (grpc closes the others as they come), each with at most
         :data:`DOOR_STREAMS` calls open: one bot's own way in, so that however many connections
         and calls it opens, it uses up only its own door."""
+        assert self.arena is not None, "start the server first"
         door = grpc.aio.server(options=[*server_options(self.hello_timeout),
                                         ("grpc.max_allowed_incoming_connections", max_connections),
                                         ("grpc.max_concurrent_streams", DOOR_STREAMS)])
@@ -334,18 +338,19 @@ class RefereeServer:
         await self.start()
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
 
 async def serve_forever(host: str, port: int, tokens: Mapping[str, str] | None, admin_token: str | None,
                         unix: str | None = None, spectator_token: str | None = None,
                         public_spectators: bool = False,
-                        around: Callable[[Arena], contextlib.AbstractAsyncContextManager] | None = None) -> None:
+                        around: Callable[[Arena], AbstractAsyncContextManager[object]] | None = None) -> None:
     """Serve until cancelled; ``around(arena)`` (the live page) is entered once the server is up."""
     server = RefereeServer(host, port, tokens, admin_token, unix=unix, spectator_token=spectator_token,
                            public_spectators=public_spectators)
     await server.start()
+    assert server.arena is not None  # made by start()
     try:
         async with around(server.arena) if around else contextlib.nullcontext():
             await server.wait()

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
+from google.protobuf.message import Message
 
 from referee.games import GAMES
 from referee.games.base import Event, TypedForm
@@ -55,7 +56,8 @@ def to_json(value: Any) -> str:
 # --- the game data, typed -------------------------------------------------------
 
 #: Hello.data_form / SpectateRequest.data_form -> (the JSON fields, the typed fields)
-DATA_FORMS = {pb.DATA_JSON: (True, False), pb.DATA_TYPED: (False, True), pb.DATA_BOTH: (True, True)}
+DATA_FORMS: dict[int, tuple[bool, bool]] = {pb.DATA_JSON: (True, False), pb.DATA_TYPED: (False, True),
+                                          pb.DATA_BOTH: (True, True)}
 
 
 class Typed:
@@ -71,7 +73,9 @@ class Typed:
         self.field = game
         self.trait = trait
         #: the game's event message (each event is built once, serialized, for all the seats that see it)
-        self.event = getattr(pb, pb.GameEvent.DESCRIPTOR.fields_by_name[game].message_type.name)
+        message = pb.GameEvent.DESCRIPTOR.fields_by_name[game].message_type
+        assert message is not None  # the oneof's fields are the games' messages
+        self.event: type[Message] = getattr(pb, message.name)
 
     def event_bytes(self, event: Event) -> bytes:
         return self.event(**self.trait.event(event.kind, event.data)).SerializeToString()
@@ -121,7 +125,7 @@ def welcome(session_id: str, server: str) -> pb.RefereeMessage:
                                                 server=server))
 
 
-def refusal(reason: int, message: str) -> pb.RefereeMessage:
+def refusal(reason: pb.Refusal.Reason, message: str) -> pb.RefereeMessage:
     return pb.RefereeMessage(refusal=pb.Refusal(reason=reason, message=message))
 
 

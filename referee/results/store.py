@@ -59,7 +59,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -495,7 +495,7 @@ class Store:
         return [Entry(name, EntryStatus(status), why, versions.short_id(current.get(name)))
                 for name, status, why in self.db.execute("SELECT name, status, why FROM entries ORDER BY position")]
 
-    def set_entries(self, status: EntryStatus, reasons: dict[str, str | None]) -> None:
+    def set_entries(self, status: EntryStatus, reasons: Mapping[str, str | None]) -> None:
         """Give these entries (``{name: why}``) a status."""
         with self._writing("its entries"):
             self.db.executemany("UPDATE entries SET status = ?, why = ? WHERE name = ?",

@@ -355,7 +355,7 @@ def holm(p: Sequence[float]) -> list[float]:
     return out
 
 
-def _counts(matches: Sequence[Match]) -> dict[tuple[str, str], list[int]]:
+def _counts(matches: Sequence[Match]) -> dict[tuple[str, str], tuple[int, int]]:
     """(A, B) -> [A's seats with B at the table against it, A's seats without B]."""
     seats: dict[str, int] = defaultdict(int)
     together: dict[tuple[str, str], int] = defaultdict(int)
@@ -367,7 +367,7 @@ def _counts(matches: Sequence[Match]) -> dict[tuple[str, str], list[int]]:
                      if t != s and b != a and not (m.teams and team_of.get(t) == team_of.get(s))}
             for b in mates:
                 together[(a, b)] += 1
-    return {(a, b): [n, seats[a] - n] for (a, b), n in together.items()}
+    return {(a, b): (n, seats[a] - n) for (a, b), n in together.items()}
 
 
 def pair_effects(matches: Iterable[Match], alpha: float = ALPHA, min_deal_sets: int = MIN_DEAL_SETS) -> Collusion:
@@ -400,7 +400,7 @@ def pair_effects(matches: Iterable[Match], alpha: float = ALPHA, min_deal_sets: 
     ps = [_p_value(value, se, df) for _, _, value, se in found]
     adjusted = holm(ps)
     pairs = [PairEffect(a, b, value, se, value - q * se, value + q * se, p, p_adj, p_adj <= alpha,
-                        *counts.get((a, b), [0, 0]), _one_place(met, a, b, wide))
+                        *counts.get((a, b), (0, 0)), _one_place(met, a, b, wide))
              for (a, b, value, se), p, p_adj in zip(found, ps, adjusted)]
     pairs.sort(key=lambda e: (e.p_holm, e.p, -abs(e.effect), e.entry, e.mate))
     return Collusion(tuple(pairs), k, alpha)

@@ -71,7 +71,7 @@ TAU_NODES = 16
 TAU_MAX_ELO = 2000.0
 TAU_MAX_SE = 10.0
 
-Matrix = Sequence[Sequence[float]]
+Matrix = Sequence[Sequence[float]] | np.ndarray
 
 
 # --- Student's t ------------------------------------------------------------------
@@ -135,7 +135,7 @@ def _betacf_array(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     """:func:`_betacf` of every element at once (the same steps; an element stops once converged)."""
     tiny = 1e-300
     h = np.empty_like(x)
-    live = np.arange(x.size)  # the elements still iterating
+    live: np.ndarray = np.arange(x.size)  # the elements still iterating
     a, b, x = a.ravel(), b.ravel(), x.ravel()
     c = np.ones_like(x)
     d = 1.0 - (a + b) * x / (a + 1.0)
@@ -204,7 +204,8 @@ def _t_cdf_series(t: np.ndarray, df: int) -> np.ndarray:
         if k % 8 == 0 and (term < 1e-17 * total).all():
             break
     if not odd:
-        return 0.5 + 0.5 * sine * total
+        even: np.ndarray = 0.5 + 0.5 * sine * total
+        return even
     theta = np.arctan(t / math.sqrt(df))
     return 0.5 + (theta + (sine * np.sqrt(c) * total if df > 1 else 0.0)) / math.pi
 
@@ -219,7 +220,8 @@ def loewner_max(info: Matrix, robust: Matrix) -> np.ndarray:
     half = np.linalg.solve(low, np.asarray(robust, dtype=float))  # L⁻¹ R
     m = np.linalg.solve(low, half.T)  # L⁻¹ (L⁻¹ R)ᵀ = L⁻¹ R L⁻ᵀ (R symmetric)
     values, q = np.linalg.eigh(0.5 * (m + m.T))
-    return (low @ q) * np.sqrt(np.maximum(values, 1.0))
+    factor: np.ndarray = (low @ q) * np.sqrt(np.maximum(values, 1.0))
+    return factor
 
 
 def helmert(n: int) -> np.ndarray:
@@ -290,15 +292,15 @@ class RankPosterior:
         object.__setattr__(self, "_tests", {})
 
     @classmethod
-    def of(cls, names: Sequence[str], elo: Sequence[float], info: Matrix, robust: Matrix, df: int, seed: int = 0,
-           prior: bool = True, fit: Any = None) -> RankPosterior:
+    def of(cls, names: Sequence[str], elo: Sequence[float] | np.ndarray, info: Matrix, robust: Matrix, df: int,
+           seed: int = 0, prior: bool = True, fit: Any = None) -> RankPosterior:
         """From the fit's ratings and its two covariances (same units); ``prior=False``: no prior
         on the spread (a flat one, ``τ = ∞``: the likelihood alone, for comparison)."""
         n = len(names)
-        elo = np.asarray(elo, dtype=float)
-        order = sorted(range(n), key=lambda i: (-elo[i], names[i]))
+        ratings = np.asarray(elo, dtype=float)
+        order = sorted(range(n), key=lambda i: (-ratings[i], names[i]))
         f = loewner_max(info, robust)[order]  # Σ_w = F Fᵀ, best first
-        x = elo[order]
+        x = ratings[order]
         h = helmert(n)
         hf = h @ f
         d, u = np.linalg.eigh(hf @ hf.T) if n > 1 else (np.zeros(0), np.zeros((0, 0)))

@@ -831,8 +831,8 @@ def _robust(cov: Sequence[Sequence[float]], columns: _Columns, x: Sequence[float
     return _sandwich(cov, scores)
 
 
-def _posterior(names: Sequence[str], elos: Sequence[float], cov: Sequence[Sequence[float]],
-               robust: Sequence[Sequence[float]], n_deals: int, seed: int | None,
+def _posterior(names: Sequence[str], elos: Sequence[float] | np.ndarray, cov: ranks.Matrix,
+               robust: ranks.Matrix, n_deals: int, seed: int | None,
                spread_prior: bool = True, fit: Fit | None = None) -> ranks.RankPosterior:
     scale = ELO_PER_LOGIT * ELO_PER_LOGIT
     return ranks.RankPosterior.of(names, elos, np.asarray(cov) * scale, np.asarray(robust) * scale, n_deals - 1,
@@ -865,7 +865,7 @@ class Tally:
             self._rows.append(np.array([[o.deal_set, self._contrasts.setdefault(c, len(self._contrasts)), score]]))
             self._deals.add(o.deal_set)
 
-    def _add_pairs(self, pairs: list[Outcome], checked: bool) -> None:
+    def _add_pairs(self, pairs: Sequence[Outcome], checked: bool) -> None:
         """Pairwise results, all at once (a bad one: :func:`_checked`'s error); ``checked``: all of them
         :class:`PairResult` (four fields each), else plain tuples, whose length is checked first."""
         if not checked and set(map(len, pairs)) != {4}:
@@ -908,7 +908,8 @@ class Tally:
 
 
 def _log_sigmoid_array(z: np.ndarray) -> np.ndarray:
-    return -np.logaddexp(0.0, -z)
+    log: np.ndarray = -np.logaddexp(0.0, -z)
+    return log
 
 
 def _sigmoid_array(z: np.ndarray) -> np.ndarray:
@@ -1012,8 +1013,9 @@ class Fit:
         """Each deal set's part of the gradient of the log-likelihood at ``x`` (deal sets × players)."""
         residual = self.points - self.games * _sigmoid_array(self.contrasts[self.which] @ x)
         k = len(self.contrasts)
-        return np.bincount(self.deal * k + self.which, residual, self.deal_sets * k).reshape(self.deal_sets, k) \
-            @ self.contrasts
+        by_deal: np.ndarray = np.bincount(self.deal * k + self.which, residual, self.deal_sets * k) \
+            .reshape(self.deal_sets, k) @ self.contrasts
+        return by_deal
 
     def covariances(self) -> tuple[np.ndarray, np.ndarray]:
         """The inverse information and the cluster-robust sandwich over deal sets (logits)."""
@@ -1069,7 +1071,8 @@ class Covariances:
         c = [weights.get(name, 0.0) for name in self.names]
 
         def variance(m: Sequence[Sequence[float]]) -> float:
-            return sum(ci * sum(map(mul, row, c)) for ci, row in zip(c, m))
+            total: float = sum(ci * sum(map(mul, row, c)) for ci, row in zip(c, m))
+            return total
         return math.sqrt(max(variance(self.info), variance(self.robust) if self.robust else 0.0, 0.0))
 
 
@@ -1164,10 +1167,10 @@ def rate(outcomes: Iterable[Outcome], anchor: tuple[str, float] | None = None, b
         half = bound_half = [z * s for s in info]
         if n_deals >= 2:
             robust_cov = _robust(cov, columns, x_hat, n_deals)
-            t = t_quantile(q_hi, n_deals - 1)
+            tq = t_quantile(q_hi, n_deals - 1)
             robust = scale.sd(robust_cov)
-            half = [max(h, t * s) for h, s in zip(half, robust)]
-            bound_half = [max(h, t * s) for h, s in zip(half, info)]
+            half = [max(h, tq * s) for h, s in zip(half, robust)]
+            bound_half = [max(h, tq * s) for h, s in zip(half, info)]
             free = scale.free  # the posterior of the fitted players (a fixed one has no error)
             if len(free) >= 2:
                 posterior = _posterior([names[i] for i in free], [elos[i] for i in free], _block(cov, free),
@@ -1204,6 +1207,12 @@ def _block(matrix: Sequence[Sequence[float]], keep: Sequence[int]) -> list[list[
     return [[matrix[i][j] for j in keep] for i in keep]
 
 
+def _interval(row: PlayerRating) -> tuple[float, float]:
+    """A row's interval (lo, hi), set in a table with bootstrap samples (every row has one there)."""
+    assert row.lo is not None and row.hi is not None
+    return row.lo, row.hi
+
+
 def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None = 0) -> Ratings:
     """The partnerships' table (team games): each team's record, team against team, and its Elo.
 
@@ -1230,8 +1239,8 @@ def rate_teams(outcomes: Iterable[Outcome], players: Ratings, seed: int | None =
             means = [sum(xs) / len(xs) for xs in zip(*(players.samples[m.name] for m in team))]
             samples[r.name] = means
             ordered = sorted(means)
-            lo = min(_percentile(ordered, q_lo), elo - sum(m.elo - m.lo for m in team) / len(team))
-            hi = max(_percentile(ordered, q_hi), elo + sum(m.hi - m.elo for m in team) / len(team))
+            lo = min(_percentile(ordered, q_lo), elo - sum(m.elo - _interval(m)[0] for m in team) / len(team))
+            hi = max(_percentile(ordered, q_hi), elo + sum(_interval(m)[1] - m.elo for m in team) / len(team))
             pm = (hi - lo) / 2.0
         rows.append(PlayerRating(r.name, elo, lo, hi, pm, r.games, r.wins, r.draws, r.losses, r.score_pct))
     rows.sort(key=lambda r: (-r.elo, r.name))

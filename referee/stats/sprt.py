@@ -130,7 +130,8 @@ class Verdict(StrEnum):
 
 def expected_score(elo: float) -> float:
     """The expected score per game of a player ``elo`` points stronger (logistic Elo)."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    odds: float = 10.0 ** (-elo / 400.0)  # a float's power of a float (mypy's ** gives Any)
+    return 1.0 / (1.0 + odds)
 
 
 def elo_of(score: float) -> float:

@@ -131,10 +131,10 @@ def determinize(observation: dict[str, Any], rng: random.Random, options: Mappin
             if k:
                 stock += mine[r][1] if seat == me else opp_draws[r]
     stock += rest
-    deck = [0] * 10
-    deck[0 if me == slave else 1::2] = my_initial
-    deck[0 if opp == slave else 1::2] = opp_hand
-    deck = (*deck, key, *stock)
+    hands = [0] * 10
+    hands[0 if me == slave else 1::2] = my_initial
+    hands[0 if opp == slave else 1::2] = opp_hand
+    deck = (*hands, key, *stock)
 
     if match:
         game_number = obs["game_number"]

@@ -14,7 +14,7 @@ def seat_groups(bots: Sequence[str], options: Mapping[str, Any], max_groups: int
     """Every pair of bots (that ``apart`` accepts): each pair plays every deal set twice, seats
     swapped (its two rotations)."""
     every = list(itertools.combinations(bots, 2))
-    pairs = [p for p in every if apart is None or apart(p)]
+    pairs: list[tuple[str, ...]] = [p for p in every if apart is None or apart(p)]
     left = f" ({len(every) - len(pairs)} that may not meet left out)" if len(pairs) < len(every) else ""
     return pairs, f"every pair plays every deal set twice, seats swapped: {len(pairs)} pair(s){left}"
 

@@ -96,7 +96,7 @@ class AegisMatch(GameState):
         a, b = self.totals[0] + game.points[0], self.totals[1] + game.points[1]
         self.totals = [a, b]
         if a >= WINNING_SCORE and b >= WINNING_SCORE:
-            self.winner, self.ended_by = game.result["winner"], "both-25"
+            self.winner, self.ended_by = _result(game)["winner"], "both-25"
         elif a >= WINNING_SCORE or b >= WINNING_SCORE:
             self.winner, self.ended_by = (0 if a >= WINNING_SCORE else 1), "25"
         elif abs(a - b) >= CALLED_LEAD:
@@ -130,7 +130,7 @@ class AegisMatch(GameState):
         obs["options"] = dict(self.options)
         obs["draw"] = {"cards": list(self.draw_names), "master": self.first_master}
         obs["match_scores"] = list(self.totals)
-        obs["games"] = [copy_result(g.result) for g in self.games]
+        obs["games"] = [copy_result(_result(g)) for g in self.games]
         obs["match_over"] = self.winner is not None
         obs["winner"] = self.winner
         obs["ended_by"] = self.ended_by
@@ -144,8 +144,14 @@ class AegisMatch(GameState):
             "ended_by": self.ended_by,
             "draw": {"cards": list(self.draw_names), "master": self.first_master},
             "num_games": len(self.games),
-            "games": [copy_result(g.result) for g in self.games],
+            "games": [copy_result(_result(g)) for g in self.games],
         }
+
+
+def _result(game: AegisGame | PastGame) -> dict[str, Any]:
+    """A finished game's result (a match keeps only finished games, whose result is set)."""
+    assert game.result is not None
+    return game.result
 
 
 class PastGame:

@@ -46,7 +46,7 @@ stock order; see :meth:`AegisGame.observation` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from referee import cards
@@ -172,7 +172,7 @@ def deal(deck: Sequence[int]) -> tuple[list[int], list[int], int, list[int]]:
     return list(deck[0:10:2]), list(deck[1:10:2]), deck[10], list(deck[11:])
 
 
-def card_names(card_list) -> list[str]:
+def card_names(card_list: Iterable[int]) -> list[str]:
     """Cards leave the engine in the rule book's notation (observations, events, results)."""
     return [NAMES[c] for c in card_list]
 
@@ -287,7 +287,8 @@ class AegisGame(GameState):
             return subsets
         if phase == DECLARE_MASTER:
             return list(range(DECLARE + self.e + 1, DECLARE + MAX_DECLARATION + 1))
-        # DECLARE_SLAVE
+        # DECLARE_SLAVE: the master has declared
+        assert self.d_master is not None
         return [PASS, *range(DECLARE + self.d_master + 1, DECLARE + MAX_DECLARATION + 1)]
 
     def apply(self, seat: int, action: int) -> None:
@@ -417,6 +418,7 @@ class AegisGame(GameState):
 
     def _slave_declares(self, action: int) -> None:
         d_m = self.d_master
+        assert d_m is not None  # the slave answers the master's declaration
         if action == PASS:
             self.slave_passed = True
             self.attacker, self.d = self.master, d_m
@@ -480,8 +482,10 @@ class AegisGame(GameState):
 
     def _finish(self) -> None:
         attacker = self.attacker
-        defender = 1 - attacker
         d, d_m = self.d, self.d_master
+        # the last trick is played after the declarations, which chose the attacker and its d
+        assert attacker is not None and d is not None and d_m is not None
+        defender = 1 - attacker
         t = self.tricks_won[attacker]
         att_points, def_points = score_game(d, t, d_m, self.options["promise"])
         self.points[attacker] = att_points

@@ -69,6 +69,8 @@ def render_results(results: Mapping[str, Any], seats: Sequence[str]) -> list[str
                      f"{g['points'][0]}-{g['points'][1]}", f"{totals[0]}-{totals[1]}"])
     headers = ["game", "master", "key", "e", "d_master", "d_slave", "attacker (d)", "att. tricks",
                "points", "totals"]
-    ended = {"25": "25 points reached", "both-25": "both reached 25; the game's winner wins",
-             "called": "a lead of 10 (called game)"}.get(results.get("ended_by"), results.get("ended_by"))
+    ended_by: str | None = results.get("ended_by")
+    ended = None if ended_by is None else {
+        "25": "25 points reached", "both-25": "both reached 25; the game's winner wins",
+        "called": "a lead of 10 (called game)"}.get(ended_by, ended_by)
     return ["games:", table(headers, rows), f"match won by seat {results['winner']}: {ended}", ""]

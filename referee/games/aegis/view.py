@@ -65,32 +65,32 @@ class AegisView(TableView):
         self.winner: int | None = None
 
     def feed(self, event: Event) -> None:
-        kind, data, seat = event.kind, event.data, event.seat
+        kind, data = event.kind, event.data
         if kind == "deal":
             self.game, self.deal, self.stock = data["game"], data, data["stock_size"]
             self.new_deal(HAND_SIZE)
             self.exchanged, self.e, self.declared, self.attacker = [0, 0], None, ["-", "-"], None
         elif kind == "hand":
-            self.hands[seat] = sorted_hand(data["cards"])
+            self.hands[event.actor] = sorted_hand(data["cards"])
         elif kind == "exchange":
-            self.exchanged[seat] += data["count"]
+            self.exchanged[event.actor] += data["count"]
             self.stock -= data["count"]
         elif kind == "exchange_cards":
-            hand = self.hands[seat]
+            hand = self.hands[event.actor]
             if hand is not None:
-                self.hands[seat] = sorted_hand([c for c in hand if c not in data["discarded"]] + data["drawn"])
+                self.hands[event.actor] = sorted_hand([c for c in hand if c not in data["discarded"]] + data["drawn"])
         elif kind == "exchange_end":
             self.e = data["e"]
         elif kind == "declare":
-            self.declared[seat] = str(data["d"])
+            self.declared[event.actor] = str(data["d"])
         elif kind == "pass":
-            self.declared[seat] = "pass"
+            self.declared[event.actor] = "pass"
         elif kind == "attacker":
             self.attacker = data
         elif kind == "play":
-            self.play(seat, data["card"])
+            self.play(event.actor, data["card"])
         elif kind == "trick":
-            self.won_trick(seat, data["trick"], f"game {self.game}, trick {data['trick']}")
+            self.won_trick(event.actor, data["trick"], f"game {self.game}, trick {data['trick']}")
         elif kind == "game_end":
             self.totals = [self.totals[0] + data["points"][0], self.totals[1] + data["points"][1]]
             self.rows.append([data["game"], self.seats[data["master"]], {"c": data["key_card"]},
@@ -98,7 +98,7 @@ class AegisView(TableView):
                               f"{data['attacker_tricks']}: {_outcome(data)}",
                               f"{data['points'][0]}-{data['points'][1]}", f"{self.totals[0]}-{self.totals[1]}"])
         elif kind == "match_end":
-            self.winner = seat
+            self.winner = event.seat
 
     def frame(self) -> dict[str, Any]:
         info: list[list[Any]] = [["game", [str(self.game)]]]

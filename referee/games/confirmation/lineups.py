@@ -40,13 +40,13 @@ def seat_groups(bots: Sequence[str], options: Mapping[str, Any], max_groups: int
         return [(a, b, a, b)], ("2 bots fill the four seats, each partnered with its own copy" if pairs
                                 else "2 bots fill the four seats, copies opposite each other")
     if n == 3:
-        lineups = []
+        lineups: list[tuple[str, ...]] = []
         for x in bots:
             y, z = [b for b in bots if b != x]
             lineups.append((x, x, y, z) if pairs else (x, y, x, z))
         return lineups, "3 bots: each fills two seats in one of the three line-ups"
     every = list(itertools.combinations(bots, 4))
-    combos = [g for g in every if apart is None or apart(g)]
+    combos: list[tuple[str, ...]] = [g for g in every if apart is None or apart(g)]
     left = f", {len(every) - len(combos)} that may not sit together left out" if len(combos) < len(every) else ""
     if len(combos) <= max_groups:
         chosen, note = combos, f"every group of four: {len(combos)} group(s){left}"

@@ -14,6 +14,7 @@ Options: ``rounds`` (int ≥ 1, default 8), ``trump`` (``dealer-card`` |
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from referee import cards
@@ -55,7 +56,7 @@ OPTIONS = {
 _ALL_BIDS = tuple(BID + n for n in range(MAX_BID + 1))
 
 
-def _names(card_list) -> list[str]:
+def _names(card_list: Iterable[int]) -> list[str]:
     """Cards leave the engine in the rule book's notation (observations, events, results)."""
     return [NAMES[c] for c in card_list]
 
@@ -373,7 +374,8 @@ class Confirmation(GameState):
         if self.blind and phase is not OVER:
             for s in range(NUM_SEATS):
                 if s != seat:
-                    shown[s] = shown_bids[s] = []
+                    shown[s] = []
+                    shown_bids[s] = []
                     in_force[s] = self.bids[s]
         return {
             "game": self.game,

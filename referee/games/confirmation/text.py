@@ -18,24 +18,24 @@ def render_log(events: Sequence[Event], seats: Sequence[str]) -> Iterator[str]:
         if kind == "round":
             yield f"== round {data['round']}, dealer {seats[data['dealer']]} =="
         elif kind == "deal":
-            yield f"  {seats[e.seat]}: {hand_text(data)}"
+            yield f"  {seats[e.actor]}: {hand_text(data)}"
         elif kind == "trump":
             how = f"the dealer's last card {data['card']}" if data["card"] is not None else "drawn at random"
             yield f"trump: {data['suit']} ({how})"
         elif kind == "bid":
-            bids.append(f"{seats[e.seat]} {data}")
+            bids.append(f"{seats[e.actor]} {data}")
             if len(bids) == 4:
                 yield "bids: " + ", ".join(bids)
                 bids = []
         elif kind == "play":
             if not plays:
-                plays.append(f"{seats[e.seat]} leads")
+                plays.append(f"{seats[e.actor]} leads")
             plays.append(data)
         elif kind == "trick":
-            yield f"trick {data:2}: {' '.join(plays)} -> {seats[e.seat]} wins"
+            yield f"trick {data:2}: {' '.join(plays)} -> {seats[e.actor]} wins"
             plays = []
         elif kind == "choice":
-            choices.append(f"{seats[e.seat]} {data['choice']}")
+            choices.append(f"{seats[e.actor]} {data['choice']}")
             if len(choices) == 4:
                 yield f"confirmation phase {data['phase']}: " + ", ".join(choices)
                 choices = []

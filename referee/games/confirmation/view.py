@@ -50,7 +50,7 @@ class ConfirmationView(TableView):
         self.rows: list[list[Any]] = []
 
     def feed(self, event: Event) -> None:
-        kind, data, seat = event.kind, event.data, event.seat
+        kind, data = event.kind, event.data
         if kind == "round":
             self.round, self.dealer = data["round"], data["dealer"]
             self.new_deal(TRICKS)
@@ -58,19 +58,19 @@ class ConfirmationView(TableView):
             self.in_force = [None] * NUM_SEATS
             self.choices = [[] for _ in range(NUM_SEATS)]
         elif kind == "deal":
-            self.hands[seat] = sorted_hand(data)
+            self.hands[event.actor] = sorted_hand(data)
         elif kind == "trump":
             self.trump, self.trump_card = data["suit"], data["card"]
         elif kind == "bid":
-            self.bids[seat] = self.in_force[seat] = data
+            self.bids[event.actor] = self.in_force[event.actor] = data
         elif kind == "choice":
-            self.choices[seat].append(data["choice"])
+            self.choices[event.actor].append(data["choice"])
             if data["choice"].startswith("REVISE"):
-                self.in_force[seat] = int(data["choice"].split()[1])
+                self.in_force[event.actor] = int(data["choice"].split()[1])
         elif kind == "play":
-            self.play(seat, data)
+            self.play(event.actor, data)
         elif kind == "trick":
-            self.won_trick(seat, data, f"round {self.round}, trick {data}")
+            self.won_trick(event.actor, data, f"round {self.round}, trick {data}")
         elif kind == "score":
             self.totals = list(data["totals"])
             self.rows.append([data["round"], self.seats[data["dealer"]], {"s": data["trump"]},

@@ -12,6 +12,8 @@ its ``UciProtocol``/``XBoardProtocol``:
 Tournaments, gauntlets, SPRT runs and ``referee match`` all play through one.
 """
 
+from typing import Any
+
 from referee.model import ExecutorKind, ExecutorSpec, Played
 from referee.play.executors.base import BotsDead, BotsNotReady, Executor, seat_capacity
 from referee.play.executors.local import LocalExecutor
@@ -23,7 +25,7 @@ __all__ = ["BotsDead", "BotsNotReady", "ClusterError", "Executor", "LocalExecuto
 
 
 def executor_for(server: str | None, admin_token: str | None = None, spec: ExecutorSpec | None = None,
-                 **kwargs) -> Executor:
+                 **kwargs: Any) -> Executor:
     """The remote executor when a ``server`` address is given, the Ray one when ``spec`` says
     ``ray``, else the local one."""
     if spec is not None and spec.kind == ExecutorKind.RAY:

@@ -179,7 +179,7 @@ class Executor(ABC):
         By default nothing: a referee that is never told keeps them held, which is safe."""
 
     async def _open_doors(self, stack: contextlib.AsyncExitStack,
-                          open_door: Callable[[Path], Awaitable[None]]) -> str:
+                          open_door: Callable[[Path], Awaitable[object]]) -> str:
         """Each launched bot's own way to the referee: ``open_door(path)`` listens on the Unix
         socket ``path`` in ``socket_dir/NAME`` (bound into that bot's sandbox alone, at
         :data:`~referee.hosting.sandbox.SOCKET_DIR`); returns the address the bots are given."""
@@ -263,6 +263,7 @@ class Executor(ABC):
         the external bots' too), so that their GameEnds are sent and they may end by themselves,
         and wait up to GAME_END_GRACE_S for them to; what is still running is then the launcher's
         to stop (without counting it as a death: it played to the end)."""
+        assert self.launcher is not None, "use the executor in 'async with'"
         self.launcher.finishing(names)
         if not self._end_sessions(None if every_session else names):
             return
@@ -277,6 +278,7 @@ class Executor(ABC):
         bot starts one trial process for this check, stopped once it has connected. Where the
         referee cannot say who is connected (a remote one), only the launched processes are
         checked: started, and still running."""
+        assert self.launcher is not None, "use the executor in 'async with'"
         trial = {}
         if self.isolation == Isolation.MATCH:
             for bot in self.launcher.bots:
@@ -285,13 +287,14 @@ class Executor(ABC):
                 self._admit(trial[bot], token, 1)
                 self.launcher.start_for_match(bot, trial[bot], token, 1)
         try:
-            for bot in self.bots:
-                if bot.external and self._connected(bot.name) is False:
-                    self.say(f"waiting up to {self.startup_s:g} s for external bot {bot.name} to connect to "
+            for spec in self.bots:
+                if spec.external and self._connected(spec.name) is False:
+                    self.say(f"waiting up to {self.startup_s:g} s for external bot {spec.name} to connect to "
                              f"{self._external_address()} (with the token of its [[bots]] table)")
             failures = await self._wait_connected({b.name: trial.get(b.name, b.name) for b in self.bots},
                                                   self.startup_s)
-            logs = {b: self.launcher.log_tail(trial.get(b, b)) for b in failures}
+            logs: dict[str, tuple[Path | None, Sequence[str]]] = {b: self.launcher.log_tail(trial.get(b, b))
+                                                                  for b in failures}
             if failures and self.absent_mode != Absent.WITHDRAW:
                 raise BotsNotReady(failures, logs)
             if failures:
@@ -310,6 +313,7 @@ class Executor(ABC):
         """Wait until the bots ``names`` ({bot: the name it connects under}) are connected;
         returns, for those that are not, why: the launched process ended (or never started),
         or no session came within ``timeout``."""
+        assert self.launcher is not None, "use the executor in 'async with'"
         deadline = time.monotonic() + timeout
         waiting, failures = dict(names), {}
         while True:
@@ -333,6 +337,7 @@ class Executor(ABC):
         """What may be wrong with a launched bot that has not connected: ``ended``, how its process ended
         before it did (None: it still runs). A gRPC bot that ends at once with exit code 0 is most often
         a stdio bot (its stdin is empty: it had nothing to answer)."""
+        assert self.launcher is not None, "use the executor in 'async with'"
         launched = self.launcher.bots.get(bot)
         if launched is None or launched.spec.protocol == BotProtocol.STDIO:  # the relay's own lines in its log say more
             return ""
@@ -371,7 +376,8 @@ class Executor(ABC):
         dead = self.launcher.dead(seating.lineup) if fresh else await self._restart(seating.lineup)
         if dead:
             status = self.launcher.status()
-            raise BotsDead({name: status[name]["dead"] for name in dead})
+            # each of them has its reason (dead() lists the bots given one, which is never taken back)
+            raise BotsDead({name: why for name in dead if (why := status[name]["dead"]) is not None})
         started = time.monotonic()
         held = seating.key if match_id is None else match_id
         match_id = game_id_of(seating) if match_id is None else match_id
@@ -404,6 +410,7 @@ class Executor(ABC):
         """Start again any launched bot of the line-up whose process ended, and wait (up to
         ``startup_s``) for it to connect; one that ends again before it connects is started
         again, up to its ``max_restarts``. Returns those dead for good."""
+        assert self.launcher is not None, "use the executor in 'async with'"
         while True:
             dead = self.launcher.ensure_running(lineup)
             if dead:
@@ -416,6 +423,7 @@ class Executor(ABC):
     async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """The match, each launched bot of it in a new process that connects as ``NAME#ID`` (a random
         ID) with a token of this match alone; those processes, and all they started, are gone after it."""
+        assert self.launcher is not None, "use the executor in 'async with'"
         names = {bot: instance_name(bot) for bot in dict.fromkeys(seating.lineup) if bot in self.launcher.bots}
         over = False
         try:
@@ -471,8 +479,8 @@ class Executor(ABC):
         freed = asyncio.Event()  # set when a match ends
 
         def take() -> Seating | None:
-            for i, seating in enumerate(pending):
-                if free(seating):
+            for i, waiting in enumerate(pending):
+                if free(waiting):
                     return pending.pop(i)
             while len(pending) < LOOKAHEAD and (seating := next(todo, None)) is not None:
                 if free(seating):

@@ -27,10 +27,12 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Self
 
 from referee import games
 from referee.hosting import paths, sandbox
+from referee.hosting.launcher import BotStatus
 from referee.hosting.versions import Snapshots
 from referee.model import Absent, BotSpec, ConfigError, ExecutorSpec, Isolation, Played, SandboxMode, Seating
 from referee.play.executors.base import BotsDead, Executor, game_id_of
@@ -53,13 +55,14 @@ class ClusterError(RuntimeError):
     bot's files, no worker left): one line, for the user."""
 
 
-def import_ray():
+def import_ray() -> ModuleType:
     """The ``ray`` package, or a ClusterError saying how to install it."""
     try:
         import ray  # late: Ray is an optional extra (this reports its absence)
     except ImportError:
         raise ClusterError(f"--executor ray needs Ray, an optional extra: {INSTALL}") from None
-    return ray
+    module: ModuleType = ray  # mypy reads ray as Any (pyproject.toml: with Ray or without it, the same check)
+    return module
 
 
 # --- bot files on the nodes -------------------------------------------------------------
@@ -182,7 +185,7 @@ class MatchWorker:
 
     def __init__(self, number: int, settings: WorkerSettings):
         self.number, self.settings = number, settings
-        self.executor = None
+        self.executor: LocalExecutor | None = None
 
     def where(self) -> str:
         import ray  # late: Ray is an optional extra
@@ -221,17 +224,20 @@ class MatchWorker:
 
     async def check(self) -> None:
         """Every bot of this worker started and connected (BotsNotReady if not)."""
+        assert self.executor is not None  # the driver checks a worker once it has started
         await self.executor._check_started()
 
-    async def play(self, seating: Seating, match_id: str) -> tuple[tuple | None, dict[str, str] | None]:
+    async def play(self, seating: Seating, match_id: str) -> tuple[tuple[dict[str, Any], dict[str, Any], float] | None,
+                                                                   dict[str, str] | None]:
         """One match: ((results, record, seconds), None), or (None, {bot: why}) if bots are dead."""
+        assert self.executor is not None  # the driver plays on a worker once it has started
         try:
             played = await self.executor.play(seating, match_id)
         except BotsDead as dead:
             return None, dead.reasons
         return (played.results, played.record, played.seconds), None
 
-    def status(self) -> dict[str, dict[str, object]]:
+    def status(self) -> dict[str, BotStatus]:
         return self.executor.launcher.status() if self.executor and self.executor.launcher else {}
 
     async def stop(self) -> None:
@@ -301,7 +307,7 @@ class RayExecutor(Executor):
         self.lost: list[str] = []  # one line per worker that died
         self._numbers = iter(range(1, 1 << 30))
         self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
-        self._starting: set[asyncio.Task] = set()
+        self._starting: set[asyncio.Task[None]] = set()
         self._last_loss = 0.0
         self._joined = False
 
@@ -349,7 +355,7 @@ class RayExecutor(Executor):
         bots = [b if b.external or self.spec.working_dir is None else rebased(b, self.spec.working_dir)
                 for b in self.bots]
         hidden = [p.resolve() for p in self.hide]  # not the bots' files: not shipped, masked on the nodes
-        files = {b.name: tuple(f for f in bot_files(b) if not any(paths.inside((Path(b.cwd) / f).resolve(), h)
+        files = {b.name: tuple(f for f in bot_files(b) if not any(paths.inside((Path(b.cwd or ".") / f).resolve(), h)
                                                                   for h in hidden))
                  for b in self.bots if not b.external}
         # what is masked here, masked on every node too: inside the shipped copy, where it would lie
@@ -431,7 +437,8 @@ class RayExecutor(Executor):
         live = list(self.workers.values())
         with contextlib.suppress(Exception):
             statuses = await asyncio.wait_for(_gather_quietly(w.actor.status.remote() for w in live), 10)
-            self.launcher = _Statuses(s for s in statuses if isinstance(s, dict))
+            # the driver has no Launcher of its own: what is read of it then (status()), the workers' statuses give
+            self.launcher = _Statuses(s for s in statuses if isinstance(s, dict))  # type: ignore[assignment]
         with contextlib.suppress(Exception):
             await asyncio.wait_for(_gather_quietly(w.actor.stop.remote() for w in live), 15)
         for worker in live:
@@ -508,7 +515,9 @@ class RayExecutor(Executor):
                 raise BotsDead(dead)
             return Played(seating, *outcome)
 
-    async def play_all(self, seatings, concurrency, on_played, on_dead=None) -> None:
+    async def play_all(self, seatings: Iterable[Seating], concurrency: int,
+                       on_played: Callable[[Played], bool | None],
+                       on_dead: Callable[[Seating, BotsDead], None] | None = None) -> None:
         """As :meth:`Executor.play_all`, as many matches at once as there are workers."""
         await super().play_all(seatings, max(1, len(self.workers)), on_played, on_dead)
 
@@ -516,7 +525,8 @@ class RayExecutor(Executor):
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         raise NotImplementedError
 
-    async def _run(self, seating: Seating, match_id: str, sessions: Sequence[str] | None = None):
+    async def _run(self, seating: Seating, match_id: str,
+                   sessions: Sequence[str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         raise NotImplementedError
 
 

@@ -57,13 +57,13 @@ class RemoteExecutor(Executor):
         self.admin_token = admin_token
         self.run_id = secrets.token_hex(4)
         self.session_tag = self.run_id  # this run's launched bots are seated in this run's matches only
-        self._releasing: set[asyncio.Task] = set()
+        self._releasing: set[asyncio.Task[Any]] = set()
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         # late: grpc and protobuf, which `referee --help` does not load
         import grpc
 
-        from referee.v1 import referee_pb2_grpc as pb_grpc
+        from referee.v1 import referee_pb2_grpc as pb_grpc  # late: as grpc
 
         channel = await stack.enter_async_context(grpc.aio.insecure_channel(self.server))
         self.stub = pb_grpc.RefereeStub(channel)
@@ -82,9 +82,10 @@ class RemoteExecutor(Executor):
         # late: grpc and protobuf, which `referee --help` does not load
         import grpc
 
-        from referee.play import wire
-        from referee.v1 import referee_pb2 as pb
+        from referee.play import wire  # late: as grpc
+        from referee.v1 import referee_pb2 as pb  # late: as grpc
 
+        assert self.launcher is not None, "use the executor in 'async with'"
         try:
             response = await self.stub.RunMatch(pb.RunMatchRequest(
                 admin_token=self.admin_token or "", game=self.game, options=wire.options_text(self.options),
@@ -104,12 +105,12 @@ class RemoteExecutor(Executor):
         self._releasing.add(task)
         task.add_done_callback(self._release_done)
 
-    def _release_done(self, task: asyncio.Task) -> None:
+    def _release_done(self, task: asyncio.Task[Any]) -> None:
         """A release that failed is logged: the records stay held at the referee, which is
         safe (only its spectators miss them)."""
         self._releasing.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            err = task.exception()
+        err = None if task.cancelled() else task.exception()
+        if err is not None:
             details = err.details() if hasattr(err, "details") else str(err)
             logging.getLogger("referee").warning("the referee at %s did not release records: %s",
                                                  self.server, details)
