@@ -151,6 +151,22 @@ def test_the_resources_section_prints_the_victims_decisions_the_budget_and_the_s
     assert "NO CPU share could be given here" in bench.report(results)
 
 
+def test_the_inode_cost_is_not_measured_where_no_cgroup_can_be_made(tmp_path, monkeypatch):
+    """Section 8b where the cgroup hierarchies are there but no group can be made in them
+    (``ProcessTree.make`` gives None): the cost is "not measured", the section goes on (it used to
+    stop on an AttributeError)."""
+    from referee.bench import resources
+    from referee.hosting import sandbox
+
+    monkeypatch.setattr(sandbox, "probe", lambda: None)  # bubblewrap taken as working
+    monkeypatch.setattr(sandbox, "cgroup_parents", lambda: {"memory": tmp_path / "gone" / "memory"})
+    monkeypatch.setattr(sandbox, "cpu_parent", lambda: None)
+    assert sandbox.ProcessTree.make("referee-test", sandbox.Limits()) is None  # the group's mkdir fails
+    cost, how = resources.inode_cost()
+    assert cost is None and how.startswith("not measured")
+    assert resources.writable()["bytes_per_inode"] is None
+
+
 def test_the_work_section_measures_each_form_of_the_game_data(tmp_path, capsys):
     out = tmp_path / "work.json"
     bench.main(["--only", "work", "--seconds", "0.05", "--rounds", "1", "--json", str(out)])

@@ -56,7 +56,9 @@ import platform
 import random
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -80,19 +82,19 @@ LANES = (1, 4, 16, 64)
 TYPED_FORMS = (pb.DATA_TYPED, pb.DATA_BOTH)  # section 3b beside the default JSON
 
 
-def _median(rounds: list[dict], key: str) -> dict:
+def _median(rounds: list[dict[str, Any]], key: str) -> dict[str, Any]:
     """The round with the median ``key`` (the lower middle one of an even count)."""
     return sorted(rounds, key=lambda r: r[key])[(len(rounds) - 1) // 2]
 
 
-def _of_echo(results: dict, rounds: list[dict], key: str) -> tuple[float, float, float]:
+def _of_echo(results: dict[str, Any], rounds: list[dict[str, Any]], key: str) -> tuple[float, float, float]:
     """A rate (``key`` of each of ``rounds``) over the echo's round trips/s of the same
     round, so that the machine's drift weighs on both: the median ratio, the lowest, the highest."""
     ratios = sorted(r[key] / e["round_trips_per_s"] for e, r in zip(results["echo"], rounds))
     return statistics.median(ratios), ratios[0], ratios[-1]
 
 
-def _share_text(results: dict, rounds: list[dict], key: str) -> str:
+def _share_text(results: dict[str, Any], rounds: list[dict[str, Any]], key: str) -> str:
     """``_of_echo`` as a table prints it: "55% (51%-60%)"."""
     ratio, lowest, highest = _of_echo(results, rounds, key)
     return f"{ratio:.0%} ({lowest:.0%}-{highest:.0%})"
@@ -105,9 +107,9 @@ def _messages_per_decision(game: str, seed: int = 1) -> float:
     return inprocess.messages_per_decision(state)
 
 
-async def transport_and_referee(rounds: int, seconds: float) -> dict:
+async def transport_and_referee(rounds: int, seconds: float) -> dict[str, Any]:
     """Sections 2, 3 and 3b."""
-    out: dict = {"echo": [], "echo_two_clients": [],
+    out: dict[str, Any] = {"echo": [], "echo_two_clients": [],
                  "messages_per_decision": {game: round(_messages_per_decision(game), 3) for game in GAMES},
                  "referee": {game: [] for game in SERVED}}
     async with echo_mod.Echo() as echo, echo_mod.Echo(clients=2) as echo_two, \
@@ -130,10 +132,10 @@ async def transport_and_referee(rounds: int, seconds: float) -> dict:
     return out
 
 
-async def own_work(seconds: float, rounds: int) -> dict:
+async def own_work(seconds: float, rounds: int) -> dict[str, Any]:
     """Section 3b: the referee's own CPU per decision, in each game, for bots asking for each form
     of the game data (the forms taking turns within a round; the median round of each)."""
-    runs: dict[tuple[str, int], list[dict]] = {}
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for _ in range(rounds):
         for game in SERVED:
             for form in (pb.DATA_JSON, *TYPED_FORMS):
@@ -143,10 +145,10 @@ async def own_work(seconds: float, rounds: int) -> dict:
             "referee_work_forms": [median[game, form] for game in SERVED for form in TYPED_FORMS]}
 
 
-async def concurrency(seconds: float, rounds: int) -> list[dict]:
+async def concurrency(seconds: float, rounds: int) -> list[dict[str, Any]]:
     """Section 4: each number of games at once for ``rounds`` rounds, the order
     reversed every other round."""
-    measured: dict[int, list[dict]] = {lanes: [] for lanes in LANES}
+    measured: dict[int, list[dict[str, Any]]] = {lanes: [] for lanes in LANES}
     async with RefereeServer(connect_timeout=30) as server:
         bots = served.Bots(server, ["p0", "p1", "p2", "p3"], capacity=max(LANES) // 2)
         try:
@@ -161,7 +163,7 @@ async def concurrency(seconds: float, rounds: int) -> list[dict]:
     return _against_one_game(measured)
 
 
-def _against_one_game(measured: dict[int, list[dict]]) -> list[dict]:
+def _against_one_game(measured: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Per number of games at once, its median round, with its decisions/s over
     one game's in the same round: the median ratio ("vs_one") and the range."""
     out = []
@@ -172,13 +174,13 @@ def _against_one_game(measured: dict[int, list[dict]]) -> list[dict]:
     return out
 
 
-async def tournaments() -> list[dict]:
+async def tournaments() -> list[dict[str, Any]]:
     with served.temporary_directory() as tmp:
         return [await served.tournament(served.ROOT / path, Path(tmp)) for path in TOURNAMENTS]
 
 
-def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict:
-    results: dict = {"machine": {"python": f"{platform.python_implementation()} {platform.python_version()}",
+def run(sections: tuple[str, ...], seconds: float, rounds: int) -> dict[str, Any]:
+    results: dict[str, Any] = {"machine": {"python": f"{platform.python_implementation()} {platform.python_version()}",
                                  "cpus": os.cpu_count(), "load_average": _load()}}
     if "engine" in sections:
         results["engine"] = engine.run(seconds)
@@ -220,7 +222,7 @@ def _load() -> list[float] | None:
         return None
 
 
-def targets(results: dict) -> list[dict]:
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     """The performance issue's three targets, from the figures measured (the CPU one read two ways)."""
     found = []
     if "echo" in results:
@@ -258,19 +260,19 @@ def targets(results: dict) -> list[dict]:
     return found
 
 
-def _two_clients(results: dict) -> str:
+def _two_clients(results: dict[str, Any]) -> str:
     if not results.get("echo_two_clients"):
         return ""
     ratio, _, _ = _of_echo(results, results["echo_two_clients"], "round_trips_per_s")
     return f"; the echo with two clients taking turns (a referee doing nothing): {ratio:.2f}"
 
 
-def report(results: dict) -> str:
+def report(results: dict[str, Any]) -> str:
     m = results["machine"]
     load = "/".join(map(str, m["load_average"])) if m["load_average"] else "?"
     parts = [f"{m['python']}, {m['cpus']} CPUs, load average {load} (1/5/15 min) at the start"]
 
-    def table(title: str, rows: list[list], headers: list[str]) -> None:
+    def table(title: str, rows: list[list[Any]], headers: list[str]) -> None:
         parts.append(f"\n{title}\n\n" + tabulate(rows, headers, tablefmt="github", intfmt=",", floatfmt="g"))
 
     if "engine" in results:
@@ -385,7 +387,7 @@ def report(results: dict) -> str:
     return "\n".join(parts)
 
 
-def _resources_tables(res: dict, table) -> None:
+def _resources_tables(res: dict[str, Any], table: Callable[[str, list[list[Any]], list[str]], None]) -> None:
     fair = res["fairness"]
     share = "each bot with its CPU share (cgroup cpu)" if all(r["cpu_share"] for r in fair) else \
         "NO CPU share could be given here (no cgroup cpu controller): the attack stands"

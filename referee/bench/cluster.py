@@ -42,7 +42,7 @@ class LoopbackCluster:
         self.base = _free_block(nodes * (_NODE_PORTS + _WORKER_PORTS) + _NODE_PORTS)
         self.address = f"{HOST}:{self.base}"
         self.root = Path(tempfile.mkdtemp(prefix="rc", dir="/tmp"))  # short: Ray's socket paths are long
-        self.processes: list[subprocess.Popen] = []
+        self.processes: list[subprocess.Popen[bytes]] = []
 
     def env(self) -> dict[str, str]:
         """The environment of a process that talks to the cluster (a driver, ``ray status``), and of

@@ -33,7 +33,8 @@ import random
 import statistics
 import sys
 import time
-from typing import Self
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, Self, TypeVar
 
 import grpc
 
@@ -44,6 +45,14 @@ from referee.process import tune_gc
 from referee.runner import Decision
 from referee.v1 import referee_pb2 as pb
 from referee.v1 import referee_pb2_grpc as pb_grpc
+
+T = TypeVar("T")
+
+
+def all_known(values: list[T | None]) -> list[T] | None:
+    """``values`` if none of them is None (a figure that could not be read), else None."""
+    known = [v for v in values if v is not None]
+    return known if len(known) == len(values) else None
 
 
 def process_cpu(pid: int) -> float | None:
@@ -61,7 +70,7 @@ def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
     them (with the events the seat may see since its previous request)."""
     state = GAMES[game].new({}, seed=seed)
     rng = random.Random(seed)
-    requests = []
+    requests: list[pb.RefereeMessage] = []
     told = [0] * state.num_seats  # events up to here are in the seat's earlier requests
 
     def choose(state: GameState, seat: int) -> int:
@@ -78,6 +87,9 @@ def sample_request(game: str = "aegis", seed: int = 1) -> pb.RefereeMessage:
     return requests[len(requests) // 2]
 
 
+_Job = tuple[float, list[int], asyncio.Future[list[int]]]  # (until when, the round trips' ns, done with them)
+
+
 class EchoServicer(pb_grpc.RefereeServicer):
     """``Play`` without a referee: after the hellos of ``clients`` streams, round
     trips on demand, the streams taking turns (one round trip each) when there
@@ -86,13 +98,15 @@ class EchoServicer(pb_grpc.RefereeServicer):
     def __init__(self, request: pb.RefereeMessage, clients: int = 1):
         self.request = request
         self.clients = clients
-        self.turns: list[asyncio.Queue[tuple[float, list[int], asyncio.Future] | None]] = []
+        self.turns: list[asyncio.Queue[_Job | None]] = []
         self.connected = asyncio.Event()
 
-    async def Play(self, request_iterator, context):
+    async def Play(self, request_iterator: AsyncIterator[pb.BotMessage],
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[pb.RefereeMessage]:
         replies = aiter(request_iterator)
         await anext(replies)  # the hello
-        me, turn = len(self.turns), asyncio.Queue()
+        me = len(self.turns)
+        turn: asyncio.Queue[_Job | None] = asyncio.Queue()
         self.turns.append(turn)
         if len(self.turns) == self.clients:
             self.connected.set()
@@ -113,7 +127,7 @@ class EchoServicer(pb_grpc.RefereeServicer):
 
     async def round_trips(self, seconds: float) -> list[int]:
         """Round trips for about ``seconds``: each one's time in ns."""
-        done = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
         self.turns[0].put_nowait((time.perf_counter() + seconds, [], done))
         return await done
 
@@ -129,7 +143,7 @@ def client(address: str) -> None:
     outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
     outbox.put(pb.BotMessage(hello=pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name="echo")))
 
-    def outgoing():
+    def outgoing() -> Iterator[pb.BotMessage]:
         while (message := outbox.get()) is not None:
             yield message
 
@@ -167,17 +181,19 @@ class Echo:
         await self.measure(0.2)  # warm up
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         self.servicer.stop()  # the streams end, then the client processes
         for process in self.processes:
             await asyncio.wait_for(process.wait(), timeout=10)
+        assert self.server is not None  # started by __aenter__
         await self.server.stop(None)
 
-    async def measure(self, seconds: float) -> dict:
+    async def measure(self, seconds: float) -> dict[str, Any]:
         start, cpu, client_cpu = time.perf_counter(), time.process_time(), self._clients_cpu()
         times = await self.servicer.round_trips(seconds)
         wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-        client_cpu = None if client_cpu is None else self._clients_cpu() - client_cpu
+        client_cpu_after = self._clients_cpu()
+        client_cpu = None if client_cpu is None or client_cpu_after is None else client_cpu_after - client_cpu
         times.sort()
         return {
             "clients": self.servicer.clients,
@@ -191,5 +207,5 @@ class Echo:
         }
 
     def _clients_cpu(self) -> float | None:
-        times = [process_cpu(p.pid) for p in self.processes]
-        return None if None in times else sum(times)
+        times = all_known([process_cpu(p.pid) for p in self.processes])
+        return None if times is None else sum(times)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from referee.games import GAMES, play_out, random_legal
 
@@ -18,7 +19,7 @@ CASES = [
 ]
 
 
-def playout_rate(game: str, seconds: float, options: dict | None = None, seed: int = 0) -> dict:
+def playout_rate(game: str, seconds: float, options: dict[str, Any] | None = None, seed: int = 0) -> dict[str, Any]:
     spec = GAMES[game]
     choose = random_legal(random.Random(seed))
     decisions = matches = 0
@@ -41,5 +42,5 @@ def playout_rate(game: str, seconds: float, options: dict | None = None, seed: i
     }
 
 
-def run(seconds: float) -> list[dict]:
+def run(seconds: float) -> list[dict[str, Any]]:
     return [playout_rate(game, seconds, options) for game, options in CASES]

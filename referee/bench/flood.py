@@ -24,6 +24,7 @@ streams ended.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import queue
 import re
@@ -34,10 +35,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -60,7 +62,7 @@ class Flood:
 
 def batch_bytes(replies: int, game_id: str, seat: int) -> bytes:
     """One BotMessage of ``replies`` junk ActionReplies for ``game_id``, serialized once."""
-    reply = pb.ActionReply(request_id=1 << 39, game_id=game_id, seat=seat, name="X").SerializeToString()
+    reply: bytes = pb.ActionReply(request_id=1 << 39, game_id=game_id, seat=seat, name="X").SerializeToString()
     field = b"\x0a" + _varint(len(reply)) + reply  # ActionReplies.replies = 1
     body = field * replies
     return b"\x1a" + _varint(len(body)) + body  # BotMessage.actions = 3
@@ -85,11 +87,11 @@ def flooder(address: str, name: str, token: str, messages: int, replies: int, se
         play = channel.stream_stream("/referee.v1.Referee/Play", request_serializer=lambda b: b,
                                      response_deserializer=pb.RefereeMessage.FromString)
         for number in range(sessions):
-            outbox: queue.Queue = queue.Queue()
+            outbox: queue.Queue[bytes | None] = queue.Queue()
             outbox.put(hello)
             sent = [0]
 
-            def outgoing():
+            def outgoing() -> Iterator[bytes]:
                 while (item := outbox.get()) is not None:  # noqa: B023 (called in this iteration)
                     yield item
                     sent[0] += item is not hello  # noqa: B023 (called in this iteration)
@@ -160,7 +162,7 @@ def _probe(address: str, token: str, watched: set[str], begun: threading.Event,
 
 
 def _run_match(address: str, admin: str, lineup: Sequence[str], game_id: str, clock_ms: tuple[int, int],
-               seed: int) -> dict:
+               seed: int) -> dict[str, Any]:
     with grpc.insecure_channel(address) as channel:
         response = pb_grpc.RefereeStub(channel).RunMatch(pb.RunMatchRequest(
             admin_token=admin, game="aegis", lineup=list(lineup), seed=seed, match_id=game_id,
@@ -169,8 +171,8 @@ def _run_match(address: str, admin: str, lineup: Sequence[str], game_id: str, cl
             "counts": json.loads(response.results_json)["faults"]}
 
 
-def measure(floods: Sequence[Flood] = tuple(Flood(m, r) for m, r in FLOODS), seed: int = 1,
-            log_dir: Path | None = None, controls: int = 2) -> dict:
+def measure(floods: Sequence[Flood] = tuple(itertools.starmap(Flood, FLOODS)), seed: int = 1,
+            log_dir: Path | None = None, controls: int = 2) -> dict[str, Any]:
     """The scenario of this module's docstring: the matches' faults, the flooders' sessions and the
     ListGames latencies (ms), measured from the start of the flood until every flooder is done
     and at least ``controls`` control matches are over (with no flood: the same, for comparison)."""
@@ -180,7 +182,7 @@ def measure(floods: Sequence[Flood] = tuple(Flood(m, r) for m, r in FLOODS), see
         evil = [f"evil{i}" for i in range(len(floods))]
         tokens = {name: secrets.token_hex(8) for name in bots + evil}
         server = Served(tokens, where / "serve.log")
-        processes: list[subprocess.Popen] = []
+        processes: list[subprocess.Popen[bytes] | subprocess.Popen[str]] = []
         try:
             processes = [subprocess.Popen([sys.executable, "-m", "sample_bots.random", "--address", server.address,
                                            "--name", name, "--token", tokens[name], "--seed", str(i)],
@@ -200,7 +202,7 @@ def measure(floods: Sequence[Flood] = tuple(Flood(m, r) for m, r in FLOODS), see
                                        (1000, 10000), seed) for i, name in enumerate(evil)]
                 if not begun.wait(60):
                     raise RuntimeError("the hostile matches did not start within 60 s")
-                control = []
+                control: list[dict[str, Any]] = []
                 while len(control) < controls or any(f.poll() is None for f in flooders):
                     control.append(_run_match(server.address, server.admin, ["good1", "good2"],
                                               f"control{len(control)}", CONTROL_CLOCK_MS, seed + len(control)))
@@ -222,7 +224,7 @@ def measure(floods: Sequence[Flood] = tuple(Flood(m, r) for m, r in FLOODS), see
             "longest_log_line": max(map(len, log_lines), default=0)}
 
 
-def _summary(latencies: list[float]) -> dict:
+def _summary(latencies: list[float]) -> dict[str, Any]:
     ordered = sorted(latencies)
     return {"calls": len(ordered), "median": round(statistics.median(ordered), 2),
             "p99": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from typing import Any
 
 from referee.games import GAMES
 from referee.games.base import GameState
@@ -23,7 +24,7 @@ from referee.play.arena import Arena
 from referee.v1 import referee_pb2 as pb
 
 
-async def _answer(arena: Arena, name: str, data_form: int) -> None:
+async def _answer(arena: Arena, name: str, data_form: pb.DataForm) -> None:
     session = arena.open_session(pb.Hello(protocol_version=wire.PROTOCOL_VERSION, bot_name=name, capacity=256,
                                           data_form=data_form))
     rng = random.Random(name)
@@ -36,7 +37,8 @@ async def _answer(arena: Arena, name: str, data_form: int) -> None:
             session.on_reply(pb.BotMessage.FromString(reply.SerializeToString()).action)
 
 
-async def referee_work(game: str, seconds: float, seed: int = 0, data_form: int = pb.DATA_JSON) -> dict:
+async def referee_work(game: str, seconds: float, seed: int = 0,
+                       data_form: pb.DataForm = pb.DATA_JSON) -> dict[str, Any]:
     arena = Arena()
     names = [f"bot{i}" for i in range(GAMES[game].num_seats)]
     bots = [asyncio.create_task(_answer(arena, name, data_form)) for name in names]

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from referee.bench import served
@@ -32,13 +33,13 @@ from referee.play.executors import LocalExecutor
 WAYS = ("tournament", "match, before", "match")
 
 
-def _before(self: LocalExecutor, seating: Seating) -> set:
+def _before(self: LocalExecutor, seating: Seating) -> set[tuple[str, Any]]:
     """The rule before: under isolation = "match", only a deal set's matches kept apart."""
     return {("deal set", seating.deal_set)} if self.isolation == Isolation.MATCH else set()
 
 
 @contextlib.contextmanager
-def rule(way: str):
+def rule(way: str) -> Iterator[None]:
     """The executor's rule for ``way`` while it plays."""
     if way == "match, before":
         with mock.patch.object(LocalExecutor, "_holds", _before):
@@ -54,15 +55,15 @@ def random_bots(n: int) -> tuple[BotSpec, ...]:
 
 def tournaments() -> list[tuple[str, Callable[[TournamentConfig], TournamentConfig]]]:
     """(name, change(config)) for each tournament of the section, built on examples/aegis.toml."""
-    def field(n: int, deal_sets: int):
+    def field(n: int, deal_sets: int) -> Callable[[TournamentConfig], TournamentConfig]:
         return lambda cfg: dataclasses.replace(cfg, bots=random_bots(n), deal_sets=deal_sets)
     return [("3 random bots, 4 deal sets", field(3, 4)), ("6 random bots, 2 deal sets", field(6, 2)),
             ("examples/aegis.toml, 4 deal sets", lambda cfg: dataclasses.replace(cfg, deal_sets=4))]
 
 
-async def measure(workdir: Path) -> dict:
+async def measure(workdir: Path) -> dict[str, Any]:
     path = served.ROOT / "examples" / "aegis.toml"
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, change in tournaments():
         for way in WAYS:
             isolation = Isolation.TOURNAMENT if way == Isolation.TOURNAMENT else Isolation.MATCH
@@ -74,7 +75,7 @@ async def measure(workdir: Path) -> dict:
     return {"rows": rows, "sandbox": "bwrap" if unavailable is None else f"none ({unavailable})"}
 
 
-def table(result: dict) -> tuple[list[list], list[str]]:
+def table(result: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
     """The rows as the report prints them: games/minute, and each against ``match, before``."""
     before = {r["tournament"]: r["games_per_minute"] for r in result["rows"] if r["way"] == "match, before"}
     out = []

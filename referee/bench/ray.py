@@ -24,13 +24,15 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
 from referee.bench.cluster import LoopbackCluster
 from referee.competition.schedule import make_schedule
 from referee.model import BotSpec, ExecutorKind, ExecutorSpec, SandboxMode
-from referee.play.executors import LocalExecutor, executor_for
+from referee.play.executors import Executor, LocalExecutor, Played, executor_for
+from referee.play.executors.ray import RayExecutor
 from referee.runner import Clock
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -38,26 +40,29 @@ BOTS = tuple(BotSpec(f"random{i}", ("python", "-m", "sample_bots.random", "--see
              for i in (1, 2))
 
 
-def _executor(kind: ExecutorKind, concurrency: int, address: str | None = None):
-    common = dict(game="aegis", options={}, clock=Clock(5.0, 20.0), bots=BOTS,
-                  capacity=dict.fromkeys([b.name for b in BOTS], concurrency), sandbox=SandboxMode.NONE)
+def _executor(kind: ExecutorKind, concurrency: int, address: str | None = None) -> Executor:
+    common: dict[str, Any] = dict(game="aegis", options={}, clock=Clock(5.0, 20.0), bots=BOTS,
+                                  capacity=dict.fromkeys([b.name for b in BOTS], concurrency),
+                                  sandbox=SandboxMode.NONE)
     if kind == ExecutorKind.LOCAL:
         return LocalExecutor(**common)
     return executor_for(None, None, ExecutorSpec(ExecutorKind.RAY, address), **common)
 
 
-async def alternate(address: str | None, matches: int, rounds: int) -> list[dict]:
+async def alternate(address: str | None, matches: int, rounds: int) -> list[dict[str, Any]]:
     """The Ray executor (embedded, or the cluster at ``address``) and the local one at the same
     concurrency (one match per Ray worker), both open at once, playing ``matches`` matches each in
     turn for ``rounds`` rounds: their start-up, and the medians of ms per match and matches/s."""
     seatings = iter(make_schedule("aegis", {}, [b.name for b in BOTS], matches * rounds, seed=1).seatings)
     started = time.perf_counter()
     ray = _executor(ExecutorKind.RAY, 1, address)
+    assert isinstance(ray, RayExecutor)  # kind "ray"
     async with ray:
         ray_start = time.perf_counter() - started
         workers = len(ray.workers)
-        rows = {"ray": {"executor": ray.describe(), "workers": workers, "start_s": round(ray_start, 2), "rounds": []},
-                "local": {"executor": f"local: {workers} at once", "workers": workers, "rounds": []}}
+        rows: dict[str, dict[str, Any]] = {
+            "ray": {"executor": ray.describe(), "workers": workers, "start_s": round(ray_start, 2), "rounds": []},
+            "local": {"executor": f"local: {workers} at once", "workers": workers, "rounds": []}}
         started = time.perf_counter()
         local = _executor(ExecutorKind.LOCAL, workers)
         async with local:
@@ -66,7 +71,7 @@ async def alternate(address: str | None, matches: int, rounds: int) -> list[dict
                 for name, executor in (("local", local), ("ray", ray)):
                     batch = [next(seatings) for _ in range(matches)]
                     began = time.perf_counter()
-                    done = []
+                    done: list[Played] = []
                     await executor.play_all(batch, workers, done.append)
                     rows[name]["rounds"].append(time.perf_counter() - began)
     for row in rows.values():
@@ -77,7 +82,7 @@ async def alternate(address: str | None, matches: int, rounds: int) -> list[dict
     return [rows["local"], rows["ray"]]
 
 
-def run(matches: int, rounds: int, nodes: int, address: str | None = None) -> dict:
+def run(matches: int, rounds: int, nodes: int, address: str | None = None) -> dict[str, Any]:
     """On one node (embedded) then on a loopback cluster of ``nodes``; or, given an ``address``,
     on that cluster alone (its rows under "two_nodes")."""
     cpus = os.cpu_count() or 1
@@ -92,7 +97,7 @@ def run(matches: int, rounds: int, nodes: int, address: str | None = None) -> di
             "ray_overhead_ms_per_match": round(one[1]["ms_per_match"] - one[0]["ms_per_match"], 1)}
 
 
-def report(results: dict) -> str:
+def report(results: dict[str, Any]) -> str:
     keys = ["executor", "workers", "start_s", "ms_per_match", "matches_per_s", "matches_per_s_per_cpu"]
     rows = [[r[k] for k in keys] for r in results["one_node"] + results["two_nodes"]]
     one = (results["one_node"] or results["two_nodes"])[0]

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from referee.bench import served
 from referee.competition import config as tconfig
@@ -65,7 +66,7 @@ processes = {processes}
 """
 
 
-def victim_times(out: Path, name: str = "victim") -> dict:
+def victim_times(out: Path, name: str = "victim") -> dict[str, Any]:
     """The bot's decisions over the run's records: slowest and mean (ms), how many went past the
     decision time, its timeouts."""
     store = Store(out, create=False)
@@ -73,6 +74,7 @@ def victim_times(out: Path, name: str = "victim") -> dict:
         answered = total = slowest = over = timeouts = 0
         for row in (r for r in store.matches() if name in r.lineup):
             record = store.record(row.key)
+            assert record is not None  # the key of a stored match
             seat = row.lineup.index(name)
             times = record["meta"]["decision_times"][seat]
             answered += times["answered"]
@@ -88,7 +90,7 @@ def victim_times(out: Path, name: str = "victim") -> dict:
             "over_decision_time": over, "timeouts": timeouts, "cpu_share": "CPU: a share per seat" in sandbox_line}
 
 
-async def fairness(workdir: Path) -> list[dict]:
+async def fairness(workdir: Path) -> list[dict[str, Any]]:
     """The control (no spinner), then SPINNERS spinners."""
     rows = []
     for spinners in (0, SPINNERS):
@@ -127,13 +129,16 @@ def inode_cost() -> tuple[float | None, str]:
         return None, "not measured: needs bubblewrap and a memory cgroup"
     box = sandbox.resolve(SandboxMode.BWRAP)
     tree = sandbox.ProcessTree.make(f"referee-bench-inodes-{id(box)}", Limits())
+    if tree is None:
+        return None, "not measured: no cgroup could be made here"
     command = sandbox.bwrap_command([sys.executable, "-c", INODES.format(files=INODE_FILES)], cwd=Path("/"),
                                     socket_dir=None, scratch_mb=64, staged=box.staged)
     usage = next(d for d in tree.dirs if tree.has("memory") and (d / "memory.usage_in_bytes").exists())
     proc = subprocess.Popen(sandbox.limited(command, Limits(), tree, None, scratch_mb=64, staged=box.staged),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None  # both pipes
     try:
-        seen = []
+        seen: list[int] = []
         for _ in ("before", "after"):
             proc.stdout.readline()
             seen.append(int((usage / "memory.usage_in_bytes").read_text()))
@@ -147,7 +152,7 @@ def inode_cost() -> tuple[float | None, str]:
     return (seen[1] - seen[0]) / INODE_FILES, f"measured: {INODE_FILES} empty files in a sandboxed bot's scratch"
 
 
-def writable() -> dict:
+def writable() -> dict[str, Any]:
     cost, how = inode_cost()
     per_file = cost if cost is not None else sandbox.INODE_KB * 1024
     rows = []
@@ -164,7 +169,7 @@ def writable() -> dict:
 STARTS = 30
 
 
-def start_costs() -> list[dict] | None:
+def start_costs() -> list[dict[str, Any]] | None:
     """A sandboxed ``true``, ``STARTS`` times each way in turn: bubblewrap alone; through the prelude
     (which also refuses memfd and SysV IPC here: no memory group) with bubblewrap's own tmpfs; through
     the prelude mounting the tmpfs with their inode counts and the overlays of what the bot sees; and,
@@ -191,7 +196,7 @@ def start_costs() -> list[dict] | None:
              "min_ms": round(min(t), 1), "max_ms": round(max(t), 1)} for way, t in times.items()]
 
 
-def measure() -> dict:
+def measure() -> dict[str, Any]:
     with served.temporary_directory() as tmp:
         return {"fairness": asyncio.run(fairness(Path(tmp))), "writable": writable(), "starts": start_costs(),
                 "sandbox": sandbox.resolve(SandboxMode.AUTO).describe()}

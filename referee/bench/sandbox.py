@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from referee.bench import served
 from referee.hosting import sandbox, versions
@@ -37,7 +38,7 @@ from referee.runner import Clock
 BOT = BotSpec("probe", ("python", "-m", "sample_bots.random"), str(served.ROOT))
 
 
-async def startups(modes: list[SandboxMode], starts: int, logs: Path) -> list[dict]:
+async def startups(modes: list[SandboxMode], starts: int, logs: Path) -> list[dict[str, Any]]:
     """Per sandbox mode: median and range of ``starts`` starts, in ms, from the process's start to
     its session; the modes take turns, so that the machine's drift weighs on each alike."""
     executors = [LocalExecutor("aegis", {}, Clock(), [BOT], {BOT.name: 1}, log_dir=logs / mode, sandbox=mode,
@@ -49,18 +50,25 @@ async def startups(modes: list[SandboxMode], starts: int, logs: Path) -> list[di
         for i in range(starts):
             for executor, measured in zip(executors, times):
                 measured.append(await _start_once(executor, f"probe#{i}"))
-    return [{"sandbox": ex.sandbox.kind, "starts": starts, "median_ms": round(statistics.median(t), 1),
+    return [{"sandbox": _kind(ex), "starts": starts, "median_ms": round(statistics.median(t), 1),
              "min_ms": round(min(t), 1), "max_ms": round(max(t), 1)} for ex, t in zip(executors, times)]
+
+
+def _kind(executor: LocalExecutor) -> str:
+    """The kind of sandbox the bots of an executor (entered) run in."""
+    assert executor.sandbox is not None  # set on entering the executor
+    return executor.sandbox.kind
 
 
 async def _start_once(executor: LocalExecutor, name: str) -> float:
     arena, launcher = executor.referee.arena, executor.launcher
+    assert arena is not None and launcher is not None  # the executor is entered
     started = time.perf_counter()
     executor._admit(name, name, 1)
     launcher.start_for_match(BOT.name, name, name, 1)
     while not arena.connected(name):
         if launcher.gone(name):
-            raise RuntimeError(f"the probe bot did not start ({executor.sandbox.kind}): see its log")
+            raise RuntimeError(f"the probe bot did not start ({_kind(executor)}): see its log")
         await asyncio.sleep(0.002)
     elapsed = (time.perf_counter() - started) * 1000
     launcher.retire(name)
@@ -72,7 +80,7 @@ async def _start_once(executor: LocalExecutor, name: str) -> float:
 PYCACHE_IMPORT = "import sample_bots.search, sys; assert sample_bots.__file__.startswith(sys.argv[1])"
 
 
-def pycache_cost(starts: int = 20) -> dict:
+def pycache_cost(starts: int = 20) -> dict[str, Any]:
     """Section 6b: the search sample bot's modules in a bot's own directory, started in bubblewrap
     with its ``__pycache__`` masked and shown in turn (median and range in ms), and the walk that
     finds the masks (median ms)."""
@@ -89,7 +97,7 @@ def pycache_cost(starts: int = 20) -> dict:
                 started = time.perf_counter()
                 subprocess.run(argv, check=True, capture_output=True, timeout=60)
                 times[way].append((time.perf_counter() - started) * 1000)
-        walks = []
+        walks: list[float] = []
         for _ in range(starts):
             started = time.perf_counter()
             versions.view(bot)
@@ -114,7 +122,7 @@ def _pycache_shown(argv: list[str]) -> list[str]:
     return out
 
 
-async def measure(starts: int = 20) -> dict:
+async def measure(starts: int = 20) -> dict[str, Any]:
     unavailable = sandbox.probe()
     modes = [SandboxMode.NONE] + ([SandboxMode.BWRAP] if unavailable is None else [])
     with served.temporary_directory() as tmp:

@@ -16,12 +16,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
-from referee.bench.echo import process_cpu
+from referee.bench.echo import all_known, process_cpu
 from referee.competition import config as tconfig
 from referee.competition import run as trun
+from referee.model import TournamentConfig
 from referee.play.server import RefereeServer
 from referee.runner import Clock
 
@@ -44,15 +46,17 @@ class Bots:
 
     async def connected(self, timeout: float = 30.0) -> Self:
         deadline = time.monotonic() + timeout
-        while not all(self.server.arena.connected(name) for name in self.names):
+        arena = self.server.arena
+        assert arena is not None  # the server is started before its bots
+        while not all(arena.connected(name) for name in self.names):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the bots {self.names} did not connect within {timeout:.0f} s")
             await asyncio.sleep(0.05)
         return self
 
     def cpu(self) -> float | None:
-        times = [process_cpu(p.pid) for p in self.processes]
-        return None if None in times else sum(times)
+        times = all_known([process_cpu(p.pid) for p in self.processes])
+        return None if times is None else sum(times)
 
     def stop(self) -> None:
         for p in self.processes:
@@ -72,25 +76,28 @@ class Meter:
         self._bots_cpu = [b.cpu() for b in self.bots]
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.wall = time.perf_counter() - self.start
         self.cpu = time.process_time() - self._cpu
-        after = [b.cpu() for b in self.bots]
-        self.bots_cpu = None if None in after + self._bots_cpu else sum(after) - sum(self._bots_cpu)
+        before, after = all_known(self._bots_cpu), all_known([b.cpu() for b in self.bots])
+        self.bots_cpu = None if before is None or after is None else sum(after) - sum(before)
 
-    def per_decision(self, decisions: int) -> dict:
+    def per_decision(self, decisions: int) -> dict[str, Any]:
         return {
             "server_cpu_us_per_decision": round(self.cpu / decisions * 1e6),
             "bots_cpu_us_per_decision": None if self.bots_cpu is None else round(self.bots_cpu / decisions * 1e6),
         }
 
 
-async def one_game_at_a_time(server: RefereeServer, bots: Bots, game: str, seconds: float, seed: int = 0) -> dict:
+async def one_game_at_a_time(server: RefereeServer, bots: Bots, game: str, seconds: float,
+                             seed: int = 0) -> dict[str, Any]:
     """Whole matches, one after the other, for about ``seconds``."""
     decisions = matches = faults = 0
+    arena = server.arena
+    assert arena is not None  # the server is started before its bots
     with Meter([bots]) as meter:
         while matches == 0 or time.perf_counter() - meter.start < seconds:
-            out = await server.arena.run_match(game, {}, bots.names, seed=seed + matches, clock=CLOCK)
+            out = await arena.run_match(game, {}, bots.names, seed=seed + matches, clock=CLOCK)
             decisions += len(out.state.actions)
             faults += len(out.faults)
             matches += 1
@@ -100,7 +107,7 @@ async def one_game_at_a_time(server: RefereeServer, bots: Bots, game: str, secon
 
 
 async def concurrent_games(server: RefereeServer, bots: Bots, game: str, lanes: int, seconds: float,
-                           seed: int = 0) -> dict:
+                           seed: int = 0) -> dict[str, Any]:
     """``lanes`` games at a time for about ``seconds``: each lane plays whole
     matches back to back between two of the bots (lane i: bots i and i + 1).
 
@@ -108,13 +115,15 @@ async def concurrent_games(server: RefereeServer, bots: Bots, game: str, lanes: 
     decisions in proportion to its time inside the window (decisions are
     spread evenly enough within a match for that)."""
     names = bots.names
+    arena = server.arena
+    assert arena is not None  # the server is started before its bots
     spans: list[tuple[float, float, int, int]] = []  # (start, end, decisions, faults)
 
     async def lane(i: int) -> None:
         lineup = [names[i % len(names)], names[(i + 1) % len(names)]]
         k = 0
         while (start := time.perf_counter()) < end_of_window:
-            out = await server.arena.run_match(game, {}, lineup, seed=seed + 1000 * i + k, clock=CLOCK)
+            out = await arena.run_match(game, {}, lineup, seed=seed + 1000 * i + k, clock=CLOCK)
             spans.append((start, time.perf_counter(), len(out.state.actions), len(out.faults)))
             k += 1
 
@@ -133,7 +142,8 @@ def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
     return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
-async def tournament(path: Path, workdir: Path, change=None) -> dict:
+async def tournament(path: Path, workdir: Path,
+                     change: Callable[[TournamentConfig], TournamentConfig] | None = None) -> dict[str, Any]:
     """A demo tournament, whole, through ``referee.competition.run.run`` (what
     ``referee tournament`` does): launching and containing the bots included.
     Its bots are replaced by random ones where the sample bots they name are
@@ -152,7 +162,11 @@ async def tournament(path: Path, workdir: Path, change=None) -> dict:
         start = time.perf_counter()
         played = await trun.run(cfg, store)
         wall = time.perf_counter() - start
-        decisions = sum(len(store.record(row.key)["actions"]) for row in store.matches())
+        decisions = 0
+        for row in store.matches():
+            record = store.record(row.key)
+            assert record is not None  # the key of a stored match
+            decisions += len(record["actions"])
     finally:
         store.close()
     return {"config": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path), "game": cfg.game,
@@ -168,5 +182,5 @@ def _runnable(command: tuple[str, ...]) -> bool:
     return True
 
 
-def temporary_directory():
+def temporary_directory() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="referee-bench-")

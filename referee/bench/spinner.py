@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"  # its forks spin: no fork handlers
 
-from referee.bot import run_bot  # noqa: E402
+from referee.bot import GameView, run_bot  # noqa: E402
 
 
 def spin(count: int) -> None:
@@ -27,9 +28,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--spinners", type=int, default=240)
     mine, kit_args = parser.parse_known_args(argv)
-    started = []
+    started: list[bool] = []
 
-    def first_legal(observation, legal, game) -> int:
+    def first_legal(observation: dict[str, Any], legal: list[str], game: GameView) -> int:
         if not started:
             started.append(True)
             spin(mine.spinners)

@@ -17,9 +17,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+from typing import Any
 
 from referee.bench import served
-from referee.bench.echo import process_cpu
+from referee.bench.echo import all_known, process_cpu
 from referee.games import GAMES as GAMES_BY_NAME
 from referee.hosting.launcher import STDIO_RELAY
 from referee.play.server import RefereeServer
@@ -43,8 +44,8 @@ class StdioBots(served.Bots):
         total = 0.0
         for p in self.processes:
             pids = [p.pid, *_children(p.pid)]
-            times = [process_cpu(pid) for pid in pids]
-            if None in times:
+            times = all_known([process_cpu(pid) for pid in pids])
+            if times is None:
                 return None
             total += sum(times)
         return total
@@ -52,8 +53,8 @@ class StdioBots(served.Bots):
 
     def relay_rss_mb(self) -> float | None:
         """The median resident memory of the relays (their bots not counted), in MB."""
-        sizes = [_rss_kb(p.pid) for p in self.processes]
-        return None if None in sizes else round(statistics.median(sizes) / 1024, 1)
+        sizes = all_known([_rss_kb(p.pid) for p in self.processes])
+        return None if sizes is None else round(statistics.median(sizes) / 1024, 1)
 
 
 def _rss_kb(pid: int) -> int | None:
@@ -81,11 +82,11 @@ def c_bot() -> list[str] | None:
     return [str(C_BOT / "bot")]
 
 
-async def measure(seconds: float, rounds: int) -> dict:
+async def measure(seconds: float, rounds: int) -> dict[str, Any]:
     kinds: dict[str, list[str] | None] = {"stdio (C bot)": c_bot(),
                                           "stdio (Python bot)": [sys.executable, "-m", "sample_bots.stdio_random"]}
-    out: dict = {"kinds": ["grpc"] + [k for k, c in kinds.items() if c], "missing": [k for k, c in kinds.items() if
-                                                                                      not c], "rows": []}
+    out: dict[str, Any] = {"kinds": ["grpc"] + [k for k, c in kinds.items() if c],
+                           "missing": [k for k, c in kinds.items() if not c], "rows": []}
     async with RefereeServer(connect_timeout=30) as server:
         players = {}
         try:
@@ -98,7 +99,7 @@ async def measure(seconds: float, rounds: int) -> dict:
                                                           command)
             for bots in players.values():
                 await bots.connected()
-            measured: dict[tuple[str, str], list[dict]] = {key: [] for key in players}
+            measured: dict[tuple[str, str], list[dict[str, Any]]] = {key: [] for key in players}
             for r in range(rounds):
                 for (kind, game), bots in players.items():
                     measured[(kind, game)].append(await served.one_game_at_a_time(server, bots, game, seconds,
@@ -118,5 +119,5 @@ async def measure(seconds: float, rounds: int) -> dict:
     return out
 
 
-def run(seconds: float, rounds: int) -> dict:
+def run(seconds: float, rounds: int) -> dict[str, Any]:
     return asyncio.run(measure(seconds, rounds))

@@ -18,12 +18,13 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
-from referee.bot import run_bot, token_from_fd
+from referee.bot import GameView, run_bot, token_from_fd
 from referee.v1 import referee_pb2 as pb
 
 STRAY_GAME = "no-such-game"     # what a stray names: a game nobody plays
@@ -50,7 +51,7 @@ class Tally:
             self.counts.append(count := [0])
             return count
 
-    def add(self, ended: dict) -> None:
+    def add(self, ended: dict[str, Any]) -> None:
         with self.lock:
             if ended["refusal"]:
                 self.refused += 1
@@ -67,12 +68,14 @@ class Tally:
 
 def stray_bytes(game_id: str = STRAY_GAME, seat: int = 0) -> bytes:
     """One BotMessage holding a reply for ``game_id`` (a game nobody plays, by default), serialized."""
-    return pb.BotMessage(action=pb.ActionReply(request_id=1 << 39, game_id=game_id, seat=seat,
-                                               name="X")).SerializeToString()
+    serialized: bytes = pb.BotMessage(action=pb.ActionReply(request_id=1 << 39, game_id=game_id, seat=seat,
+                                                            name="X")).SerializeToString()
+    return serialized
 
 
 def flood_session(address: str, name: str, token: str, flood_from: str = "welcome",
-                  count: list[int] | None = None, on_answer: Callable[[str, str], None] | None = None) -> dict:
+                  count: list[int] | None = None,
+                  on_answer: Callable[[str, str], None] | None = None) -> dict[str, Any]:
     """One session of bot ``name`` (capacity 1) that answers each request with the first legal action
     and, from its Welcome (``flood_from = "welcome"``) or its first request (``"request"``: it then
     holds a seat), sends stray replies besides, as fast as the stream takes them, until the stream ends.
@@ -83,12 +86,12 @@ def flood_session(address: str, name: str, token: str, flood_from: str = "welcom
     hello = pb.BotMessage(hello=pb.Hello(protocol_version=1, bot_name=name, token=token, capacity=1,
                                          batching=True)).SerializeToString()
     stray = stray_bytes()
-    outbox: queue.SimpleQueue = queue.SimpleQueue()
+    outbox: queue.SimpleQueue[object] = queue.SimpleQueue()  # bytes to send, `wake`, or None: the end
     flooding, wake = threading.Event(), object()
     strays = count if count is not None else [0]
     requests = 0
 
-    def outgoing():
+    def outgoing() -> Iterator[object]:
         yield hello
         while True:
             if flooding.is_set():
@@ -174,7 +177,7 @@ def main(argv: Sequence[str]) -> None:
     token = token_from_fd(args.token_fd) if args.token_fd is not None else args.token
     flooding, tally = threading.Event(), Tally()
 
-    def first_legal(observation, legal, game) -> int:
+    def first_legal(observation: dict[str, Any], legal: list[str], game: GameView) -> int:
         if args.sessions and not flooding.is_set():  # its first match is on: the flood begins
             flooding.set()
             _flooders(args.address, args.name, token, args.sessions, tally)

@@ -36,6 +36,7 @@ import resource
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from referee.bench import served
 from referee.bench.resources import victim_times
@@ -114,7 +115,7 @@ def entrant_faults(out: Path) -> dict[str, int]:
         store.close()
 
 
-def sessions_met(out: Path) -> dict | None:
+def sessions_met(out: Path) -> dict[str, Any] | None:
     """The last STRAYS line of the entrant's log (what its flooding sessions met), if any."""
     log = out / "logs" / "entrant.log"
     lines = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("STRAYS {")] \
@@ -122,7 +123,7 @@ def sessions_met(out: Path) -> dict | None:
     return json.loads(lines[-1].split(" ", 1)[1]) if lines else None
 
 
-async def one_run(folder: Path, command: list[str], protocol: str, deal_sets: int) -> dict:
+async def one_run(folder: Path, command: list[str], protocol: str, deal_sets: int) -> dict[str, Any]:
     """One tournament in ``folder``, this process its runner: the victim's decisions, the CPU, the faults."""
     folder.mkdir()
     path = folder / "t.toml"
@@ -142,7 +143,7 @@ async def one_run(folder: Path, command: list[str], protocol: str, deal_sets: in
             "sessions": sessions_met(cfg.output)}
 
 
-def measure(deal_sets: int | None = None, runs: Sequence[tuple[str, list[str], str]] | None = None) -> dict:
+def measure(deal_sets: int | None = None, runs: Sequence[tuple[str, list[str], str]] | None = None) -> dict[str, Any]:
     """Each run of ``runs`` (by default RUNS) in turn, in a fresh directory, each of ``deal_sets`` (by
     default DEAL_SETS)."""
     deal_sets, runs, rows = deal_sets or DEAL_SETS, runs or RUNS, []
@@ -153,7 +154,7 @@ def measure(deal_sets: int | None = None, runs: Sequence[tuple[str, list[str], s
             "sandbox": sandbox.resolve(SandboxMode.AUTO).describe(), "load_average_after": _load()}
 
 
-def table(figures: dict) -> tuple[str, list[list], list[str]]:
+def table(figures: dict[str, Any]) -> tuple[str, list[list[Any]], list[str]]:
     """The title, rows and headers of the bench's table 7b."""
     title = (f"7b. Stray replies from a bot's extra sessions ({figures['sessions']} flooding threads) or from a "
              f"stdio bot's lines, as fast as they are taken: the victim's decisions ({figures['clock_ms'][0]} ms a "

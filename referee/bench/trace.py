@@ -20,11 +20,14 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from typing import Any
 
 from referee.bench import served
 from referee.games import GAMES
 from referee.play import arena
 from referee.play.server import RefereeServer
+from referee.runner import Decision, Reply
+from referee.v1 import referee_pb2 as pb
 
 STEPS = (("request written", "reply read", "gRPC both ways, the bot process and its kit"),
          ("reply read", "runner resumed", "reply to the waiting runner (asyncio)"),
@@ -43,34 +46,35 @@ class _Stamps:
         stamp, now = self.stamps.append, time.perf_counter_ns
         on_reply, send, next_message, decide = self.saved.values()
 
-        def on_reply_(session, message):
+        def on_reply_(session: arena.Session, message: pb.ActionReply) -> None:
             stamp(("reply read", now()))
             on_reply(session, message)
 
-        def send_(session, message):
+        def send_(session: arena.Session, message: pb.RefereeMessage) -> None:
             if message.WhichOneof("kind") == "request":
                 stamp(("request queued", now()))
             send(session, message)
 
-        async def next_message_(session):
-            message = await next_message(session)
+        async def next_message_(session: arena.Session) -> pb.RefereeMessage | None:
+            message: pb.RefereeMessage | None = await next_message(session)
             if message is not None and message.WhichOneof("kind") == "request":
                 stamp(("request written", now()))
             return message
 
-        async def decide_(link, decision):
-            reply = await decide(link, decision)
+        async def decide_(link: arena.SessionSeat, decision: Decision) -> Reply:
+            reply: Reply = await decide(link, decision)
             stamp(("runner resumed", now()))
             return reply
 
-        arena.Session.on_reply, arena.Session.send = on_reply_, send_
-        arena.Session.next_message, arena.SessionSeat.decide = next_message_, decide_
+        wrappers = {"on_reply": on_reply_, "send": send_, "next_message": next_message_, "decide": decide_}
+        for cls, name in self.saved:  # as ``restore``: mypy forbids assigning to a method by its name
+            setattr(cls, name, wrappers[name])
 
     def restore(self) -> None:
         for (cls, name), method in self.saved.items():
             setattr(cls, name, method)
 
-    def steps(self) -> list[dict]:
+    def steps(self) -> list[dict[str, Any]]:
         times: dict[tuple[str, str], list[float]] = {(a, b): [] for a, b, _ in STEPS}
         for (a, ta), (b, tb) in zip(self.stamps, self.stamps[1:]):
             if (a, b) in times:
@@ -81,7 +85,7 @@ class _Stamps:
                 for a, b, what in STEPS]
 
 
-async def trace(game: str, seconds: float) -> dict:
+async def trace(game: str, seconds: float) -> dict[str, Any]:
     stamps = _Stamps()
     try:
         async with RefereeServer(connect_timeout=30) as server:
@@ -99,5 +103,5 @@ async def trace(game: str, seconds: float) -> dict:
     return {"game": game, "decisions_per_s": played["decisions_per_s"], "steps": stamps.steps()}
 
 
-def run(seconds: float) -> list[dict]:
+def run(seconds: float) -> list[dict[str, Any]]:
     return [asyncio.run(trace(game, seconds)) for game in ("aegis", "confirmation")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Coroutine
+from types import FrameType
 from typing import Any, TypeVar
 
 import click
@@ -73,8 +74,14 @@ def run_interruptibly(work: Coroutine[Any, Any, T]) -> T:
     the event loop, SIGTERM raises KeyboardInterrupt at once (:func:`interrupt_on_sigterm`)."""
     async def main() -> T:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()
-        terminated = []
-        loop.add_signal_handler(signal.SIGTERM, lambda: terminated.append(True) or task.cancel())
+        assert task is not None  # asyncio.run runs main as a task
+        terminated: list[bool] = []
+
+        def terminate() -> None:
+            terminated.append(True)
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, terminate)
         try:
             return await work
         except asyncio.CancelledError:
@@ -89,5 +96,5 @@ def run_interruptibly(work: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(main())
 
 
-def _interrupt(signum, frame) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt

@@ -20,7 +20,7 @@ from referee.cli.options import (
     seed_option,
 )
 from referee.games import get as get_game
-from referee.model import BotProtocol, BotSpec, SandboxMode, Seating
+from referee.model import BotProtocol, BotSpec, Played, SandboxMode, Seating
 from referee.play.executors import LocalExecutor
 from referee.report import final_table, format_options, game_log
 from referee.runner import Clock
@@ -69,7 +69,7 @@ def match(game: str, bots: Sequence[BotSpec], stdio_bots: Sequence[BotSpec], lin
     executor = LocalExecutor(game, options, Clock(decision_ms / 1000, bank_ms / 1000), list(bots),
                              {n: seats.count(n) for n in names}, log_dir=None, connect_timeout=30)
 
-    async def play():
+    async def play() -> Played:
         async with executor:
             # a fixed id, not one the referee draws: seeded bots seed their choices with the game id,
             # so that a --seed replays the same match

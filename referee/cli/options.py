@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import secrets
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,8 +35,15 @@ def announce_sandbox(mode: SandboxMode, isolation: Isolation = Isolation.TOURNAM
 
 # --- types ----------------------------------------------------------------------------
 
+if TYPE_CHECKING:  # click >= 8.4 types a ParamType by its value; click 8.1 (the oldest taken) cannot subscript it
+    _PairType = click.ParamType[tuple[str, str]]
+    _BotType = click.ParamType[BotSpec]
+    _RatingType = click.ParamType[tuple[str, float]]
+else:
+    _PairType = _BotType = _RatingType = click.ParamType
 
-class KeyValue(click.ParamType):
+
+class KeyValue(_PairType):
     """``KEY=VALUE`` -> (key, value), both strings."""
 
     name = "KEY=VALUE"
@@ -50,7 +57,7 @@ class KeyValue(click.ParamType):
         return key.strip(), val.strip()
 
 
-class BotCommand(click.ParamType):
+class BotCommand(_BotType):
     """``NAME=COMMAND`` -> a bot launched with that command (:class:`BotSpec`), speaking ``protocol``."""
 
     name = "NAME=COMMAND"
@@ -68,7 +75,7 @@ class BotCommand(click.ParamType):
             raise click.BadParameter(str(err), ctx, param_hint=param.opts[0] if param else None) from None
 
 
-class Anchor(click.ParamType):
+class Anchor(_RatingType):
     """``BOT=RATING`` -> (bot, rating)."""
 
     name = "BOT=RATING"
@@ -138,7 +145,7 @@ rerun_option = click.option("--rerun", "rerun", multiple=True, metavar="NAME",
                                  "repeatable). Without it, a bot changed since its matches were stored is refused.")
 
 
-def progress_options(command: Callable) -> Callable:
+def progress_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--quiet``, ``--verbose``, ``--score-every``, ``--progress-every``, ``--progress-seconds``:
     what a run prints while it plays, handed to the command as one ``progress`` argument
     (:class:`referee.cli.progress.ProgressSettings`)."""
@@ -165,7 +172,7 @@ def progress_options(command: Callable) -> Callable:
     for option in reversed(options):
         with_settings = option(with_settings)
     return with_settings
-def live_options(command: Callable) -> Callable:
+def live_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--http PORT`` and ``--http-host``: serve the live page (``referee.view.live``)."""
     command = click.option("--http-host", default="127.0.0.1", show_default=True,
                            help="Address of the live page (0.0.0.0: every interface).")(command)
@@ -183,7 +190,7 @@ address_option = click.option("--address", metavar="HOST:PORT",
                                    "this machine, using every core).")
 
 
-def remote_options(command: Callable) -> Callable:
+def remote_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--server`` and ``--admin-token``: play on a remote referee; ``--executor`` and ``--address``:
     or on a Ray cluster."""
     return server_option(admin_token_option(executor_option(address_option(command))))
@@ -201,7 +208,7 @@ def chosen_executor(spec: ExecutorSpec, kind: str | None, address: str | None, s
     return spec
 
 
-def standings_options(command: Callable) -> Callable:
+def standings_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--anchor`` and ``--bootstrap``: how the standings are rated."""
     return anchor_option(bootstrap_option(command))
 

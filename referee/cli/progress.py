@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from referee import games
+from referee.model import Played
 from referee.results.standings import match_seats
 from referee.results.store import MatchRow
 from referee.stats import headtohead, ratings
@@ -200,7 +201,7 @@ class RunDisplay:
 
     # the callback
 
-    def update(self, finished: int, total: int, played=None) -> None:
+    def update(self, finished: int, total: int, played: Played | None = None) -> None:
         self.done, self.total = finished, total
         if self.eta is None:
             self.eta = Eta(finished - (played is not None), self.clock)

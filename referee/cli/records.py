@@ -7,6 +7,7 @@ import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -79,7 +80,7 @@ def replay(file: str, match_id: str | None, as_json: bool, show_log: bool) -> No
         raise failure
 
 
-def _record(path: str, match_id: str | None) -> dict:
+def _record(path: str, match_id: str | None) -> dict[str, Any]:
     """The record in the file, or the one stored for the match in the results directory."""
     if match_id is None:
         if Path(path).is_dir():

@@ -6,14 +6,20 @@ import asyncio
 import logging
 import os
 import secrets
+import socket
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
 import click
 
 from referee.cli.options import KeyValue, live_options
 from referee.untrusted import log_to_stderr
 from referee.view.live import LivePage, arena_tally, listen
+
+if TYPE_CHECKING:
+    from referee.play.arena import Arena
 
 
 class ServeError(Exception):
@@ -78,11 +84,11 @@ def serve(host: str, port: int, unix: str | None, tokens: Sequence[tuple[str, st
         raise ServeError(str(err)) from None
 
 
-def live_page(host: str, sock, public: bool):
+def live_page(host: str, sock: socket.socket, public: bool) -> Callable[[Arena], AbstractAsyncContextManager[str]]:
     """The live page of a standalone referee, on the listening socket ``sock``: its games, and a
     tally of its finished matches; unless ``public`` (as Spectate is), at an address holding a
     token of its own."""
-    def around(arena):
+    def around(arena: Arena) -> AbstractAsyncContextManager[str]:
         live = LivePage("referee: live", arena_tally(arena), token=None if public else secrets.token_urlsafe(16))
         live.watch(arena)
         return live.serving(host=host, sock=sock)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import webbrowser
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -59,7 +60,7 @@ def view(path: str, out: str | None, seat: int | None, open_page: bool, publish_
         webbrowser.open(target.resolve().as_uri())
 
 
-def _record(source: Path) -> dict:
+def _record(source: Path) -> dict[str, Any]:
     """The record in ``source``; a usage error saying what ``view`` takes if it is not JSON at all."""
     try:
         json.loads(source.read_bytes().decode("utf-8"))

@@ -8,6 +8,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
+from typing import TypedDict
 
 from referee.stats.ratings import ELO_PER_LOGIT, Outcome, pairwise_from_game, team_results
 from referee.stats.sprt import (
@@ -142,12 +143,21 @@ def simulate_tournament(true: Mapping[str, float], lineups: Sequence[Sequence[st
     return out
 
 
+class World(TypedDict, total=False):
+    """Settings of :func:`simulate_tournament` that make a world, given as ``**world``."""
+
+    luck: float
+    seat_luck: float
+    form_df: float | None
+    draw_margin: float
+
+
 #: the harsher world of the calibration tools: strong seat luck (300 Elo a seat, which the rotations
 #: cancel), heavy-tailed deal effects (Student t, 3 degrees of freedom, scale 100 Elo) and draws
 #: (performances within one cell of a grid of 1.2 logits: about 15% of pairwise results)
-HARSH = {"luck": 100.0, "seat_luck": 300.0, "form_df": 3.0, "draw_margin": 1.2}
+HARSH: World = {"luck": 100.0, "seat_luck": 300.0, "form_df": 3.0, "draw_margin": 1.2}
 #: the project's world: card effects of 100 Elo a seat and normal deal effects of 100 Elo
-PROJECT = {"luck": 100.0, "seat_luck": 100.0}
+PROJECT: World = {"luck": 100.0, "seat_luck": 100.0}
 
 #: a reference pool (:mod:`referee.stats.anchored`) as the house bots span it, in true Elo: random, the
 #: heuristic bot weakened by 75% and 50% random moves (sample_bots/weakened.py), heuristic and search (the

@@ -94,11 +94,19 @@ def make_pool(kind: str, world: str, deal_sets: int, rng: random.Random, bootstr
     return reference(outcomes, bootstrap=bootstrap, seed=rng.randrange(2**31))
 
 
+def _interval(r: PlayerRating) -> tuple[float, float, float]:
+    """A rating's interval: (lo, hi, half-width). The ratings compared here are made with a bootstrap
+    (``main`` refuses --bootstrap 0), which gives each one."""
+    assert r.lo is not None and r.hi is not None and r.plus_minus is not None
+    return r.lo, r.hi, r.plus_minus
+
+
 def agree(a: PlayerRating, b: PlayerRating) -> bool:
     """Whether the 95% interval of ``a - b`` holds 0: each side's half-width toward the other combined
     (``sqrt(h_a² + h_b²)``, independent runs)."""
     d = a.elo - b.elo
-    half = math.hypot(a.elo - a.lo, b.hi - b.elo) if d >= 0 else math.hypot(a.hi - a.elo, b.elo - b.lo)
+    (a_lo, a_hi, _), (b_lo, b_hi, _) = _interval(a), _interval(b)
+    half = math.hypot(a.elo - a_lo, b_hi - b.elo) if d >= 0 else math.hypot(a_hi - a.elo, b.elo - b_lo)
     return abs(d) <= half
 
 
@@ -116,7 +124,7 @@ class Tally:
         self.agreed += agree(a, b)
         self.pairs += 1
         self.difference += a.elo - b.elo
-        self.half_width += (a.plus_minus + b.plus_minus) / 2
+        self.half_width += (_interval(a)[2] + _interval(b)[2]) / 2
 
     @property
     def pct(self) -> float:
@@ -239,7 +247,7 @@ def cost(kind: str, world: str, candidate: float, deal_sets: int, trials: int, *
     total = 0.0
     for t in range(trials):
         row = rate_anchored(play(kind, world, true, schedule, deal_sets, rng), ref, bootstrap=bootstrap, seed=t)
-        total += row[CANDIDATE].plus_minus
+        total += _interval(row[CANDIDATE])[2]
     return total / trials
 
 
@@ -340,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--worlds", nargs="+", choices=list(WORLDS), default=list(WORLDS))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.bootstrap < 1:
+        parser.error("--bootstrap must be at least 1: the intervals compared come from it")
     started = time.perf_counter()
     for part, run in (("agree", part_agree), ("changed", part_changed), ("cost", part_cost)):
         if args.part in (part, "all"):

@@ -66,6 +66,13 @@ def tournament(kind: str, world: str, true: dict[str, float], deal_sets: int, rn
     return simulate_tournament(true, _lineups(kind), deal_sets, rng, teams=KINDS[kind][2], **WORLDS[world])
 
 
+def pair_results(outcomes: Sequence[Outcome]) -> list[PairResult]:
+    """The outcomes of a kind of data without teams (2-player, 4-player): each a :class:`PairResult`."""
+    pairs = [o for o in outcomes if isinstance(o, PairResult)]
+    assert len(pairs) == len(outcomes)  # no teams in the kinds the head to head measures
+    return pairs
+
+
 def los_function(outcomes: list[Outcome], method: str, bootstrap: int, seed: int) -> Callable[[str, str], float] | None:
     """P(a above b) of a table by the method: "new" (the posterior), "flat" (the posterior without
     its prior on the spread), "old" (bootstrap fractions)."""
@@ -108,6 +115,7 @@ def null_rate(kind: str, world: str, deal_sets: int, tables: int, method: str = 
     per_table = []
     for t in range(tables):
         los = los_function(tournament(kind, world, NULL, deal_sets, rng), method, bootstrap, t)
+        assert los is not None  # method old, or 2 deal sets or more (main refuses fewer): a posterior
         per_table.append(sum(los(a, b) >= level for a, b in permutations(NULL, 2)))
     return NullRate(sum(per_table), tables * len(NULL) * (len(NULL) - 1), tuple(per_table))
 
@@ -134,6 +142,7 @@ def order_rate(kind: str, world: str, spread: str, deal_sets: int, tables: int, 
     p95 = r95 = p99 = r99 = pairs = 0
     for t in range(tables):
         los = los_function(tournament(kind, world, true, deal_sets, rng), method, bootstrap, t)
+        assert los is not None  # as above
         for a, b in permutations(true, 2):
             p = los(a, b)
             right = true[a] > true[b]
@@ -155,7 +164,7 @@ def h2h_truth(kind: str, world: str, true: dict[str, float], deal_sets: int,
     """The Elo each bot's expected score against each other bot is worth, on ``deal_sets`` deal sets."""
     rng = random.Random(f"h2h-limit:{kind}:{world}:{sorted(true.items())}:{seed}")
     points: dict[tuple[str, str], list[float]] = {}
-    for o in tournament(kind, world, true, deal_sets, rng):
+    for o in pair_results(tournament(kind, world, true, deal_sets, rng)):
         for x, y, s in ((o.a, o.b, o.score), (o.b, o.a, 1.0 - o.score)):
             cell = points.setdefault((x, y), [0.0, 0.0])
             cell[0] += s
@@ -198,7 +207,7 @@ def h2h_rate(kind: str, world: str, spread: str, deal_sets: int, tables: int, tr
     rng = random.Random(f"h2h:{kind}:{world}:{spread}:{deal_sets}:{seed}")
     out = H2HRate()
     for t in range(tables):
-        outcomes = tournament(kind, world, true, deal_sets, rng)
+        outcomes = pair_results(tournament(kind, world, true, deal_sets, rng))
         for a, b in combinations(sorted(true), 2):
             if true[a] < true[b]:
                 a, b = b, a  # the stronger first
@@ -325,6 +334,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--spreads", nargs="+", choices=sorted({*SPREADS, *H2H_SPREADS}),
                         help="the bots of the order and h2h parts (default: all of each)")
     args = parser.parse_args(argv)
+    if args.method != "old" and min(args.deal_sets) < 2:
+        parser.error("--deal-sets: 2 or more with --method new or flat (the posterior needs two deal sets)")
     started = time.perf_counter()
     for part, run in (("null", part_null), ("order", part_order), ("h2h", part_h2h), ("bounds", part_bounds)):
         if args.part in (part, "all"):

@@ -59,7 +59,8 @@ from sample_bots.weakened import weakened
 GAIN, COST = 20.0, 30.0
 THROWN = (11.0, 13.0)
 #: the simulated cells: line-ups, world, what a colluding pair does (gain, cost)
-CELLS = [("Confirmation (4 seats)", "confirmation", "sample bots", POINTS, (GAIN, COST)),
+CELLS: list[tuple[str, str, str, dict[str, Any], tuple[float, float]]] = [
+         ("Confirmation (4 seats)", "confirmation", "sample bots", POINTS, (GAIN, COST)),
          ("Confirmation (4 seats)", "confirmation", "harsh", POINTS_HARSH, (GAIN, COST)),
          ("Aegis (2 seats)", "aegis", "additive points, a match thrown", POINTS_AEGIS, THROWN)]
 #: the colluding bots, in the checkout
@@ -136,6 +137,8 @@ def _module(path: Path) -> Any:
     if not path.is_file():
         raise SystemExit(f"error: no colluding bots at {path} (give --colluding PATH)")
     spec = importlib.util.spec_from_file_location("colluding", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"error: {path} is not a Python module (give --colluding PATH)")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

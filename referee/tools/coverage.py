@@ -60,11 +60,13 @@ class Coverage:
 
 def holds(row: PlayerRating, truth: float) -> bool:
     """Whether the printed interval (or bound) holds the true rating."""
+    lo, hi = row.lo, row.hi
+    assert lo is not None and hi is not None  # rated with a bootstrap (main refuses --bootstrap 0)
     if row.bound == Bound.UPPER:
-        return truth <= row.hi
+        return truth <= hi
     if row.bound == Bound.LOWER:
-        return truth >= row.lo
-    return row.lo <= truth <= row.hi
+        return truth >= lo
+    return lo <= truth <= hi
 
 
 def _lineups(kind: str) -> list[tuple[str, ...]]:
@@ -92,6 +94,7 @@ def measure(kind: str, deal_sets: int, luck: float, tournaments: int, bootstrap:
         for row in table.rows:
             covered += holds(row, true[row.name])
             total += 1
+            assert row.plus_minus is not None  # rated with a bootstrap, as above
             width += row.plus_minus
             flagged += not table.intervals_trusted
     return Coverage(kind, deal_sets, luck, covered, total, width / total, flagged)
@@ -104,6 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=4000, help="deal sets that measure each case's true ratings")
     args = parser.parse_args(argv)
+    if args.bootstrap < 1:
+        parser.error("--bootstrap must be at least 1: the intervals measured come from it")
     print(f"bots at {', '.join(f'{k} {v:.0f}' for k, v in TRUE.items())}; {args.tournaments} tournaments "
           f"per case, {args.bootstrap} bootstrap resamples; coverage of the 95% intervals")
     print(f"{'data':<10} {'deal effects':>12} {'deal sets':>9} {'coverage %':>10} {'mean ±':>7} {'flagged':>7}")

@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -39,6 +40,7 @@ from referee import records
 from referee.competition import config as tconfig
 from referee.competition import run as trun
 from referee.hosting import sandbox
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT = ROOT / "tests" / "bots" / "hostile" / "pagecache.py"
@@ -117,7 +119,7 @@ cwd = "victim"
 """
 
 
-def victim_hands(record: dict) -> dict[int, list[str]]:
+def victim_hands(record: dict[str, Any]) -> dict[int, list[str]]:
     seat = record["seats"].index("victim")
     state = records.replay(record).state
     return {e.data["game"]: e.data["cards"] for e in state.events if e.kind == "hand" and e.seat == seat}
@@ -127,7 +129,7 @@ def pages_needed(deal_sets: int, payload: int) -> int:
     return deal_sets * (PAGES_PER_HANDS + 2 * payload)
 
 
-def measure(deal_sets: int, payload: int, file: Path | None, workdir: Path) -> dict:
+def measure(deal_sets: int, payload: int, file: Path | None, workdir: Path) -> dict[str, Any]:
     """Play the tournament in ``workdir``; what was sent, read, and right."""
     (workdir / "attacker").mkdir(parents=True)
     (workdir / "victim").mkdir()
@@ -147,7 +149,7 @@ def measure(deal_sets: int, payload: int, file: Path | None, workdir: Path) -> d
         started = time.perf_counter()
         asyncio.run(trun.run(cfg, store))
         seconds = time.perf_counter() - started
-        truth = {row.key: victim_hands(store.record(row.key)) for row in store.matches()}
+        truth = {key: victim_hands(record) for key, record in _stored(store).items()}
         matches = len(truth)
     finally:
         store.close()
@@ -179,7 +181,7 @@ def forget(path: Path) -> None:
         os.close(fd)
 
 
-def measure_table(deal_sets: int, payload: int, workdir: Path) -> dict:
+def measure_table(deal_sets: int, payload: int, workdir: Path) -> dict[str, Any]:
     """Two entries of one author (``--table``) at a Confirmation table in ``workdir``: what each
     read of the other's hands, and of a payload, against the records."""
     for name in ("author", "honest1", "honest2"):
@@ -197,7 +199,7 @@ def measure_table(deal_sets: int, payload: int, workdir: Path) -> dict:
         started = time.perf_counter()
         asyncio.run(trun.run(cfg, store))
         seconds = time.perf_counter() - started
-        truth = {row.key: dealt(store.record(row.key)) for row in store.matches()}
+        truth = {key: dealt(record) for key, record in _stored(store).items()}
     finally:
         store.close()
     lines = [line for log in (workdir / "out" / "logs").glob("alice*.log") for line in log.read_text().splitlines()]
@@ -219,13 +221,25 @@ def measure_table(deal_sets: int, payload: int, workdir: Path) -> dict:
                         "unread": sum(c["unread"] for c in carried)}}
 
 
-def dealt(record: dict) -> dict[tuple[int, int], list[str]]:
+def _stored(store: Store) -> dict[str, dict[str, Any]]:
+    """The record of each stored match, by its key."""
+    out = {}
+    for row in store.matches():
+        record = store.record(row.key)
+        assert record is not None  # the key of a stored match
+        out[row.key] = record
+    return out
+
+
+def dealt(record: dict[str, Any]) -> dict[tuple[int, int], list[str]]:
     """Every seat's hand in every round of a Confirmation match, from its record."""
-    hands, round_ = {}, 0
+    hands: dict[tuple[int, int], list[str]] = {}
+    round_ = 0
     for event in records.replay(record).state.events:
         if event.kind == "round":
             round_ = event.data["round"]
         elif event.kind == "deal":
+            assert event.seat is not None  # a hand is dealt to one seat
             hands[(round_, event.seat)] = event.data
     return hands
 
@@ -235,7 +249,8 @@ CARDS = [r + s for s in SUITS for r in RANKS]  # as the bot numbers them: 6 bits
 BITS = 6
 
 
-def tally(sent: list[dict], received: list[dict], truth: dict[str, dict[int, list[str]]]) -> dict:
+def tally(sent: list[dict[str, Any]], received: list[dict[str, Any]],
+          truth: dict[str, dict[int, list[str]]]) -> dict[str, Any]:
     """Bits and cards read right, wrong and unread, against the victim's hands in the twin (the
     cards the sender held: the same deals, the seats swapped)."""
     bits = {"right": 0, "wrong": 0, "unread": 0}
@@ -254,7 +269,7 @@ def tally(sent: list[dict], received: list[dict], truth: dict[str, dict[int, lis
     return {"sent_deals": len(sent), "received_deals": len(received), "bits": bits, "cards": cards}
 
 
-def report(result: dict) -> str:
+def report(result: dict[str, Any]) -> str:
     b, c = result["bits"], result["cards"]
     table = result.get("mode") == "table"
     per = result["matches"] if table else result["deal_sets"]  # a match at a table, a twin pair otherwise

@@ -32,13 +32,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.stats.ratings import rank_posterior
+from referee.stats.ratings import Outcome, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
 
 TABLES = tuple((bots, deal_sets) for bots in (4, 8, 16) for deal_sets in (5, 20))
 
 
-def outcomes_of(bots: int, deal_sets: int) -> list:
+def outcomes_of(bots: int, deal_sets: int) -> list[Outcome]:
     true = {f"bot{i:02d}": 1500.0 + 25 * i for i in range(bots)}
     lineups = [(a, b) for a in true for b in true if a != b]
     return simulate_tournament(true, lineups, deal_sets, random.Random(bots), **PROJECT)
@@ -53,6 +53,7 @@ def measure(repeat: int) -> list[dict[str, Any]]:
         for _ in range(repeat):
             start = time.process_time()
             posterior = rank_posterior(outcomes)
+            assert posterior is not None  # TABLES: 5 deal sets or more, never fewer than two
             matrix = posterior.matrix()
             ranks = posterior.rank_probabilities()
             posterior.p_top(bots)
@@ -67,7 +68,8 @@ def measure_in(checkout: Path, repeat: int) -> list[dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     done = subprocess.run([sys.executable, __file__, "--json", "--repeat", str(repeat)], env=env, cwd=checkout,
                           capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)
+    figures: list[dict[str, Any]] = json.loads(done.stdout)
+    return figures
 
 
 def _least(a: list[dict[str, Any]] | None, b: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -91,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="with --before: turns of each checkout")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the other checkout's process
     args = parser.parse_args(argv)
+    if args.before and args.rounds < 1:
+        parser.error("--rounds must be at least 1 with --before")
     if args.json:
         print(json.dumps(measure(args.repeat)))
         return
@@ -103,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"CPU time per table, the least of {runs} runs{' in turns' if args.before else ''}; "
           f"load average {load[0]:.1f}, {load[1]:.1f}, "
           f"{load[2]:.1f} (1, 5, 15 minutes) at the start, {os.getloadavg()[0]:.1f} at the end")
+    assert now is not None  # measured once, or in each of the rounds (at least one)
     if before is None:
         print("| bots | deal sets | results | per table |\n|---|---|---|---|")
         for t in now:

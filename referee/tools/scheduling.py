@@ -54,6 +54,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from referee.competition.adaptive import Game, next_tables, verdict
 from referee.competition.schedule import make_schedule
@@ -62,7 +63,7 @@ from referee.stats.ratings import Tally, fit, rank_posterior
 from referee.stats.sequences import ABOVE, WITHIN
 from referee.stats.simulation import HARSH, PROJECT, simulate_tournament
 
-KINDS = {"2-player": ("aegis", {}), "4-player": ("confirmation", {})}
+KINDS: dict[str, tuple[str, dict[str, Any]]] = {"2-player": ("aegis", {}), "4-player": ("confirmation", {})}
 WORLDS = {"project": PROJECT, "harsh": HARSH}
 #: the gaps between neighbours (Elo): the first ones, then the rest repeated down the field
 FIELDS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {

@@ -65,6 +65,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from tabulate import tabulate
@@ -198,6 +199,7 @@ def count(config: TournamentConfig, schedule: Schedule, store: Store) -> dict[st
         played += 1
         seconds += row.seconds
         record = store.record(row.key)
+        assert record is not None  # the key of a stored match
         meta = record.get("meta", {})
         decisions += sum(1 for seat, _ in record["actions"] if seat in mine)
         for seat in mine:
@@ -225,7 +227,7 @@ def count(config: TournamentConfig, schedule: Schedule, store: Store) -> dict[st
     }
 
 
-def soak_one(bot: str, command: list[str], variant: Variant, games_n: int, args: argparse.Namespace) -> dict:
+def soak_one(bot: str, command: list[str], variant: Variant, games_n: int, args: argparse.Namespace) -> dict[str, Any]:
     config = soak_config(bot, command, variant, games_n, args.seed, args.concurrency, args.out, args.fill_with)
     schedule = soak_schedule(config)
     store = open_soak_store(config)
@@ -244,14 +246,14 @@ def soak_one(bot: str, command: list[str], variant: Variant, games_n: int, args:
             "output": str(config.output)}
 
 
-def failed(run: dict) -> bool:
+def failed(run: dict[str, Any]) -> bool:
     return run["games"] < run["requested"] or any(run["faults"].values())
 
 
 # --- output ------------------------------------------------------------------
 
 
-def table(runs: list[dict]) -> str:
+def table(runs: list[dict[str, Any]]) -> str:
     """One row per bot and variant, and a total row per bot."""
     headers = ["bot", "variant", "games", "decisions", *FaultKind, "slowest ms", "mean ms", "> 1 s",
                "s/game", "wall s"]
@@ -269,7 +271,7 @@ def table(runs: list[dict]) -> str:
     return tabulate(rows, headers, disable_numparse=True)
 
 
-def progress_line(i: int, total: int, run: dict) -> str:
+def progress_line(i: int, total: int, run: dict[str, Any]) -> str:
     faults = sum(run["faults"].values())
     kinds = ", ".join(f"{k} {n}" for k, n in run["faults"].items() if n) or "none"
     return (f"[{i}/{total}] {run['bot']} {run['variant']}: {run['games']}/{run['requested']} games, "
@@ -333,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"variant, {args.games_aegis} per Aegis variant; clock {clock.decision_s * 1000:g} ms + "
           f"{clock.bank_s * 1000:g} ms bank; concurrency {args.concurrency}; results in {args.out}", file=sys.stderr)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops cleanly, like Ctrl-C
-    runs: list[dict] = []
+    runs: list[dict[str, Any]] = []
     try:
         for i, (bot, variant) in enumerate(plan, 1):
             games_n = args.games_aegis if variant.game == "aegis" else args.games
@@ -366,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if bad else 0
 
 
-def _interrupt(signum, frame) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

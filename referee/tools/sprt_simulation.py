@@ -85,7 +85,7 @@ def many(draw: Callable[[], int], values: Sequence[float], elo0: float, elo1: fl
          games_per_draw: int, max_n: int, alpha: float = 0.05, beta: float = 0.05,
          model: EloModel = EloModel.LOGISTIC) -> dict[str, Any]:
     """Verdict counts and mean games over ``runs`` SPRTs fed by ``draw``."""
-    verdicts = {Verdict.H1: 0, Verdict.H0: 0, Verdict.INCONCLUSIVE: 0}
+    verdicts: dict[str, int] = {Verdict.H1: 0, Verdict.H0: 0, Verdict.INCONCLUSIVE: 0}
     games = []
     for _ in range(runs):
         verdict, n = S.run_test(draw, S.SPRT(elo0, elo1, alpha, beta, values, model), max_n)
@@ -172,11 +172,13 @@ def part_estimates(args: argparse.Namespace) -> None:
                 raw = S.estimate(test.counts)
                 fixed = S.stopped_estimate(test.counts, S.PENTANOMIAL, elo0, elo1, 0.05, 0.05, model,
                                            verdict if verdict in (Verdict.H0, Verdict.H1) else None)
+                if fixed is None:
+                    raise SystemExit(NO_ESTIMATE)
                 if model is EloModel.NORMALIZED:
-                    value, lo, hi = raw.nelo, raw.nelo_lo, raw.nelo_hi
-                    c, c_lo, c_hi = fixed.nelo, fixed.nelo_lo, fixed.nelo_hi
+                    value, lo, hi = _estimated(raw.nelo, raw.nelo_lo, raw.nelo_hi)
+                    c, c_lo, c_hi = _estimated(fixed.nelo, fixed.nelo_lo, fixed.nelo_hi)
                 else:
-                    value, lo, hi = raw.elo, raw.elo_lo, raw.elo_hi
+                    value, lo, hi = _estimated(raw.elo, raw.elo_lo, raw.elo_hi)
                     c, c_lo, c_hi = fixed.elo, fixed.elo_lo, fixed.elo_hi
                 row = (value, c, lo <= true <= hi, c_lo <= true <= c_hi)
                 kept["all"].append(row)
@@ -196,6 +198,16 @@ def part_estimates(args: argparse.Namespace) -> None:
     print()
 
 
+NO_ESTIMATE = "a test ended with no estimate: its units all alike (no variance), or none (--max-units 0)"
+
+
+def _estimated(value: float | None, lo: float | None, hi: float | None) -> tuple[float, float, float]:
+    """An estimate and its interval, which a test without variance in its units does not have."""
+    if value is None or lo is None or hi is None:
+        raise SystemExit(NO_ESTIMATE)
+    return value, lo, hi
+
+
 # --- part 2: real games ----------------------------------------------------------------------
 
 
@@ -208,7 +220,7 @@ def pool(game: str, options: dict[str, Any], noise: float, units: int, seed: int
         for j, lineup in enumerate(unit_lineups(game, "c", "b")):
             state = play(game, options, seed + k, [bots[x] for x in lineup], bot_seed=j)
             results.append(game_outcome(game, lineup, state.results(), "c", "b")[0])
-        out.append(tuple(results))
+        out.append((results[0], results[1]))  # a unit's two line-ups
     return out
 
 
@@ -224,6 +236,7 @@ def part_real(args: argparse.Namespace) -> None:
         singles = [x for unit in units for x in unit]
         tri_counts = [singles.count(0.0), singles.count(0.5), singles.count(1.0)]
         est = S.estimate(counts)
+        assert est.se is not None  # the counts of --units units, at least one (main)
         var_unit = est.se ** 2 * est.n  # variance of a unit's mean score
         var_game = statistics.pvariance(singles)
         opts = ", ".join(f"{k}={v}" for k, v in options.items()) or "default options"
@@ -255,7 +268,8 @@ def part_real(args: argparse.Namespace) -> None:
                         tri = S.mle_with_mean(S.TRINOMIAL, [max(p, 1e-9) for p in game_probs], s)[0]
                         true = f"{target:+g} ({label})"
                     results = []
-                    runs = [("duplicate, pentanomial", penta, S.PENTANOMIAL, 2)]
+                    runs: list[tuple[str, list[float], Sequence[float], int]] = [
+                        ("duplicate, pentanomial", penta, S.PENTANOMIAL, 2)]
                     if model is EloModel.LOGISTIC:
                         runs.append(("per game, trinomial", tri, S.TRINOMIAL, 1))
                     for kind, probs, values, per in runs:
@@ -293,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--models", type=EloModel, nargs="+", default=list(EloModel),
                         help="the Elo models of the hypotheses (default: normalized logistic)")
     args = parser.parse_args(argv)
+    if args.part in ("real", "all") and args.units < 1:
+        parser.error("--units must be at least 1")
     started = time.perf_counter()
     if args.part in ("model", "all"):
         part_model(args)

@@ -43,7 +43,9 @@ from typing import Any
 
 from referee.bot import GameView
 from referee.games import GAMES, play_out
+from referee.games.aegis.match import AegisMatch
 from referee.games.base import GameState
+from referee.games.confirmation.rules import Confirmation
 from referee.play.wire import options_text
 
 Policy = Callable[[dict[str, Any], list[str], GameView], "str | int"]
@@ -56,7 +58,7 @@ VARIANTS = [dict(zip(("trump", "double", "blind", "pairs"), combo))
 def _load_module(module: str) -> Any:
     if module.endswith(".py"):  # a bot's own file, wherever it is
         spec = importlib.util.spec_from_file_location(Path(module).stem, module)
-        if spec is None or not Path(module).is_file():
+        if spec is None or spec.loader is None or not Path(module).is_file():
             raise SystemExit(f"error: no bot file {module}")
         bot = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(bot)
@@ -77,8 +79,10 @@ def load_policy(module: str, think_ms: float | None = None, rollouts: int | None
     bot = _load_module(module)
     if hasattr(bot, "Settings") and (think_ms is not None or rollouts is not None):
         settings = bot.Settings(rollouts=rollouts) if think_ms is None else bot.Settings(think_ms, rollouts)
-        return bot.policy(settings)
-    return bot.decide
+        searching: Policy = bot.policy(settings)
+        return searching
+    decide: Policy = bot.decide
+    return decide
 
 
 @dataclass
@@ -97,7 +101,7 @@ class Timing:
 
 
 def play(game: str, options: dict[str, Any], seed: int, seats: Sequence[Policy], bot_seed: int = 0,
-         timings: Sequence[Timing | None] | None = None):
+         timings: Sequence[Timing | None] | None = None) -> GameState:
     """Play one match in process; returns the finished engine state."""
     spec = GAMES[game]
     state = spec.new(options, seed=seed)
@@ -112,11 +116,12 @@ def play(game: str, options: dict[str, Any], seed: int, seats: Sequence[Policy],
         view.legal_codes = legal
         clock = time.perf_counter()
         choice = seats[seat](state.observation(seat), names, view)
-        if timings and timings[seat] is not None:
-            timings[seat].times.append(time.perf_counter() - clock)
+        timing = timings[seat] if timings else None
+        if timing is not None:
+            timing.times.append(time.perf_counter() - clock)
         if isinstance(choice, int) and not isinstance(choice, bool):
             return legal[choice]
-        return legal[names.index(choice)]  # a name not in the list is a bug: let it raise
+        return legal[names.index(str(choice))]  # a name not in the list (a bool too) is a bug: let it raise
 
     play_out(state, choose)
     return state
@@ -178,7 +183,7 @@ def confirmation_deal_set(bot: Policy, other: Policy, options: dict[str, Any], s
 
     ``lineup`` "2v2": BOBO then OBOB; "1v3": the bot at each seat in turn."""
     if lineup == "2v2":
-        patterns = [(True, False, True, False), (False, True, False, True)]
+        patterns: list[tuple[bool, ...]] = [(True, False, True, False), (False, True, False, True)]
     else:
         patterns = [tuple(s == k for s in range(4)) for k in range(4)]
     bot_points: list[float] = []
@@ -187,6 +192,7 @@ def confirmation_deal_set(bot: Policy, other: Policy, options: dict[str, Any], s
         seats = [bot if b else other for b in pattern]
         timings = [timing if b else None for b in pattern]
         state = play("confirmation", options, seed, seats, bot_seed=n, timings=timings)
+        assert isinstance(state, Confirmation)  # the game played
         rounds = state.rounds
         for s, is_bot in enumerate(pattern):
             (bot_points if is_bot else other_points).append(state.totals[s] / rounds)
@@ -204,7 +210,7 @@ def measure_confirmation(bot: Policy, other: Policy, options: dict[str, Any], ga
     return figures
 
 
-def _confirmation_job(item: tuple) -> tuple[tuple[float, float], list[float]]:
+def _confirmation_job(item: tuple[Policy, Policy, dict[str, Any], int, str]) -> tuple[tuple[float, float], list[float]]:
     bot, other, options, seed, lineup = item
     timing = Timing()
     return confirmation_deal_set(bot, other, options, seed, lineup, timing), timing.times
@@ -271,7 +277,7 @@ def measure_aegis(bot: Policy, other: Policy, options: dict[str, Any], games: in
     return figures
 
 
-def _aegis_job(item: tuple) -> tuple[list[tuple[bool, int, int]], list[float]]:
+def _aegis_job(item: tuple[Policy, Policy, dict[str, Any], int]) -> tuple[list[tuple[bool, int, int]], list[float]]:
     """One seed's match pair: (bot won, games, bot's points minus the other's) per match, and the bot's times."""
     bot, other, options, seed = item
     timing = Timing()
@@ -280,6 +286,7 @@ def _aegis_job(item: tuple) -> tuple[list[tuple[bool, int, int]], list[float]]:
         seats = [bot, other] if bot_seat == 0 else [other, bot]
         timings = [timing, None] if bot_seat == 0 else [None, timing]
         state = play("aegis", options, seed, seats, bot_seed=bot_seat, timings=timings)
+        assert isinstance(state, AegisMatch)  # the game played
         matches.append((state.winner == bot_seat, len(state.games),
                         state.totals[bot_seat] - state.totals[1 - bot_seat]))
     return matches, timing.times

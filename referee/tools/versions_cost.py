@@ -23,10 +23,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from referee.hosting import sandbox, versions
 from referee.model import BotSpec
+
+T = TypeVar("T")
 
 
 def make_directory(folder: Path, mb: int, files: int) -> None:
@@ -38,7 +40,7 @@ def make_directory(folder: Path, mb: int, files: int) -> None:
         path.write_bytes(os.urandom(size))
 
 
-def timed(work: Callable[[], Any]) -> tuple[float, Any]:
+def timed(work: Callable[[], T]) -> tuple[float, T]:
     started = time.perf_counter()
     result = work()
     return time.perf_counter() - started, result
@@ -49,10 +51,11 @@ def disk_mb(folder: Path) -> float:
     return sum(p.lstat().st_blocks * 512 for p in folder.rglob("*")) / 1e6
 
 
-def hashing(bot: BotSpec, edit: bool) -> dict:
+def hashing(bot: BotSpec, edit: bool) -> dict[str, Any]:
     """The version alone: first, from the cache, after one file changed (``edit``)."""
-    cache: dict = {}
+    cache: versions.Cache = {}
     first, version = timed(lambda: versions.of(bot, cache=cache))
+    assert version is not None  # None only for an external bot: this one has a command
     total = sum(os.path.getsize(p) for p in version["files"] if os.path.isfile(p))
     print(f"bot directory: {bot.cwd}: {len(version['files'])} files, {total / 1e6:.0f} MB")
     print(f"first version (every file read):     {first:.2f} s ({total / 1e6 / first:.0f} MB/s)")
@@ -62,6 +65,7 @@ def hashing(bot: BotSpec, edit: bool) -> dict:
         changed = Path(next(iter(version["files"])))
         changed.write_bytes(os.urandom(changed.stat().st_size))
         after, new = timed(lambda: versions.of(bot, cache=cache))
+        assert new is not None  # as above
         print(f"after one file changed (it is read): {after:.3f} s; {'; '.join(versions.changes(version, new))}")
         version = new
     return version
@@ -69,7 +73,7 @@ def hashing(bot: BotSpec, edit: bool) -> dict:
 
 def snapshots(bot: BotSpec, scratch: Path) -> versions.Snapshot:
     """A run's start with its snapshot, and a resume's (the results directory's cache kept)."""
-    cache: dict = {}
+    cache: versions.Cache = {}
     root = scratch / "out" / versions.SNAPSHOTS
     first, _ = timed(lambda: versions.Snapshots(root).take(bot, cache=cache))
     room = disk_mb(root)
@@ -83,8 +87,11 @@ def snapshots(bot: BotSpec, scratch: Path) -> versions.Snapshot:
 
 def starts(bot: BotSpec, snapshot: versions.Snapshot) -> None:
     """Building one process's sandbox (bubblewrap's command): the directory, or the copy."""
+    cwd = bot.cwd
+    assert cwd is not None  # main gives the bot its directory
+
     def command(copy: versions.Snapshot | None) -> list[str]:
-        return sandbox.bwrap_command(["python", "bot.py"], cwd=Path(bot.cwd), socket_dir=None, snapshot=copy)
+        return sandbox.bwrap_command(["python", "bot.py"], cwd=Path(cwd), socket_dir=None, snapshot=copy)
 
     for label, copy in (("its directory (masks found)", None), ("its snapshot (one bind)", snapshot)):
         seconds = statistics.median(timed(lambda: command(copy))[0] for _ in range(20))  # noqa: B023 (called in this iteration)

@@ -22,6 +22,7 @@ import html
 import json
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def spans(logs: Path) -> dict[tuple[str, int], Span]:
     return found
 
 
-def log_page(text: str, title: str, back_link: str, marks: set[int] = frozenset(),
+def log_page(text: str, title: str, back_link: str, marks: AbstractSet[int] = frozenset(),
              held: dict[int, tuple[int, str]] | None = None) -> str:
     """One log as a page: every line numbered and escaped, ``#Ln-Lm`` highlighted, the lines
     ``marks`` (the match markers the index locates) marked; ``held``: ranges of lines left out

@@ -91,8 +91,9 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
             if publish_logs and logs_held:
                 notes.append("the bots' logs are held while records are (under isolation = \"tournament\" a "
                              "process's lines may tell what it saw in any of its matches)")
-            for line in notes if notice is not None else ():
-                notice(f"report: {line}")
+            if notice is not None:
+                for line in notes:
+                    notice(f"report: {line}")
             files.write_text(index, report_page(st, rows, about,
                                                 {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()},
                                                 held=held, held_notes=notes))
@@ -323,14 +324,14 @@ def _quantile(values: Sequence[float], q: float) -> float:
 def points_plot(st: tstandings.Standings, rows: Sequence[MatchRow]) -> str:
     """A box plot of each bot's points per match (SVG)."""
     points: dict[str, list[int]] = defaultdict(list)
-    for row in rows:
-        for seat, bot in enumerate(row.lineup):
-            points[bot].append(row.scores[seat])
+    for match in rows:  # not `row`: the name of the plot's row height below
+        for seat, bot in enumerate(match.lineup):
+            points[bot].append(match.scores[seat])
     names = [b.name for b in st.lines if points.get(b.name)]
     if not names:
         return ""
-    low = min(min(points[n]) for n in names)
-    high = max(max(points[n]) for n in names)
+    low: float = min(min(points[n]) for n in names)
+    high: float = max(max(points[n]) for n in names)
     if high == low:
         high = low + 1
     pad = (high - low) * 0.05
