@@ -46,12 +46,10 @@ sample_bots/node/node_modules/.package-lock.json: sample_bots/node/package-lock.
 
 # The fast loop, on two workers: the suite without the end-to-end tests (marked e2e: bot processes,
 # the gRPC server, tournaments through the CLI) and the slow statistics (marked slow: calibrations,
-# error rates and coverage over many simulated tournaments, long random-play property runs; a quick
-# version of each such property stays in). `make test` runs both markers too (tests/README.md).
-# Before the slow marks: 121 s on two workers (1446 tests, an idle 2-core machine). The marks take out
-# about 35 s of CPU in the first half of the tests alone (calibrations 21 s, the collusion jackknife 13 s;
-# CPU per test, measured under a load average of 15-27); the wall time on an idle machine is to be
-# measured again with: time make test-fast
+# error rates and coverage over many simulated tournaments, long random-play property runs, the sample
+# bots' strength; a quick version of each such property stays in). `make test` runs both markers too.
+# 48 s on two workers, 1460 tests, the machine nearly idle (53 s before issue 31's last marks); its tests'
+# CPU on one worker 50 s (77 s before). How to measure it, and what left it: tests/README.md, "The fast loop".
 test-fast: install
 	$(BIN)/python -m pytest -q -n 2 -m "not e2e and not slow"
 

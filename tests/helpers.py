@@ -1,8 +1,13 @@
-"""Shared helpers for the tests: decks built from chosen hands, quick play."""
+"""Shared helpers for the tests: decks built from chosen hands, quick play, the fast loop's share
+of a parametrised test."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
 
 from referee import cards
 from referee.games import first_legal, play_out, random_legal
@@ -55,3 +60,9 @@ def swap_card(action: int, x: int, y: int) -> int:
     if action >> 52 and (action >> x & 1) != (action >> y & 1):
         return action ^ (1 << x) ^ (1 << y)
     return action
+
+
+def slow_but(values: Iterable[Any], quick: Callable[[Any], bool]) -> list[Any]:
+    """Values for ``pytest.mark.parametrize``: those ``quick`` picks as they are (the fast loop runs
+    them), the others marked ``slow`` (``make test`` runs them too); their ids stay as they were."""
+    return [value if quick(value) else pytest.param(value, marks=pytest.mark.slow) for value in values]

@@ -513,9 +513,10 @@ def test_a_late_entry_is_played_first_by_the_same_directory(grown):
     assert third.returncode == ExitCode.INCONCLUSIVE
 
 
-@pytest.mark.parametrize("with_key", [True, False])
+@pytest.mark.parametrize("with_key", [True, pytest.param(False, marks=pytest.mark.e2e)])
 def test_a_round_robin_directory_does_not_take_an_adaptive_file(tmp_path, with_key):
-    """Whether its fingerprint names its schedule or predates schedules."""
+    """Whether its fingerprint names its schedule or predates schedules (the command a process of its
+    own: the second case e2e)."""
     plain = load_text(tmp_path, f'deal_sets = 2\nseed = 5\noutput = "{tmp_path / "out"}"')
     fingerprint = json.loads(plain.fingerprint())
     if not with_key:

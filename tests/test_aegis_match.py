@@ -365,12 +365,12 @@ def map_action(a: int, perm: dict[int, int]) -> int:
     return a
 
 
-def test_observation_leaks_nothing():
+def observations_leak_nothing(matches: int) -> None:
     """RULES §4: a seat's observation is the same whatever the cards hidden from it (the opponent's
     hand and discards, the stock order): decks that differ only there, played with the same actions
     (the opponent's discards renamed), give that seat identical observations at every step."""
     opponent_differs = 0
-    for seed in range(300):
+    for seed in range(matches):
         seat = seed % 2
         options = {} if seed % 3 else {"promise": "4plus"}
         m, record = play_match(20_000 + seed, options, uniform=seed % 4 == 0)
@@ -397,3 +397,14 @@ def test_observation_leaks_nothing():
         assert a_match.visible_events(seat) == b_match.visible_events(seat)
         assert b_match.results() == m.results()
     assert opponent_differs > 0  # the hidden cards did differ, and the opponent saw it
+
+
+@pytest.mark.slow
+def test_observation_leaks_nothing():
+    """The leak check on 300 random matches."""
+    observations_leak_nothing(300)
+
+
+def test_observation_leaks_nothing_quick():
+    """The leak check on 40 random matches, for the fast loop."""
+    observations_leak_nothing(40)

@@ -14,7 +14,7 @@ import random
 from collections import Counter
 
 import pytest
-from helpers import random_playout
+from helpers import random_playout, slow_but
 
 from referee import cards
 from referee.games import GAMES, aegis, confirmation
@@ -82,7 +82,13 @@ def _check_confirmation(state, seat: int, rng: random.Random, playout: bool) -> 
         assert det.is_terminal() and det.round == det.rounds
 
 
-@pytest.mark.parametrize("opts", CONFIRMATION_VARIANTS, ids=_variant_id)
+#: the variants whose views are checked in the fast loop, every option off and every one on (a third
+#: of a second of CPU each); the others are marked slow
+QUICK_VARIANTS = ("dealer-card", "double+blind+pairs+random-suit")
+
+
+@pytest.mark.parametrize("opts", slow_but(CONFIRMATION_VARIANTS, lambda opts: _variant_id(opts) in QUICK_VARIANTS),
+                         ids=_variant_id)
 def test_confirmation_views_are_kept(opts):
     """At sampled decision points of random games (two rounds), for every seat,
     acting or not: same view, same legal actions, voids respected, playable."""

@@ -230,8 +230,8 @@ def missing_references(doc: str, text: str, files: set[str], pages: dict[str, st
 
 
 def documents(files: set[str]) -> list[str]:
-    """README.md, docs/*.md, every README under sample_bots/ and examples/, and the protos."""
-    return sorted(f for f in files if f == "README.md" or re.fullmatch(r"docs/[^/]+\.md", f)
+    """README.md, docs/*.md, tests/README.md, every README under sample_bots/ and examples/, and the protos."""
+    return sorted(f for f in files if f in ("README.md", "tests/README.md") or re.fullmatch(r"docs/[^/]+\.md", f)
                   or re.fullmatch(r"(sample_bots|examples)/(.+/)?README\.md", f)
                   or re.fullmatch(r"proto/.+\.proto", f))
 
@@ -239,7 +239,7 @@ def documents(files: set[str]) -> list[str]:
 def test_no_doc_names_a_file_the_repository_lacks():
     files = repository_files(ROOT)
     docs = documents(files)
-    assert {"README.md", "docs/protocol.md", "docs/rules.md", "sample_bots/node/README.md",
+    assert {"README.md", "docs/protocol.md", "docs/rules.md", "sample_bots/node/README.md", "tests/README.md",
             "proto/referee/v1/referee.proto"} <= set(docs)
     pages = {f: (ROOT / f).read_text() for f in files if f.endswith(".md")}
     missing = [line for doc in docs for line in missing_references(doc, (ROOT / doc).read_text(), files, pages)]

@@ -40,8 +40,12 @@ STRENGTH = ("a", "b", "c", "d", "dave", "late")  # who beats whom in the made-up
 
 
 def competition(tmp: Path, names=("a", "b", "dave"), deal_sets=2, drawn=True, extra="") -> Path:
-    """A tournament file (Aegis, made-up bots run from the checkout); ``drawn``: no seed in it."""
-    text = "".join(f'\n[[bots]]\nname = "{n}"\ncommand = "python -m sample_bots.random"\ncwd = "{ROOT}"\n'
+    """A tournament file (Aegis, made-up bots); ``drawn``: no seed in it. The bots never start (their
+    results are made up): their directory is an empty one, not the checkout, which each claim would
+    hash and copy (a second of CPU a test)."""
+    home = tmp / "bots"
+    home.mkdir(exist_ok=True)
+    text = "".join(f'\n[[bots]]\nname = "{n}"\ncommand = "python -m sample_bots.random"\ncwd = "{home}"\n'
                    for n in names)
     path = write_tournament(tmp / "t.toml", text, game="aegis", deal_sets=deal_sets, seed=3, concurrency=1,
                             extra=extra)

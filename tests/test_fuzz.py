@@ -24,10 +24,29 @@ ACTION_INTS = st.one_of(st.integers(-5, 120), st.integers(-(2**70), 2**70), st.j
                         st.integers(0, 2**52 - 1).map(lambda m: (1 << 52) | m))
 
 
+#: a game, its seed, and attempts at it: (seat, action code, action text)
+ATTEMPTS = dict(game=st.sampled_from(sorted(GAMES)), seed=st.integers(0, 10**6),
+                attempts=st.lists(st.tuples(st.integers(-2, 5), ACTION_INTS, st.text(max_size=20)), min_size=1,
+                                  max_size=60))
+
+
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(game=st.sampled_from(sorted(GAMES)), seed=st.integers(0, 10**6),
-       attempts=st.lists(st.tuples(st.integers(-2, 5), ACTION_INTS, st.text(max_size=20)), min_size=1, max_size=60))
+@given(**ATTEMPTS)
 def test_engines_refuse_random_actions_cleanly(game, seed, attempts):
+    refuse_cleanly(game, seed, attempts)
+
+
+@settings(max_examples=40, deadline=None)
+@given(**ATTEMPTS)
+def test_engines_refuse_random_actions_cleanly_quick(game, seed, attempts):
+    """The same on 40 examples, for the fast loop."""
+    refuse_cleanly(game, seed, attempts)
+
+
+def refuse_cleanly(game: str, seed: int, attempts: list[tuple[int, int, str]]) -> None:
+    """Each attempt, by code then by text, is applied or refused with a clear error that leaves
+    the state as it was."""
     state = GAMES[game].new({}, seed=seed)
     rng = random.Random(seed)
     for seat, code, text in attempts:

@@ -204,14 +204,26 @@ def test_the_history_keeps_which_version_played_each_match(runs, tmp_path):
 # --- what a directory accepts: the file may grow, never shrink or change what shapes the results ----------
 
 
-def two_bots(tmp: Path, names=("a", "b"), deal_sets=1, extra="", game="aegis", withdrawn=()) -> Path:
+def two_bots(tmp: Path, names=("a", "b"), deal_sets=1, extra="", game="aegis", withdrawn=(),
+             cwd: Path | None = None) -> Path:
+    """A tournament file of random bots run in ``cwd``: by default an empty directory, for bots that
+    never start (:func:`stored` makes their results up), whose versions a claim takes at once (the
+    checkout, hashed and copied for each, took a second of CPU a test)."""
+    if cwd is None:
+        cwd = bots_home(tmp)
     tables = "\n[clock]\ndecision_ms = 1000\n"
     for name in names:
-        tables += f'\n[[bots]]\nname = "{name}"\ncommand = "python -m sample_bots.random"\ncwd = "{ROOT}"\n'
+        tables += f'\n[[bots]]\nname = "{name}"\ncommand = "python -m sample_bots.random"\ncwd = "{cwd}"\n'
         if name in withdrawn:
             tables += "withdrawn = true\n"
     return write_tournament(tmp / "t.toml", tables, game=game, deal_sets=deal_sets, seed=3, concurrency=1,
                             extra=extra)
+
+
+def bots_home(tmp: Path) -> Path:
+    home = tmp / "bots"
+    home.mkdir(exist_ok=True)
+    return home
 
 
 def stored(tmp: Path, config_path: Path, played=True) -> list[str]:
@@ -248,7 +260,7 @@ def test_a_directory_takes_a_file_that_grows_and_refuses_one_that_shrinks(tmp_pa
     # a withdrawn entry is not a version to check: its directory may change, or go
     gone = two_bots(tmp_path, ("a", "b", "c"), deal_sets=2, withdrawn=("c",))
     gone.write_text(gone.read_text().replace('withdrawn = true', f'withdrawn = true\ncwd = "{tmp_path / "gone"}"'))
-    gone.write_text(gone.read_text().replace(f'cwd = "{ROOT}"\nwithdrawn', 'withdrawn', 1))
+    gone.write_text(gone.read_text().replace(f'cwd = "{bots_home(tmp_path)}"\nwithdrawn', 'withdrawn', 1))
     assert stored(tmp_path, gone) == []
     refusals = [  # (the file's arguments, the refusal)
         (dict(names=("a", "c"), deal_sets=2),
@@ -320,12 +332,12 @@ def test_confirmation_line_ups_that_an_entry_changes_stay_stored_but_do_not_coun
 
 @pytest.mark.e2e
 def test_a_failed_start_then_the_corrected_file_plays(tmp_path):
-    path = two_bots(tmp_path, ("a", "ghost"))
+    path = two_bots(tmp_path, ("a", "ghost"), cwd=ROOT)
     path.write_text(path.read_text().replace('name = "ghost"\ncommand = "python -m sample_bots.random"',
                                              'name = "ghost"\ncommand = "no-such-bot-command"'))
     failed = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
     assert failed.returncode == ExitCode.USAGE and "bot ghost cannot start" in failed.stderr, failed.stderr
-    fixed = two_bots(tmp_path, ("a", "b"))
+    fixed = two_bots(tmp_path, ("a", "b"), cwd=ROOT)
     fixed.write_text(fixed.read_text().replace("seed = 3", "seed = 5"))  # and another seed: anything goes
     done = run_cli("tournament", fixed, "--quiet", "--bootstrap", "0")
     assert done.returncode == 0, done.stderr

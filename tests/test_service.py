@@ -67,6 +67,7 @@ def write(tmp: Path, extra: str = "", tables: str = BOTS) -> Path:
                             output=str(tmp / "out"), extra=extra)
 
 
+@pytest.mark.e2e  # real bot processes
 def test_a_tournament_run_by_the_service_returns_its_outcome(tmp_path):
     config = service.prepared(tconfig.load(write(tmp_path)))
     seen = Recorder()
@@ -105,6 +106,7 @@ def test_an_entry_that_does_not_start_is_withdrawn_exit_5(tmp_path):
     assert outcome.ending is Ending.WITHDRAWN and outcome.exit_code == ExitCode.WITHDRAWN
 
 
+@pytest.mark.e2e  # real bot processes
 def test_a_gauntlet_run_by_the_service_returns_its_verdict(tmp_path):
     path = write(tmp_path, tables='\n[gauntlet]\ncandidate = "h"\n' + BOTS)
     cfg = gauntlet.load(path)

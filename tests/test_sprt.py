@@ -373,9 +373,18 @@ def test_corrected_estimates_are_median_unbiased_and_their_intervals_hold(model,
     assert held > raw_held  # the counts' own intervals hold it less often
 
 
+@pytest.mark.slow
 def test_asymmetric_alpha_beta_and_the_non_regression_preset():
+    asymmetric_error_rates(runs=150)
+
+
+def test_asymmetric_alpha_beta_and_the_non_regression_preset_quick():
+    """The same on 40 tests each way, for the fast loop."""
+    asymmetric_error_rates(runs=40)
+
+
+def asymmetric_error_rates(runs: int) -> None:
     elo0, elo1 = sprt_setup.PRESETS["non-regression"][S.EloModel.LOGISTIC]
-    runs = 150
     at_h0, _ = duplicate_model(elo0, 3.0)
     at_h1, _ = duplicate_model(elo1, 3.0)
     rng = random.Random(5)

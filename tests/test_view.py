@@ -365,8 +365,9 @@ def published_results(directory: Path, title: str | None = 'Spring <cup> & "frie
     from referee.model import BotSpec
 
     small_results(directory, "aegis", matches=4)
-    bots = [BotSpec(name, ("python", "-m", "sample_bots.random"), cwd=str(Path(__file__).parent.parent))
-            for name in ("r1", "r2", "r3", "r4")]
+    home = directory.parent / "bots"  # they never start: an empty directory, quicker to hash than the checkout
+    home.mkdir(exist_ok=True)
+    bots = [BotSpec(name, ("python", "-m", "sample_bots.random"), cwd=str(home)) for name in ("r1", "r2", "r3", "r4")]
     cfg = model.TournamentConfig("aegis", {"promise": "table"}, tuple(bots), 2, 123456789, tconfig.Clock(0.5, 4),
                                    2, directory, seed_drawn=seed_drawn, title=title,
                                    description="The first <b>paragraph</b>.\n\nA second & last one.")
