@@ -30,8 +30,8 @@ from tabulate import tabulate
 
 from referee.bench.cluster import LoopbackCluster
 from referee.competition.schedule import make_schedule
-from referee.model import BotSpec, ExecutorKind, ExecutorSpec, SandboxMode
-from referee.play.executors import Executor, LocalExecutor, Played, executor_for
+from referee.model import BotSpec, ExecutorKind, ExecutorSpec, Played, SandboxMode
+from referee.play.executors import Executor, LocalExecutor, executor_for
 from referee.play.executors.ray import RayExecutor
 from referee.runner import Clock
 
