@@ -551,7 +551,9 @@ def test_a_session_flooding_stray_replies_is_closed_and_its_seat_charged():
     out, ended = serve(test)
     reason = f"closed by the referee: {ALLOWANCE + 1} messages that answer no request"
     assert ended["status"] == "RESOURCE_EXHAUSTED" and ended["details"].startswith(reason), ended
-    assert ended["requests"] >= 1 and ended["strays"] > ALLOWANCE
+    # the client counts a stray once the stream asks for the next: the last one taken may go uncounted
+    # (the call ends first); the referee's reason above says how many it took
+    assert ended["requests"] >= 1 and ended["strays"] >= ALLOWANCE
     assert out.state.is_terminal()
     assert [(f.seat, f.kind) for f in out.faults] == [(0, "disconnect")]
     assert reason in out.faults[0].detail
