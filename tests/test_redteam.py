@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournament
-from test_twin_collusion import victim_hands
+from test_twins_apart import victim_hands
 from test_view_browser import browser  # noqa: F401  (the module's browser, a fixture)
 
 from referee import model, records
