@@ -7,6 +7,7 @@ is the fast loop that leaves those out)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -15,8 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from referee import records
 from referee.cli import referee
 from referee.play.server import RefereeServer
+from referee.results.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_BOT = ROOT / "tests" / "bots" / "proto_bot.py"  # a bot written against the generated stubs, with faults to order
@@ -209,3 +212,46 @@ def require_kit(why: str | None) -> None:
     if os.environ.get("REFEREE_REQUIRE_KITS") == "1":
         pytest.fail(f"REFEREE_REQUIRE_KITS=1 but {why}", pytrace=False)
     pytest.skip(why)
+
+
+# --- hostile entrants (tests/bots/hostile/) in sandboxed tournaments, and what their victim got --
+
+HOSTILE = ROOT / "tests" / "bots" / "hostile"  # the hostile entrants' bots
+
+
+def tables(*bots: tuple[str, list[str], str]) -> str:
+    """A [clock] of 3 s a decision, [limits] in bubblewrap, and a [[bots]] table per (name, command, cwd)."""
+    text = '\n[clock]\ndecision_ms = 3000\nbank_ms = 10000\n\n[limits]\nsandbox = "bwrap"\n'
+    for name, command, cwd in bots:
+        text += f'\n[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}\ncwd = "{cwd}"\n'
+    return text
+
+
+def random_bot(name: str, seed: int) -> tuple[str, list[str], str]:
+    return name, ["python", "-m", "sample_bots.random", "--seed", str(seed)], name
+
+
+def reports(log: Path, kind: str) -> list[dict]:
+    """The ``KIND {json}`` lines of a bot's log."""
+    return [json.loads(line.split(" ", 1)[1]) for line in log.read_text().splitlines() if line.startswith(kind + " ")]
+
+
+def victim_hands(record: dict) -> dict[int, list[str]]:
+    """The victim's hand in each deal of a match, from its record."""
+    seat = record["seats"].index("victim")
+    state = records.replay(record).state
+    return {event.data["game"]: event.data["cards"] for event in state.events
+            if event.kind == "hand" and event.seat == seat}
+
+
+def store_view(out: Path) -> tuple[dict, dict]:
+    """Per match: the victim's results (seat, scores, placing, its faults), and its hand in each deal."""
+    store = Store(out, create=False)
+    try:
+        rows = list(store.matches())
+        results = {r.key: (seat := r.lineup.index("victim"), r.scores, r.placing, r.faults[seat]) for r in rows}
+        # by the game id the bots are told (the record's), which names no bot
+        hands = {(record := store.record(r.key))["meta"]["game_id"]: victim_hands(record) for r in rows}
+    finally:
+        store.close()
+    return results, hands

@@ -4,7 +4,7 @@ What a bot sends is capped and escaped before it is kept or shown (referee/untru
 record keeps to its stated bound (docs/records.md) whatever the bots answer; the store, a
 record file and a report page refuse a write the disk refuses in one error (exit 6) and keep
 what was written before; one run at a time holds an output directory. The attacks by real
-bot processes in the sandbox are in tests/test_attacks_output.py, the full disk in
+bot processes in the sandbox are in tests/test_bounds_attacks.py, the full disk in
 tests/test_full_disk.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``referee`` command line: replay's verdicts and exit codes, play's log and record."""
+"""The ``referee`` command line: replay's verdicts and exit codes, play's log and record, ``--quiet``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 from harness import invoke_cli as run
-from harness import run_cli
+from harness import require_sandbox, run_cli, sample_bots, write_tournament
 
 from referee import files, records
 from referee.cli.exits import ExitCode, exit_code_for
@@ -240,3 +240,29 @@ def test_match_and_sprt_keep_the_competition_advice_to_themselves(tmp_path):
                    "--output", tmp_path / "sprt")
     assert sprt.returncode in (0, 1, 3), sprt.stderr
     assert "isolation: tournament" in sprt.stderr and "for entrants" not in sprt.stderr, sprt.stderr
+
+
+# --- --quiet ------------------------------------------------------------------------------------
+
+BOTS = sample_bots(random="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
+
+
+def _but_the_host(stderr: str) -> list[str]:
+    """Its lines but the one about the machine, which --quiet keeps too (a loaded host, when the
+    suite runs tests side by side)."""
+    return [line for line in stderr.splitlines() if not line.startswith("host: ")]
+
+
+@pytest.mark.e2e
+def test_quiet_prints_only_results_and_errors(tmp_path):
+    require_sandbox()  # sandboxed: no risk to name, so no sandbox line at all
+    path = write_tournament(tmp_path / "t.toml", BOTS, game="aegis", deal_sets=1, seed=2, concurrency=1)
+    done = run_cli("tournament", path, "--quiet", "--bootstrap", "0")
+    assert done.returncode == 0, done.stderr
+    assert _but_the_host(done.stderr) == ["played 2 match(es) now, 2 in all"], done.stderr
+    assert "heuristic" in done.stdout  # the standings
+    sprt = run_cli("sprt", "--game", "aegis", "--candidate", "a=python -m sample_bots.random", "--baseline",
+                   "b=python -m sample_bots.random --seed 2", "--max-units", "1", "--seed", "3", "--quiet")
+    assert sprt.returncode == ExitCode.INCONCLUSIVE, sprt.stderr
+    assert _but_the_host(sprt.stderr) == [], sprt.stderr  # no sandbox line, no bot start or stop lines
+    assert "verdict:" in sprt.stdout

@@ -3,16 +3,21 @@ documented exit code (referee/cli/exits.py), never a Python traceback.
 
 Each row is a mistake: the arguments (``{d}`` is a scratch directory holding the files below),
 the exit code, and a fragment of the error line. Mistakes that need a bot process or a server
-are tested beside their feature (tests/test_remote_errors.py, tests/test_entries.py...)."""
+are tested beside their feature (tests/test_serve_cli.py, tests/test_entries.py...); the last
+tests here run the command as a subprocess: ``--http`` on a port in use, ``referee view`` on
+something it does not take."""
 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 
 import pytest
-from harness import invoke_cli
+from harness import invoke_cli, run_cli, sample_bots, write_tournament
+
+from referee.cli.exits import ExitCode
 
 GOOD_RECORD = Path(__file__).parent / "records" / "confirmation_one_round.json"
 
@@ -109,3 +114,44 @@ def test_a_mistake_is_one_line_and_its_exit_code(scratch, args, code, fragment):
 def test_the_deep_record_is_deeper_than_python_recurses():
     # the row above must really exercise the recursion guard
     assert 100_000 > sys.getrecursionlimit()
+
+
+# --- mistakes that need the command as a subprocess --------------------------------------------
+
+BOTS = sample_bots(random="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
+
+
+@pytest.fixture
+def busy_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+@pytest.mark.e2e
+def test_http_on_a_busy_port_is_one_line_exit_2_and_leaves_nothing(tmp_path, busy_port):
+    path = write_tournament(tmp_path / "t.toml", BOTS, game="aegis", deal_sets=1, seed=2, concurrency=1)
+    done = run_cli("tournament", path, "--http", busy_port)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.strip().splitlines() == [
+        f"Error: --http {busy_port}: cannot listen on 127.0.0.1:{busy_port}: Address already in use"], done.stderr
+    assert not (tmp_path / "out").exists()  # no results.sqlite, no logs
+    serve = run_cli("serve", "--port", "0", "--http", busy_port, timeout=60)
+    assert serve.returncode == ExitCode.USAGE
+    assert serve.stderr.strip().splitlines()[-1] == (
+        f"Error: --http {busy_port}: cannot listen on 127.0.0.1:{busy_port}: Address already in use"), serve.stderr
+    assert "Traceback" not in serve.stderr
+
+
+def test_view_of_something_else_says_what_it_takes(tmp_path):
+    (tmp_path / "typo.toml").write_text("[tournament]\ngame = \"aegis\"\n")
+    done = run_cli("view", tmp_path / "typo.toml")
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.strip() == (f"Error: {tmp_path / 'typo.toml'}: neither a game record (a JSON file, "
+                                   f"docs/records.md) nor a results directory (a tournament file? view its output "
+                                   f"directory)")
+    done = run_cli("view", tmp_path)
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.strip() == f"Error: {tmp_path}: neither a game record nor a results directory (no " \
+                                  f"results.sqlite in it)"

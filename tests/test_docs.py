@@ -1,6 +1,6 @@
 """The docs hold: the bots of docs/writing-a-bot.md play a real match, every rule
-section the code cites is a heading of docs/rules.md, no doc names a file (or a
-heading) that the repository lacks, and the README stays a short way into every doc."""
+section the code cites is a heading of docs/rules.md, no doc names a file (a heading,
+a test file, a test) that the repository lacks, and the README stays a short way into every doc."""
 
 from __future__ import annotations
 
@@ -106,6 +106,9 @@ def test_the_example_files_are_valid(name):
 # - an inline code span that is a relative path whose first part is an entry of the repository's
 #   root (or of the doc's own folder) must exist; a part in capitals (NAME), in <angle brackets>,
 #   or with a * is a placeholder, matched by any name; a pytest id (path::test) names its test;
+# - a test file named bare in an inline code span (`test_x.py`, `test_x.py::test_y`,
+#   `test_x.py[case]`) must be a file of tests/ and hold the test it names; a test named bare
+#   (`test_y`, `::test_y` after a pytest id, `test_y[case]`) must be a test of some file of tests/;
 # - a relative path that climbs out of the repository (../shared/...) is outside every reader's
 #   checkout: it may not be named at all;
 # - a document name in capitals (README.md, RULES.md) is a repository's by convention: some file
@@ -122,6 +125,8 @@ _SPAN = re.compile(r"`([^`\n]+)`")
 _DOC_NAME = re.compile(r"(?<![\w/.-])([A-Z][A-Z0-9_]*\.md)\b")
 _PROTO_PATH = re.compile(r"(?<![\w/.:-])((?:\.\./)*[\w.-]+/[\w./<>*-]*[\w/>*])")
 _PLACEHOLDER = re.compile(r"^[A-Z][A-Z_]+$|[<*{]|N{3,}")
+_TEST_FILE_SPAN = re.compile(r"(test_\w+\.py)(?:::(test_\w+))?(?:\[[^\]]*\])?")
+_TEST_NAME_SPAN = re.compile(r"(?:::)?(test_\w+)(?:\[[^\]]*\])?")
 
 
 def _segment(part: str) -> str:
@@ -208,6 +213,8 @@ def missing_references(doc: str, text: str, files: set[str], pages: dict[str, st
             continue
         check_path(target, path, anchor)
     spans = _SPAN.findall(prose) if doc.endswith(".md") else _PROTO_PATH.findall(prose)
+    if doc.endswith(".md"):
+        found += missing_tests(doc, spans, files)
     for span in spans:
         span = span.rstrip(".,;:)")
         if " " in span or "/" not in span or span.startswith(("/", "~", "$", "-")) or "://" in span:
@@ -226,6 +233,33 @@ def missing_references(doc: str, text: str, files: set[str], pages: dict[str, st
     for name in _DOC_NAME.findall(prose):
         if name not in names:
             found.append(f"{doc}: {name}: no file of that name in the repository")
+    return found
+
+
+@functools.cache
+def _source(path: str) -> str:
+    return (ROOT / path).read_text()
+
+
+def _defines(source: str, test: str) -> bool:
+    return re.search(rf"def {re.escape(test)}\b", _source(source)) is not None
+
+
+def missing_tests(doc: str, spans: list[str], files: set[str]) -> list[str]:
+    """The test files and tests that the inline code spans ``spans`` of ``doc`` name bare (without
+    ``tests/``) and tests/ lacks, one line each."""
+    test_files = sorted(f for f in files if re.fullmatch(r"tests/test_\w+\.py", f))
+    found: list[str] = []
+    for span in spans:
+        span = span.rstrip(".,;:)")
+        if named := _TEST_FILE_SPAN.fullmatch(span):
+            source, test = f"tests/{named[1]}", named[2]
+            if source not in files:
+                found.append(f"{doc}: {span}: no such file in tests/")
+            elif test and not _defines(source, test):
+                found.append(f"{doc}: {span}: no test {test} in {source}")
+        elif (named := _TEST_NAME_SPAN.fullmatch(span)) and not any(_defines(f, named[1]) for f in test_files):
+            found.append(f"{doc}: {span}: no test {named[1]} in tests/")
     return found
 
 
@@ -258,6 +292,10 @@ def test_the_reference_check_finds_what_it_must_and_nothing_else():
         "Fine: `referee/games/NAME/view.py`, `referee/games/<game>/`, `sample_bots/heuristic*.py`, README.md,",
         "`/usr/bin/chromium`, `/run/referee/referee.sock`, `mybot/bot.py`, `bench.json`, `out/`,",
         "`tests/test_docs.py::test_the_reference_check_finds_what_it_must_and_nothing_else`.",
+        "Bad, bare: `test_gone.py`, `test_docs.py::test_nothing_like_this`, `::test_nothing_at_all`,",
+        "`test_nothing_at_all[a case]`. Fine: `test_docs.py`, `test_docs.py[a case]`,",
+        "`::test_rule_book_has_every_cited_section`, `test_docs.py::test_rule_book_has_every_cited_section`,",
+        "`test_the_example_files_are_valid[a case]`.",
         "```sh", "cat referee/nowhere.py RULES.md", "```",
     ])
     found = missing_references("docs/protocol.md", text, files, pages)
@@ -265,6 +303,10 @@ def test_the_reference_check_finds_what_it_must_and_nothing_else():
         "docs/protocol.md: gone.md: no such file or directory",
         "docs/protocol.md: rules.md#2-aegis: no heading #2-aegis in docs/rules.md",
         "docs/protocol.md: ../../outside.md: outside the repository",
+        "docs/protocol.md: test_gone.py: no such file in tests/",
+        "docs/protocol.md: test_docs.py::test_nothing_like_this: no test test_nothing_like_this in tests/test_docs.py",
+        "docs/protocol.md: ::test_nothing_at_all: no test test_nothing_at_all in tests/",
+        "docs/protocol.md: test_nothing_at_all[a case]: no test test_nothing_at_all in tests/",
         "docs/protocol.md: referee/games/chess/rules.py: no such file or directory",
         "docs/protocol.md: ../shared/DESIGN.md: no such file or directory",
         "docs/protocol.md: tests/test_docs.py::test_nothing_like_this: no test test_nothing_like_this in "

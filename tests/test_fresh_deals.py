@@ -10,7 +10,8 @@ it would play on its return.
 
 The first tests drive the store, the plan and the rule as a run does, with made-up results; the
 last (e2e) are the attacks, with real bot processes in the sandbox: a resubmitted version that read
-the published report, and an entry that died at its first decision and came back.
+the published report, an entry that died at its first decision and came back, and one that did not
+start on purpose and came back knowing the deals from the report (the red team's fourth round).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, write_tournament
-from test_redteam import published_hands, random_bot, reports, tables
+from harness import ROOT, random_bot, reports, require_sandbox, run_cli, tables, write_tournament
 
 from referee import games, records
 from referee.competition import config as tconfig
@@ -479,3 +480,84 @@ def test_an_entry_that_died_at_its_first_decision_learns_nothing_when_it_comes_b
     control = run_cli("tournament", control_path, "--quiet", "--bootstrap", "20")
     assert control.returncode == 0, control.stderr
     assert results(out) == results(tmp_path / "control" / "out")
+
+
+# --- an entry that did not start, back knowing the deals (the red team's fourth round) -----------
+
+
+def published_hands(replays: Path) -> dict[str, list[list[str]]]:
+    """What the entrant reads in the published report: each deal set's hands of the first game, by
+    seat, from the replay pages' data (their first step shows every hand)."""
+    known = {}
+    for page in sorted(replays.glob("*.html")):
+        found = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page.read_text(), re.S)
+        if found is None:
+            continue
+        data = json.loads(found.group(1).replace("<\\/", "</"))
+        seats = data["steps"][0]["frame"]["seats"]
+        if all(seat.get("hand") for seat in seats):
+            known.setdefault(data["match"].split(":")[0], [seat["hand"] for seat in seats])
+    return known
+
+
+def late_competition(tmp_path: Path, starts: bool) -> tuple[Path, subprocess.CompletedProcess]:
+    """The victim, a third bot and late on one deal set of Aegis under absent = "withdraw": its
+    first run, in which late does not start (or, ``starts``, does: it has its data from the first)."""
+    require_sandbox()
+    for name in ("victim", "third", "late"):
+        (tmp_path / name).mkdir(parents=True)
+    shutil.copy(HOSTILE / "late.py", tmp_path / "late")
+    if starts:
+        (tmp_path / "late" / "deals.json").write_text("{}")
+    bots = tables(random_bot("victim", 1), random_bot("third", 2), ("late", ["python", "late.py"], "late"))
+    path = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=1, seed=8, concurrency=1,
+                            extra='isolation = "match"\nabsent = "withdraw"')
+    return path, run_cli("tournament", path, "--quiet", "--bootstrap", "20")
+
+
+def match_results(out: Path) -> dict[str, tuple]:
+    """Every stored match's scores, placing and faults, by key."""
+    store = Store(out, create=False)
+    try:
+        return {r.key: (r.scores, r.placing, r.faults) for r in store.matches()}
+    finally:
+        store.close()
+
+
+@pytest.mark.e2e
+def test_an_entry_that_did_not_start_learns_nothing_from_the_report(tmp_path):
+    """The report holds back every record while an entry did not start (it may come back and play
+    any deal set): listed with their results, no replay. Once it has played, they are released.
+    The control, where late starts in the first run, gives every match the same results."""
+    path, first = late_competition(tmp_path / "attack", starts=False)
+    assert first.returncode == 5, first.stderr  # late did not start: withdrawn, the others played
+    published = run_cli("view", tmp_path / "attack" / "out")  # the organiser publishes the report
+    assert published.returncode == 0, published.stderr
+    report = tmp_path / "attack" / "out" / "report"
+    index = (report / "index.html").read_text()
+    assert "(replay held)" in index and "held while late did not start" in index  # listed, saying why
+    assert index.count("(replay held)") == 2 and "0:third|victim" in index  # with their results
+    known = published_hands(report / "replays")
+    (tmp_path / "attack" / "late" / "deals.json").write_text(json.dumps(known))  # the entrant "fixes" its bot
+    second = run_cli("tournament", path, "--quiet", "--bootstrap", "20")  # the next run tries it again
+    assert second.returncode == 0, second.stderr
+    learned = reports(tmp_path / "attack" / "out" / "logs" / "late.log", "LEARNED")
+    store = Store(tmp_path / "attack" / "out", create=False)
+    try:
+        truth = {}
+        for row in store.matches():
+            if "late" in row.lineup:
+                record = store.record(row.key)
+                opponent = 1 - row.lineup.index("late")
+                truth[record["meta"]["game_id"]] = next(e.data["cards"] for e in records.replay(record).state.events
+                                      if e.kind == "hand" and e.seat == opponent and e.data["game"] == 1)
+    finally:
+        store.close()
+    assert len(learned) == len(truth) == 4  # it played all its matches
+    right = [r for r in learned if r["opponent_hand"] and sorted(r["opponent_hand"]) == sorted(truth[r["game_id"]])]
+    assert right == [], f"{len(right)} of {len(learned)} opponents' hands known before the match"
+    assert run_cli("view", tmp_path / "attack" / "out").returncode == 0  # late has played: nothing is held
+    assert len(published_hands(report / "replays")) == 1 and len(list((report / "replays").glob("*.html"))) == 6
+    _, control = late_competition(tmp_path / "control", starts=True)
+    assert control.returncode == 0, control.stderr
+    assert match_results(tmp_path / "attack" / "out") == match_results(tmp_path / "control" / "out")

@@ -1,5 +1,6 @@
 """The gauntlet: its file, its schedule (only the candidate's matches, duplicate deal sets),
-the candidate-against-each-baseline table, and a real run through the CLI."""
+the candidate-against-each-baseline table, a real run through the CLI, and the verdict for CI
+(exit code 1 when the candidate is worse at the chosen confidence)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from harness import ROOT, run_cli, write_tournament
+from harness import ROOT, run_cli, sample_bots, write_tournament
 
+from referee.cli.exits import ExitCode
+from referee.competition import gauntlet
 from referee.competition import gauntlet as G
 from referee.model import ConfigError, deal_seed
 from referee.results.store import MatchRow
@@ -164,3 +167,38 @@ def test_gauntlet_runs_stores_and_resumes(tmp_path):
     path.write_text(path.read_text().replace('candidate = "cand"', 'candidate = "r1"'))
     refused = run_cli("gauntlet", path, "--quiet")
     assert refused.returncode == 2 and "another tournament configuration (changed: gauntlet)" in refused.stderr
+
+
+# --- the verdict for CI --------------------------------------------------------------------------
+
+BOTS = sample_bots(random="python -m sample_bots.random --seed 1", heuristic="python -m sample_bots.heuristic")
+
+
+def test_the_gauntlet_verdict_fails_a_candidate_worse_at_the_chosen_confidence():
+    def versus(baseline: str, elo: float, lo: float, hi: float, los: float | None,
+               upper: float | None) -> gauntlet.Versus:
+        return gauntlet.Versus(baseline, 10, 10, 2, 0, 8, 20.0, elo, lo, hi, (hi - lo) / 2, los, -3.0, None, upper)
+
+    rows = [versus("heuristic", -120.0, -250.0, -10.0, 0.01, -31.0), versus("random", -20.0, -150.0, 110.0, 0.3, 90.0),
+            versus("search", -120.0, -250.0, -10.0, None, None)]
+    verdict = gauntlet.verdict("mine", rows, 0.95)
+    assert verdict.worse == ["heuristic"]
+    assert verdict.text == ("mine is worse than heuristic (Elo -120, at most -31 at 95% one-sided; LOS 1.0%) at 95% "
+                            "confidence: a failed check (exit code 1); not judged (no LOS: --bootstrap 0 or no "
+                            "result): search")
+    assert gauntlet.verdict("mine", rows[1:2], 0.95).text == (
+        "mine is worse than no baseline at 95% confidence: every one-sided upper bound is above 0 (the lowest: "
+        "random, Elo -20, at most +90 at 95% one-sided; LOS 30.0%)")
+
+
+@pytest.mark.e2e
+def test_a_gauntlet_exits_1_when_the_candidate_is_worse(tmp_path):
+    path = write_tournament(tmp_path / "g.toml", BOTS + '\n[gauntlet]\ncandidate = "random"\n', game="aegis",
+                            deal_sets=5, seed=2, concurrency=2)
+    worse = run_cli("gauntlet", path, "--quiet", "--bootstrap", "200")
+    assert worse.returncode == ExitCode.CHECK_FAILED, worse.stdout + worse.stderr
+    assert re.search(r"verdict: random is worse than heuristic \((Elo [-<\d ]+, )?at most -\d+ at 95% one-sided; "
+                     r"LOS \d+\.\d%\) at 95% confidence", worse.stdout), worse.stdout
+    lenient = run_cli("gauntlet", path, "--quiet", "--bootstrap", "200", "--confidence", "0.9999")
+    assert lenient.returncode == 0, lenient.stdout
+    assert "verdict: random is worse than no baseline at 99.99% confidence" in lenient.stdout

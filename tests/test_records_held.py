@@ -3,7 +3,7 @@
 Here the mechanism, on an in-process server whose matches are played by default (no bot
 comes): a held match's Spectate gives its public events, its end, ``record_held`` and
 then waits for ReleaseRecords; Spectate and ListGames need the spectator token on a
-server with bot tokens. tests/test_secrecy.py plays whole deal sets with real processes
+server with bot tokens. tests/test_records_held_attacks.py plays whole deal sets with real processes
 (a hostile bot, ``referee serve``, a spectator client).
 """
 

@@ -1,7 +1,7 @@
 """The sandbox of launched bots (issue 14), the mechanism: how the mode resolves, the bubblewrap
 command, what a bot sees inside (real processes in the real sandbox), its token, the limits of
 its whole process tree, and that nothing it started outlives it. The attacks themselves, with
-control runs, are tests/test_attacks.py's."""
+control runs, are tests/test_sandbox_attacks.py's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The rating tables' statistics (referee/stats/headtohead.py) and what `referee ratings` prints of them."""
+"""The rating tables' statistics (referee/stats/headtohead.py) and what `referee ratings` prints of them,
+the game pairs of four seats in rotation included."""
 
 from __future__ import annotations
 
@@ -289,3 +290,19 @@ def test_a_rating_bound_is_shown_only_on_the_side_of_its_opponents():
     assert standings.elo_cells(loser) == ("-", standings.TOO_FEW)
     assert next(s for s in standings.to_json(young)["standings"] if s["name"] == "loser")["shown"] == {
         "kind": standings.TOO_FEW, "elo": "-", "interval": standings.TOO_FEW}
+
+
+def test_four_seats_in_rotation_pair_only_opposite_seats_and_the_table_says_so():
+    lineup = ("a", "b", "c", "d")
+    rotations = [lineup[r:] + lineup[:r] for r in range(4)]
+    rows = [MatchRow(f"{k}:{'|'.join(line)}", k, line, {"scores": [4, 3, 2, 1], "placing": [1, 2, 3, 4]})
+            for k in range(2) for line in rotations]
+    st = standings.compute("confirmation", rows, bootstrap=0)
+    opposite, neighbours = st.head_to_head["a"]["c"], st.head_to_head["a"]["b"]
+    assert sum(opposite.pentanomial) == 4 and opposite.unpaired == 0  # a in seat s, c in s+2: twins
+    assert sum(neighbours.pentanomial) == 0 and neighbours.unpaired == 8  # never swapped by a rotation
+    text = standings.report(st)
+    assert "four seats in rotation swap only opposite seats: neighbours have no game pairs" in text
+    aegis = standings.compute("aegis", [MatchRow(f"0:{x}|{y}", 0, (x, y), {"scores": [1, 0], "placing": [1, 2]})
+                                        for x, y in (("a", "b"), ("b", "a"))], bootstrap=0)
+    assert "unpaired:" not in standings.report(aegis)  # said only where some result is unpaired

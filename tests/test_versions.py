@@ -8,6 +8,8 @@ a cancelled SPRT could not resume; the kits' build output changed the sample bot
 link to ``/dev/zero`` or a named pipe among an entrant's files, as root, outside any sandbox: the
 run printed nothing and never started. Item 4: an entrant that rewrote its bot's files during a run
 (an upload folder it still writes) had its new strategy play under the version hashed at the start.
+The red team's fourth round: an unchecked-hash pyc in ``__pycache__``, or a module under a
+dot-directory or beside a ``results.sqlite``, ran without being in the version.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import py_compile
 import shutil
 import signal
 import socket
@@ -26,9 +29,19 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, sandbox_shows, write_tournament
-from test_redteam import HOSTILE, random_bot, tables
+from harness import (
+    HOSTILE,
+    ROOT,
+    random_bot,
+    require_sandbox,
+    run_cli,
+    sandbox_shows,
+    store_view,
+    tables,
+    write_tournament,
+)
 
+from referee import model
 from referee.competition import config as tconfig
 from referee.hosting import sandbox, versions
 from referee.model import BotSpec, ConfigError
@@ -492,6 +505,97 @@ def test_a_bot_rewritten_during_the_run_plays_what_was_hashed(tmp_path):
     control_ran, _, control, control_store = rewritten_run(tmp_path / "control", rewrite=False)
     control_store.close()
     assert set(control_ran) == {"reviewed"} and victim == control
+
+
+# --- what runs without being in the version: a pyc, a hidden module (the red team's fourth round) ---
+
+
+def plant_pyc(folder: Path) -> Path:
+    """planted.py compiled as ``__pycache__/strategy.<tag>.pyc``, unchecked: Python loads it whatever
+    strategy.py says (PEP 552), and the version leaves ``__pycache__`` out."""
+    target = folder / "__pycache__" / f"strategy.{sys.implementation.cache_tag}.pyc"
+    py_compile.compile(str(HOSTILE / "changer" / "planted.py"), cfile=str(target), dfile="strategy.py",
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, doraise=True)
+    return target
+
+
+def planted_run(tmp_path: Path, plant: bool) -> tuple[set[str], dict]:
+    """The changer and a victim on one deal set, then the competition grown by a deal set, with
+    (``plant``) or without a pyc planted between: the strategies the changer ran, and the victim's
+    results in the store. None for the strategies when the grown run refused the changed bot."""
+    require_sandbox()
+    (tmp_path / "victim").mkdir(parents=True)
+    shutil.copytree(HOSTILE / "changer", tmp_path / "changer", ignore=shutil.ignore_patterns("planted.py",
+                                                                                            "__pycache__"))
+    bots = tables(("changer", ["python", "bot.py"], "changer"), random_bot("victim", 1))
+    first = write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=1, seed=8, concurrency=1,
+                             extra='isolation = "match"')
+    run = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
+    assert run.returncode == 0, run.stderr
+    if plant:
+        plant_pyc(tmp_path / "changer")
+    write_tournament(tmp_path / "t.toml", bots, game="aegis", deal_sets=2, seed=8, concurrency=1,
+                     extra='isolation = "match"')  # the competition grows by a deal set
+    again = run_cli("tournament", first, "--quiet", "--bootstrap", "20")
+    if again.returncode == 2:
+        assert "bot changer changed" in again.stderr, again.stderr
+        return None, store_view(tmp_path / "out")[0]
+    assert again.returncode == 0, again.stderr
+    ran = {line.split()[1] for line in (tmp_path / "out" / "logs" / "changer.log").read_text().splitlines()
+           if line.startswith("STRATEGY ")}
+    return ran, store_view(tmp_path / "out")[0]
+
+
+@pytest.mark.e2e
+def test_a_planted_pyc_cannot_change_what_runs_under_the_same_version(tmp_path):
+    """Either defence will do: the grown run refuses the changed bot, or what it runs is what was
+    hashed (here: the sandbox masks ``__pycache__``, and Python compiles the source it is shown).
+    The control, the same competition grown without a pyc, gives the victim the same results."""
+    ran, victim = planted_run(tmp_path / "attack", plant=True)
+    assert ran in (None, {"reviewed"}), f"the second run played the planted strategy under the old version: {ran}"
+    control_ran, control = planted_run(tmp_path / "control", plant=False)
+    assert control_ran == {"reviewed"} and len(control) == 4
+    assert victim == control if ran is not None else len(victim) == 2  # refused: the first deal set only
+
+
+HIDING_PLACES = {
+    # where the entrant puts the code it changes (its entry point adds the directory to sys.path;
+    # before the defence, the sandbox showed the bot all of them)
+    "pycache": None,  # __pycache__/strategy.<tag>.pyc: Python itself prefers it
+    "dot-directory": ".config/strategy.py",
+    "store-directory": "brain/strategy.py",  # beside a file named results.sqlite: "another run's output"
+    "vcs-directory": ".hg/strategy.py",
+    "undeclared": "strategy.py",  # outside the bot's declared files = ["bot.py"]
+}
+
+
+@pytest.mark.parametrize("place", HIDING_PLACES)
+def test_a_change_where_the_version_does_not_look_makes_a_new_version(tmp_path, place):
+    """The rule (docs/tournaments.md, "Bot versions"): the version covers exactly what the sandbox
+    shows of the bot's own files. So a change is a new version, or lies where the sandbox shows
+    the bot nothing; and file by file, the bubblewrap command shows what the version holds."""
+    folder = tmp_path / "changer"
+    shutil.copytree(HOSTILE / "changer", folder, ignore=shutil.ignore_patterns("planted.py", "__pycache__"))
+    if HIDING_PLACES[place] is not None and place != "undeclared":
+        hidden = folder / HIDING_PLACES[place]
+        hidden.parent.mkdir()
+        shutil.copy(folder / "strategy.py", hidden)
+        if place == "store-directory":
+            (hidden.parent / "results.sqlite").touch()
+    files = ("bot.py",) if place == "undeclared" else ()
+    spec = model.BotSpec("changer", ("python", "bot.py"), cwd=str(folder), files=files)
+    before = versions.of(spec)
+    if HIDING_PLACES[place] is None:
+        changed = plant_pyc(folder)
+    else:
+        changed = folder / HIDING_PLACES[place]
+        shutil.copy(HOSTILE / "changer" / "planted.py", changed)
+    after = versions.of(spec)
+    argv = sandbox.bwrap_command(["python", "bot.py"], cwd=folder, socket_dir=None, files=files,
+                                 command=spec.command)
+    assert after != before or not sandbox_shows(argv, changed), f"the {place} changed under the same version"
+    shown = {str(f) for f in folder.rglob("*") if f.is_file() and sandbox_shows(argv, f)}
+    assert shown == set(after["files"]), f"shown, not in the version: {shown - set(after['files'])}"
 
 
 def test_the_cost_tool_prints_its_figures(capsys, monkeypatch):

@@ -18,7 +18,7 @@ faults of every match, and what each flooder's sessions were told when their
 streams ended.
 
 ``python -m referee.bench --only flood`` prints them; the end-to-end test
-(tests/test_attacks.py) runs the same scenario and checks the faults.
+(tests/test_sandbox_attacks.py) runs the same scenario and checks the faults.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from pathlib import Path
 import grpc
 import pytest
 from harness import ROOT, write_tournament
-from test_attacks import HOSTILE, victim_results
+from test_sandbox_attacks import HOSTILE, victim_results
 
 from referee import records
 from referee.model import deal_seed

@@ -29,9 +29,8 @@ import json
 import shutil
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, write_tournament
+from harness import ROOT, require_sandbox, run_cli, victim_hands, write_tournament
 
-from referee import records
 from referee.results.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -81,14 +80,6 @@ def tournament(tmp, honest: bool) -> dict:
     return {"learned": [json.loads(line.split(" ", 1)[1]) for line in lines if line.startswith("LEARNED ")],
             "sent": [json.loads(line.split(" ", 1)[1]) for line in lines if line.startswith("SENT ")],
             "victim": victim, "hands": hands, "starts": starts}
-
-
-def victim_hands(record: dict) -> dict[int, list[str]]:
-    """The victim's hand in each deal of a match, from its record."""
-    seat = record["seats"].index("victim")
-    state = records.replay(record).state
-    return {event.data["game"]: event.data["cards"] for event in state.events
-            if event.kind == "hand" and event.seat == seat}
 
 
 @pytest.fixture(scope="module")

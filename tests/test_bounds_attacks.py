@@ -3,7 +3,7 @@ docs/security.md): answers at the message cap at every decision, terminal escape
 output (while it plays, and as it fails to start), a second run on the same output directory.
 
 The tournament, the attacker (tests/bots/hostile/attacker.py, in the real sandbox) and the
-control run are tests/test_attacks.py's: the attacker's answers are replaced by the first
+control run are tests/test_sandbox_attacks.py's: the attacker's answers are replaced by the first
 legal action, which is what it plays honestly, so the victim's results must equal the
 control's. ``REFEREE_ATTACK_SANDBOX=none`` runs them without the sandbox: these defences are
 the runner's own, and hold there too.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from harness import invoke_cli, run_cli
-from test_attacks import (  # noqa: F401 (control, sandbox_works: fixtures)
+from test_sandbox_attacks import (  # noqa: F401 (control, sandbox_works: fixtures)
     HOSTILE,
     VICTIM_MATCHES,
     Run,

@@ -280,7 +280,7 @@ def test_a_session_under_the_victims_name_is_refused(tmp_path, control):
 def test_the_local_referee_lets_no_bot_list_or_watch_games(tmp_path, control):
     """Its own match's record would give away the cards of the seat-swapped twin: the in-process
     referee of a local tournament answers no ListGames and no Spectate, token or not
-    (tests/test_secrecy.py: a `referee serve` with public spectators, whose records are held)."""
+    (tests/test_records_held_attacks.py: a `referee serve` with public spectators, whose records are held)."""
     run = tournament(tmp_path, ["--attack", "spectate"])
     for report in run.ran("spectate"):
         assert report["listed"] == [] and report["records"] == {}, report
