@@ -800,7 +800,7 @@ def test_two_sandboxes_share_no_inode_and_no_uid(tmp_path, bwrap):
     (tmp_path / "secret.txt").chmod(0o600)
     shared = str(ROOT / "referee" / "cards.py")
     started, seen, outside = [], [], []
-    for hold in ("3", "0"):
+    for hold in ("30", "30"):  # both alive while the second is looked at (then stopped, below)
         spec = BotSpec("b", (sys.executable, "-c", SHOW_SELF), str(tmp_path), {"SHARED": shared, "HOLD": hold})
         launcher = Launcher([spec], "unix:/nowhere", {"b": "x"}, {"b": 1}, None, box=bwrap)
         command = launcher.command(launcher.bots["b"])[:-8]  # no kit arguments
@@ -810,6 +810,7 @@ def test_two_sandboxes_share_no_inode_and_no_uid(tmp_path, bwrap):
         outside.append({int(line.split()[1]) for pid in marked(SHOW_SELF[:40], bot_only=True)
                         for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("Uid:")})
     for process in started:
+        process.terminate()
         process.wait(30)
     assert [s["locked_by_another"] for s in seen] == [False, False]  # the first one's lock stays in its sandbox
     assert seen[0]["null"] != seen[1]["null"]
