@@ -48,7 +48,7 @@ sample_bots/node/node_modules/.package-lock.json: sample_bots/node/package-lock.
 # the gRPC server, tournaments through the CLI) and the slow statistics (marked slow: calibrations,
 # error rates and coverage over many simulated tournaments, long random-play property runs, the sample
 # bots' strength; a quick version of each such property stays in). `make test` runs both markers too.
-# 48 s on two workers, 1460 tests, the machine nearly idle (53 s before issue 31's last marks); its tests'
+# 51 s on two workers, 1496 tests, an idle machine (`time make test-fast`: pytest says 43 s); its tests'
 # CPU on one worker 50 s (77 s before). How to measure it, and what left it: tests/README.md, "The fast loop".
 test-fast: install
 	$(BIN)/python -m pytest -q -n 2 -m "not e2e and not slow"
