@@ -20,8 +20,9 @@ from referee.results.store import Store
 pytestmark = pytest.mark.e2e
 
 
-def tournament_file(tmp: Path, bots: str, deal_sets: int = 2, limits: str = "", output: str = "out") -> Path:
-    tables = f"\n[clock]\ndecision_ms = 1000\nbank_ms = 2000\n\n[limits]\n{limits}\n" + textwrap.dedent(bots)
+def tournament_file(tmp: Path, bots: str, deal_sets: int = 2, limits: str = "", output: str = "out",
+                    clock: tuple[int, int] = (1000, 2000)) -> Path:
+    tables = f"\n[clock]\ndecision_ms = {clock[0]}\nbank_ms = {clock[1]}\n\n[limits]\n{limits}\n" + textwrap.dedent(bots)
     return write_tournament(tmp / "t.toml", tables, game="aegis", deal_sets=deal_sets, seed=3, concurrency=2,
                             output=output)
 
@@ -106,7 +107,9 @@ def test_memory_cpu_and_output_limits(tmp_path):
     memory_mb = 700
     max_restarts = 0
     """
-    done = run(tournament_file(tmp_path, hogs, deal_sets=2, output="out-hog"))
+    # a clock long enough that under the suite's load the hog reaches its limit before its time (256 MB
+    # zeroed a decision, with a few hundred others' bots on 2 cores, went past 1 s + 2 s of bank)
+    done = run(tournament_file(tmp_path, hogs, deal_sets=2, output="out-hog", clock=(10000, 20000)))
     assert done.returncode == 4, done.stderr  # it died (max_restarts = 0) in its first match: incomplete
     hog_log = (tmp_path / "out-hog" / "logs" / "hog.log").read_text()
     assert "MemoryError" in hog_log or "killed" in hog_log, hog_log[-2000:]
