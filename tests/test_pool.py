@@ -61,6 +61,17 @@ def test_the_id_changes_with_a_version_the_setting_or_a_rating(pool):
     assert changed(scale=pool.scale.__class__(ratings, pool.scale.differences, pool.scale.deal_sets)) != pool.id
 
 
+def test_a_bots_files_are_kept_and_part_of_the_id(pool, tmp_path):
+    listed = (PoolBot("random", pool.bots[0].command, pool.bots[0].version, "../..",
+                      ("sample_bots/__init__.py", "sample_bots/random.py")),) + pool.bots[1:]
+    with_files = Pool(pool.game, pool.options, pool.clock, listed, pool.scale)
+    assert with_files.id != pool.id
+    write(with_files, tmp_path / "p.json")
+    back = read(tmp_path / "p.json")
+    assert back == with_files and back.bots[0].files == listed[0].files and back.bots[0].cwd == "../.."
+    assert '"files"' not in pool.to_json()  # a pool of bots without files written as before: its id unchanged
+
+
 def edited(pool: Pool, change) -> str:
     data = json.loads(pool.to_json())
     change(data)
@@ -79,6 +90,7 @@ def edited(pool: Pool, change) -> str:
     (lambda d: d["bots"][2].update(name="bad name\x1b[2J"), "bot 3 has the name 'bad name\\x1b[2J'"),
     (lambda d: d["bots"][2].update(name="random"), "bot 3 (random) repeats the name"),
     (lambda d: d["bots"][0].update(command=[]), "bot 1 (random): 'command' must be a non-empty list"),
+    (lambda d: d["bots"][0].update(files="sample_bots"), "bot 1 (random): 'files' must be a list of paths"),
     (lambda d: d["bots"][0].update(elo=5000.0), "bot 1 (random) has an interval"),
     (lambda d: d["bots"][0].update(hi=float("nan")), "must be"),
     (lambda d: d.update(bots=d["bots"][:1]), "'bots' must hold at least two bots"),

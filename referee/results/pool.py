@@ -46,13 +46,15 @@ class PoolFileError(ValueError):
 
 @dataclass(frozen=True)
 class PoolBot:
-    """One bot of the pool: its name, its command and working directory as a tournament file's
-    ``[[bots]]`` table gives them, and the content hash of its version (:func:`content_hash`)."""
+    """One bot of the pool: its name, its command, working directory and files as a tournament file's
+    ``[[bots]]`` table gives them (a relative ``cwd`` is relative to the pool file's directory; ``files``
+    empty: every file under it), and the content hash of its version (:func:`content_hash`)."""
 
     name: str
     command: tuple[str, ...]
     version: str
     cwd: str | None = None
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,8 @@ class Pool:
             "clock": dict(self.clock),
             "deal_sets": self.scale.deal_sets,
             "confidence": self.scale.confidence,
-            "bots": [{"name": b.name, "command": list(b.command), "cwd": b.cwd, "version": b.version,
+            "bots": [{"name": b.name, "command": list(b.command), "cwd": b.cwd,
+                      **({"files": list(b.files)} if b.files else {}), "version": b.version,
                       **_rating(self.scale.ratings[b.name])} for b in self.bots],
             "differences": [{"a": d.a, "b": d.b, "elo": d.elo, "se": d.se} for d in self.scale.differences],
         }
@@ -298,10 +301,13 @@ class _Reader:
             cwd = item.get("cwd")
             if cwd is not None and not isinstance(cwd, str):
                 raise self.fail(f"{where}: 'cwd'", "must be a path or null")
+            listed = item.get("files", [])
+            if not isinstance(listed, list) or not all(isinstance(f, str) and f for f in listed):
+                raise self.fail(f"{where}: 'files'", "must be a list of paths or patterns (as [[bots]] files)")
             elo, lo, hi = (self.number(item, key, where) for key in ("elo", "lo", "hi"))
             if not lo <= elo <= hi:
                 raise self.fail(where, f"has an interval [{lo}, {hi}] that does not hold its rating {elo}")
-            bots.append(PoolBot(name, tuple(command), version, cwd))
+            bots.append(PoolBot(name, tuple(command), version, cwd, tuple(listed)))
             ratings[name] = PoolRating(elo, lo, hi)
         return tuple(bots), ratings
 

@@ -101,6 +101,11 @@ class Standings:
     entries: list[Entry] = field(default_factory=list)
     #: an adaptive tournament that stopped: why (:class:`referee.competition.adaptive.Stop` as JSON), else None
     stopped: dict[str, Any] | None = None
+    #: the reference pool whose scale the ratings are on (its short id: docs/pool.md), else None (the
+    #: field's average at 1500); ``off_scale``: the run does not keep the pool's scale (a changed
+    #: setting, or its bots' differences moved: :class:`referee.stats.anchored.ScaleCheck`)
+    pool_id: str | None = None
+    off_scale: bool = False
 
     @property
     def out(self) -> list[Entry]:
