@@ -236,19 +236,25 @@ def flagged_pairs(tmp_path: Path, roles: dict[str, str]) -> tuple[list[tuple[str
 
 @pytest.mark.e2e
 @pytest.mark.slow
-def test_real_bots_that_play_for_each_other_are_flagged_and_an_honest_control_is_not(tmp_path):
+def test_real_bots_that_play_for_each_other_are_flagged(tmp_path):
     """The helper plays for the mark by play alone (it finds it by the signature of its bids: no
-    name is given to a bot), in a real tournament through the referee; the same five entries, the two
-    playing honestly, on the same deals, flag nothing."""
+    name is given to a bot), in a real tournament through the referee."""
     colluding, checked = flagged_pairs(tmp_path / "colluding", {"helper": "helper", "mark": "mark"})
     assert {"helper", "mark"} in [set(pair) for pair in colluding], checked["pairs"][:4]
     mark = next(e for e in checked["pairs"] if (e["entry"], e["mate"]) == ("mark", "helper"))
     helper = next(e for e in checked["pairs"] if (e["entry"], e["mate"]) == ("helper", "mark"))
     assert mark["effect"] > 0 > helper["effect"]  # the mark gains with the helper at its table, the helper pays
-    honest, checked = flagged_pairs(tmp_path / "honest", {"helper": "honest", "mark": "honest"})
-    assert honest == [], checked["flagged"]
     text = invoke_cli("ratings", tmp_path / "colluding" / "out", "--collusion").output
     assert "collusion check:" in text and "FLAGGED" in text and "helper" in text.split("Collusion check")[1]
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_the_same_field_playing_honestly_flags_nothing(tmp_path):
+    """The control: the same five entries on the same deals, the two playing honestly (a test of its
+    own, so that the two tournaments run on two workers at once)."""
+    honest, checked = flagged_pairs(tmp_path / "honest", {"helper": "honest", "mark": "honest"})
+    assert honest == [], checked["flagged"]
 
 
 # --- where a person reads it ---------------------------------------------------------------------------------
