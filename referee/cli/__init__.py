@@ -2,7 +2,7 @@
 
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
-:mod:`.sprt`, :mod:`.export` and :mod:`.view`. Their options are defined once, in :mod:`.options`; exit codes are
+:mod:`.sprt`, :mod:`.export`, :mod:`.view` and :mod:`.pool` (``pool make``, ``pool show``). Their options are defined once, in :mod:`.options`; exit codes are
 decided in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
 """
 
@@ -16,6 +16,7 @@ from referee import __version__
 from referee.cli.exits import HANDLED, error_text, exit_code_for
 from referee.cli.export import export
 from referee.cli.match import match
+from referee.cli.pool import pool
 from referee.cli.records import play, replay
 from referee.cli.serve import serve
 from referee.cli.sprt import sprt
@@ -36,7 +37,8 @@ class _Group(click.Group):
             ctx.exit(exit_code_for(error))
 
 
-@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view],
+@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view,
+                       pool],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:
