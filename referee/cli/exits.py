@@ -46,7 +46,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (ServeError, ExitCode.USAGE),  # serve: an address it cannot listen on, a bad --tokens-file
     (CannotServe, ExitCode.USAGE),  # --http: a busy port (nothing started, nothing written)
     (PoolFileError, ExitCode.USAGE),  # a pool file that cannot be read, is not one, or was changed after it was made
-    (PoolMakeError, ExitCode.USAGE),  # pool make: no sample bots, an output it cannot write to, results that fit no scale
+    (PoolMakeError, ExitCode.USAGE),  # pool make: no sample bots, a bad --output or --bot, no scale fitted
     (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
 )
 #: the errors the group reports as ``Error: ...`` with their exit code (click reports its own)

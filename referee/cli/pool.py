@@ -53,11 +53,13 @@ def pool() -> None:
 @click.option("--concurrency", type=click.IntRange(1), default=2, show_default=True, help="Matches at once.")
 @click.option("--sandbox", type=click.Choice([str(m) for m in SandboxMode]), default=str(SandboxMode.AUTO),
               show_default=True, help="What the bots run in, as [limits] sandbox in a tournament file.")
+@click.option("--bot", "bots", multiple=True, metavar="NAME",
+              help="Only this house bot (repeatable; at least two) [default: all five].")
 @rerun_option
 @progress_options
 def make(game: str, output: str | None, results: str | None, deal_sets: int, decision_ms: int, bank_ms: int,
          rule_options: Sequence[tuple[str, str]], seed: int | None, concurrency: int, sandbox: str,
-         rerun: tuple[str, ...], progress: ProgressSettings) -> None:
+         bots: tuple[str, ...], rerun: tuple[str, ...], progress: ProgressSettings) -> None:
     """Make the reference pool of GAME: its house bots (random, the heuristic weakened by 75% and by
     50% random moves, the heuristic, the search bot) play a round robin among themselves in this
     setting, as a tournament does (sandboxed, every match stored in --results as it ends), and their
@@ -67,7 +69,7 @@ def make(game: str, output: str | None, results: str | None, deal_sets: int, dec
     output_path = Path(output or f"{game}.pool.json")
     request = pools.MakeRequest(game, output_path, Path(results) if results else default_results(output_path),
                                 deal_sets, decision_ms, bank_ms, game_options(get(game), rule_options), seed,
-                                concurrency, SandboxMode(sandbox), rerun)
+                                concurrency, SandboxMode(sandbox), rerun, bots=bots)
     observer = RunObserver(progress)
     made = pools.make(request, observer)
     observer.finished(made.run)  # interrupted: exits 130 here, nothing written

@@ -80,8 +80,8 @@ class MakeRequest:
     """A pool to make: the game, the pool file to write (``output``) and the run's results directory
     (``results``: the same request resumes it), the deal sets, the clock (ms), the game's options
     (checked as a tournament file's), the master seed (None: drawn, kept in the results directory),
-    matches at once, the sandbox, the bots whose stored matches are dropped (``rerun``), and the fit's
-    bootstrap resamples."""
+    matches at once, the sandbox, the bots whose stored matches are dropped (``rerun``), the fit's
+    bootstrap resamples, and ``bots``: the house bots to play, by name (none named: all of them)."""
 
     game: str
     output: Path
@@ -95,6 +95,7 @@ class MakeRequest:
     sandbox: SandboxMode = SandboxMode.AUTO
     rerun: tuple[str, ...] = ()
     bootstrap: int = 1000
+    bots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,19 @@ def sample_bots_home() -> Path:
     return Path(locations[0]).resolve().parent
 
 
+def house_bots(names: tuple[str, ...] = ()) -> tuple[HouseBot, ...]:
+    """The house bots named (none named: all of :data:`HOUSE`), in the house's order; PoolMakeError for
+    a name not in the house, or fewer than two."""
+    known = [b.name for b in HOUSE]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise PoolMakeError(f"no house bot {', '.join(map(repr, unknown))} (the house pool: {', '.join(known)})")
+    chosen = tuple(b for b in HOUSE if not names or b.name in names)
+    if len(chosen) < 2:
+        raise PoolMakeError(f"a pool needs at least two bots, got {', '.join(b.name for b in chosen)}")
+    return chosen
+
+
 def house_config(request: MakeRequest) -> TournamentConfig:
     """The round robin of the house pool in the request's setting, checked as a tournament file is
     (:func:`referee.competition.config.parse`); its errors name the pool file to be written."""
@@ -138,7 +152,8 @@ def house_config(request: MakeRequest) -> TournamentConfig:
         "tournament": tournament,
         "clock": {"decision_ms": request.decision_ms, "bank_ms": request.bank_ms},
         "limits": {"sandbox": str(request.sandbox)},
-        "bots": [{"name": b.name, "command": list(b.command), "cwd": cwd, "files": list(b.files)} for b in HOUSE],
+        "bots": [{"name": b.name, "command": list(b.command), "cwd": cwd, "files": list(b.files)}
+                 for b in house_bots(request.bots)],
     }
     return tconfig.parse(tconfig.ConfigFile(output, "", data))
 
@@ -173,7 +188,7 @@ def fitted(request: MakeRequest, config: TournamentConfig, cwd: str | None) -> P
         store.close()
     written = os.path.relpath(cwd or ".", request.output.resolve().parent)
     bots = []
-    for b in HOUSE:
+    for b in house_bots(request.bots):
         if b.name not in recorded:
             raise PoolMakeError(f"{config.output}: no version of {b.name} recorded: play the pool again in a new "
                                 f"results directory")
