@@ -3,7 +3,8 @@
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
 :mod:`.sprt`, :mod:`.export`, :mod:`.view` and :mod:`.pool` (``pool make``, ``pool show``). Their
-options are defined once, in :mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
+options are defined once, in :mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and
+errors become a message and an exit code here, in the group.
 """
 
 from __future__ import annotations
