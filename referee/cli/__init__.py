@@ -59,11 +59,12 @@ def referee() -> None:
          directory with no results or no such match (export, replay DIR
          N); sprt: a bot that died or never came to play; serve: an
          address it cannot listen on, a bad --tokens-file; --server:
-         unreachable, a wrong admin token, a refused match
+         unreachable, a wrong admin token, a refused match; pool: a
+         bad or changed pool file, a pool file it cannot write
       3  sprt: inconclusive, no verdict within --max-units units
       4  tournament, gauntlet (and ratings of their results): incomplete,
          a bot died for good mid-run and did not play all its matches
-         (the standings mark it)
+         (the standings mark it); pool make: no pool written
       5  tournament, gauntlet (and ratings), absent = "withdraw": an
          entry did not start or died for good and was withdrawn; the
          others played all their matches (4 wins when both apply)
@@ -71,7 +72,7 @@ def referee() -> None:
          the store, a bot's log, export, view; what was stored before is
          intact, and the same command plays only what is missing
     130  interrupted (Ctrl-C): what finished is saved (tournament,
-         gauntlet) or reported (sprt)
+         gauntlet, pool make: no pool written) or reported (sprt)
 
     \b
     sprt, for gating a CI job (docs/regression.md):
