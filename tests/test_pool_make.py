@@ -203,3 +203,29 @@ def _imports(module: str) -> set[str]:
 def test_each_house_bots_files_are_exactly_the_sample_bots_modules_it_imports(bot):
     module = bot.command[bot.command.index("-m") + 1]
     assert set(bot.files) == _imports(module) and len(set(bot.files)) == len(bot.files)
+
+
+def test_a_bot_whose_directory_lies_in_the_interpreters_prefix_counts_its_declared_files(tmp_path, monkeypatch):
+    """A normal install puts the sample bots in site-packages, inside the interpreter's prefix: the files
+    a house bot declares there are its version, as in a checkout (else a shipped pool's versions would
+    hold in an editable install only). A virtual environment inside a bot's directory stays out."""
+    site = tmp_path / "prefix" / "lib" / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    for name in ("__init__.py", "bot.py", "helper.py"):
+        (site / "pkg" / name).write_text(f"# {name}\n")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "prefix"))
+    spec = BotSpec("b", ("python", "-m", "pkg.bot"), str(site), files=("pkg/__init__.py", "pkg/helper.py"))
+    version = versions.of(spec)
+    assert version is not None
+    assert sorted(Path(p).name for p in version["files"]) == ["__init__.py", "bot.py", "helper.py"]
+    # the same bot in a checkout (not in the prefix) hashes the same
+    checkout = tmp_path / "checkout"
+    (checkout / "pkg").mkdir(parents=True)
+    for name in ("__init__.py", "bot.py", "helper.py"):
+        (checkout / "pkg" / name).write_text(f"# {name}\n")
+    there = versions.of(BotSpec("b", spec.command, str(checkout), files=spec.files))
+    assert there is not None and poolfile.content_hash(there) == poolfile.content_hash(version)
+    # a virtual environment inside a bot's directory is still the runtime, not the bot's
+    monkeypatch.setattr(sys, "prefix", str(checkout / "pkg"))
+    inside = versions.of(BotSpec("b", spec.command, str(checkout), files=("pkg",)))
+    assert inside is not None and sorted(Path(p).name for p in inside["files"]) == ["bot.py"]
