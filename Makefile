@@ -67,7 +67,8 @@ demo: install
 # The reference pools the project ships (docs/pool.md): each game's house pool plays its round robin at the
 # examples' setting (their options, 1000 ms a decision, 10 s bank) and is fitted into referee/pools/GAME.pool.json.
 # Results in out/pools/GAME: interrupted, the same command resumes. Remake them when a sample bot's code
-# changes (tests/test_pool_make.py says so). About 35 min (Aegis) and 40 min (Confirmation) side by side on 2 cores.
+# changes (tests/test_pool_make.py says so). 26 min (Aegis) and 28 min (Confirmation), made side by side on a busy
+# 2-core machine (docs/pool.md, "The shipped pools").
 pools: install
 	$(BIN)/referee pool make aegis -o promise=table --deal-sets 100 --seed 2026 --concurrency 3 \
 		--output referee/pools/aegis.pool.json --results out/pools/aegis

@@ -3,6 +3,7 @@ shown (docs/pool.md)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -112,6 +113,7 @@ def table(p: Pool) -> str:
 
 
 def _values(values: object) -> str:
+    """``bank_ms=10000, decision_ms=1000``, each value as JSON writes it (``none`` for none)."""
     if not isinstance(values, dict) or not values:
         return "none"
-    return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in sorted(values.items()))
