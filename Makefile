@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install install-ray lint test test-fast demo bench bench-ray proto kits clean
+.PHONY: install install-ray lint test test-fast demo pools bench bench-ray proto kits clean
 
 install: $(STAMP)
 
@@ -63,6 +63,17 @@ demo: install
 	@echo "reports (open in a browser):"
 	@$(BIN)/referee view out/aegis
 	@$(BIN)/referee view out/confirmation
+
+# The reference pools the project ships (docs/pool.md): each game's house pool plays its round robin at the
+# examples' setting (their options, 1000 ms a decision, 10 s bank) and is fitted into referee/pools/GAME.pool.json.
+# Results in out/pools/GAME: interrupted, the same command resumes. Remake them when a sample bot's code
+# changes (tests/test_pool_make.py says so). 26 min (Aegis) and 28 min (Confirmation), made side by side on a busy
+# 2-core machine (docs/pool.md, "The shipped pools").
+pools: install
+	$(BIN)/referee pool make aegis -o promise=table --deal-sets 100 --seed 2026 --concurrency 3 \
+		--output referee/pools/aegis.pool.json --results out/pools/aegis
+	$(BIN)/referee pool make confirmation -o rounds=2 -o trump=dealer-card --deal-sets 60 --seed 2026 --concurrency 3 \
+		--output referee/pools/confirmation.pool.json --results out/pools/confirmation
 
 proto: install
 	$(BIN)/python tools/gen_proto.py

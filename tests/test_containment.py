@@ -22,7 +22,8 @@ pytestmark = pytest.mark.e2e
 
 def tournament_file(tmp: Path, bots: str, deal_sets: int = 2, limits: str = "", output: str = "out",
                     clock: tuple[int, int] = (1000, 2000)) -> Path:
-    tables = f"\n[clock]\ndecision_ms = {clock[0]}\nbank_ms = {clock[1]}\n\n[limits]\n{limits}\n" + textwrap.dedent(bots)
+    tables = (f"\n[clock]\ndecision_ms = {clock[0]}\nbank_ms = {clock[1]}\n\n[limits]\n{limits}\n"
+              + textwrap.dedent(bots))
     return write_tournament(tmp / "t.toml", tables, game="aegis", deal_sets=deal_sets, seed=3, concurrency=2,
                             output=output)
 

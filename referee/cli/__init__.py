@@ -2,8 +2,9 @@
 
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
-:mod:`.sprt`, :mod:`.export` and :mod:`.view`. Their options are defined once, in :mod:`.options`; exit codes are
-decided in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
+:mod:`.sprt`, :mod:`.export`, :mod:`.view` and :mod:`.pool` (``pool make``, ``pool show``). Their
+options are defined once, in :mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and
+errors become a message and an exit code here, in the group.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from referee import __version__
 from referee.cli.exits import HANDLED, error_text, exit_code_for
 from referee.cli.export import export
 from referee.cli.match import match
+from referee.cli.pool import pool
 from referee.cli.records import play, replay
 from referee.cli.serve import serve
 from referee.cli.sprt import sprt
@@ -36,7 +38,8 @@ class _Group(click.Group):
             ctx.exit(exit_code_for(error))
 
 
-@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view],
+@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view,
+                       pool],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:
@@ -56,11 +59,12 @@ def referee() -> None:
          directory with no results or no such match (export, replay DIR
          N); sprt: a bot that died or never came to play; serve: an
          address it cannot listen on, a bad --tokens-file; --server:
-         unreachable, a wrong admin token, a refused match
+         unreachable, a wrong admin token, a refused match; pool: a
+         bad or changed pool file, a pool file it cannot write
       3  sprt: inconclusive, no verdict within --max-units units
       4  tournament, gauntlet (and ratings of their results): incomplete,
          a bot died for good mid-run and did not play all its matches
-         (the standings mark it)
+         (the standings mark it); pool make: no pool written
       5  tournament, gauntlet (and ratings), absent = "withdraw": an
          entry did not start or died for good and was withdrawn; the
          others played all their matches (4 wins when both apply)
@@ -68,7 +72,7 @@ def referee() -> None:
          the store, a bot's log, export, view; what was stored before is
          intact, and the same command plays only what is missing
     130  interrupted (Ctrl-C): what finished is saved (tournament,
-         gauntlet) or reported (sprt)
+         gauntlet, pool make: no pool written) or reported (sprt)
 
     \b
     sprt, for gating a CI job (docs/regression.md):

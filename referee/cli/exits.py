@@ -12,6 +12,7 @@ import click
 
 from referee import files, records
 from referee.cli.serve import ServeError
+from referee.competition.pools import PoolMakeError
 from referee.competition.sprt.run import SprtError
 from referee.games.base import GameError
 from referee.model import ConfigError
@@ -19,6 +20,7 @@ from referee.model.exits import ExitCode
 from referee.model.teams import TeamError
 from referee.play.executors import BotsNotReady, ClusterError, RemoteRefereeError
 from referee.results.export import ExportError
+from referee.results.pool import PoolFileError
 from referee.results.store import NewerStore, StoreError
 from referee.view.live import CannotServe
 
@@ -43,6 +45,8 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played
     (ServeError, ExitCode.USAGE),  # serve: an address it cannot listen on, a bad --tokens-file
     (CannotServe, ExitCode.USAGE),  # --http: a busy port (nothing started, nothing written)
+    (PoolFileError, ExitCode.USAGE),  # a pool file that cannot be read, is not one, or was changed after it was made
+    (PoolMakeError, ExitCode.USAGE),  # pool make: no sample bots, a bad --output or --bot, no scale fitted
     (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
 )
 #: the errors the group reports as ``Error: ...`` with their exit code (click reports its own)

@@ -18,9 +18,10 @@ directories (``.git``, ``.hg``, ``.svn``: history is code outside the working tr
 caches, and any directory holding a results store (another run's output: its results and
 seeds). Every other dot-directory is part of the version. Left out of the version and not the
 bot's to see as its own: the interpreter's installation (a virtual environment inside ``cwd``,
-part of the runtime every bot shares), the home directories, and what the run hides from its bots (``hide``:
-**the run's own outputs**, :func:`referee.hosting.paths.written`: the output directory,
-a ``--markdown`` file, the files its standard output and error go to; the tournament file;
+part of the runtime every bot shares; but the ``files`` a bot declares count when its ``cwd`` lies in
+it, as the sample bots' in a normal install's site-packages), the home directories, and what the
+run hides from its bots (``hide``: **the run's own outputs**, :func:`referee.hosting.paths.written`:
+the output directory, a ``--markdown`` file, the files its standard output and error go to; the tournament file;
 other bots' directories and data (:func:`apart`): masked). What the runner cannot see is not
 compared either: an interpreter upgrade, its data (``data = [...]``, the organiser's), files
 outside its directory that it reads at run time, its ``env``. An external bot has no version here.
@@ -143,7 +144,10 @@ def own_files(cwd: Path, declared: Iterable[str] = (), hidden: Iterable[Path] = 
     """The files of a bot's own: under ``cwd``, or those ``declared``, without what is left out
     (see the module's docstring) and what is ``excluded`` (paths, resolved)."""
     hidden, excluded = set(hidden), set(excluded)
-    interpreter = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    # the interpreter's installation is the runtime, not the bot's; but a bot whose directory lies in it
+    # (the sample bots of a normal install, in site-packages) has its own files there
+    interpreter = {p for p in (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve())
+                   if not paths.inside(cwd.resolve(), p)}
 
     def left_out(path: Path) -> bool:
         return path in hidden or path in interpreter or path in excluded
