@@ -25,7 +25,7 @@ from referee.competition.sprt import report as sprt_report
 from referee.competition.sprt import run as sprt_run
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally
-from referee.model import EntryStatus, Played, Schedule, Stop, TournamentConfig
+from referee.model import ConfigError, EntryStatus, Played, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
 from referee.results import rounds, standings
 from referee.results.release import held_in
@@ -219,6 +219,7 @@ def prepared(config: TournamentConfig, executor: Callable[[Any], Any] | None = N
 def run_tournament(request: TournamentRequest, observer: Observer) -> Outcome:
     """Run a tournament (a round robin, or adaptive) and return its outcome."""
     config = request.config
+    no_anchor_with_pool(config, request.anchor)
     store = run.open_store(config, request.rerun, announce=observer.say)  # the directory's lock: one run at a time
     try:
         plan = run.planner(config, store)
@@ -232,6 +233,7 @@ def run_tournament(request: TournamentRequest, observer: Observer) -> Outcome:
 def run_gauntlet(request: GauntletRequest, observer: Observer) -> Outcome:
     """Run a gauntlet (its candidate against every baseline) and return its outcome, verdict included."""
     cfg = request.config
+    no_anchor_with_pool(cfg.tournament, request.anchor)
     store = gauntlet.open_store(cfg, request.rerun, announce=observer.say)  # the directory's lock: one run at a time
     try:
         plan = gauntlet.planner(cfg, store)
@@ -247,6 +249,14 @@ def run_gauntlet(request: GauntletRequest, observer: Observer) -> Outcome:
         return dataclasses.replace(outcome, versus=tuple(against), verdict=verdict, worse=bool(verdict.worse))
     finally:
         store.close()
+
+
+def no_anchor_with_pool(config: TournamentConfig, anchor: tuple[str, float] | None) -> None:
+    """A ConfigError (exit 2, before anything is written) for an anchor given to a run whose file has a
+    ``[pool]``: its ratings are on the pool's scale (docs/pool.md)."""
+    if anchor is not None and config.pool is not None:
+        raise ConfigError(f"--anchor {anchor[0]}={anchor[1]:g}: {config.source or 'the tournament file'} has a "
+                          f"[pool], whose scale its ratings are on: leave --anchor out, or the [pool] table")
 
 
 def run_sprt(request: SprtRequest, observer: SprtObserver) -> Outcome:
