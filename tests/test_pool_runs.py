@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import ROOT, invoke_cli
+from harness import ROOT, invoke_cli, run_cli
 
 from referee.competition import config as tconfig
 from referee.competition import gauntlet as tgauntlet
@@ -33,6 +33,7 @@ from referee.results.store import MatchRow, MetaKey, Store
 from referee.stats.anchored import Scale
 from referee.stats.simulation import POOL, PROJECT, simulate_tournament
 from referee.tools.anchoring import lineups
+from referee.view.report import write_report
 
 CLOCK = {"decision_ms": 2000, "bank_ms": 10000}
 #: the pool's bots: name -> the module and arguments of ``python -m``
@@ -142,6 +143,11 @@ def test_a_tournament_with_a_pool_is_on_its_scale(made, tmp_path):
     assert "held (pool)" in invoke_cli("ratings", tmp_path / "out").output
     csv = invoke_cli("ratings", tmp_path / "out", "--format", "csv").output.splitlines()
     assert csv[0].endswith(",pool,scale,held") and all(f",{p.short_id},on-scale," in line for line in csv[1:])
+    # the report: the scale above the table, the rating column on it, the pool's bots held
+    page = write_report(tmp_path / "out", bootstrap=100).read_text()
+    assert f'<p class="pool-scale" data-verdict="on-scale"><strong>on the scale of pool {p.short_id}: ' in page
+    assert f"<th>Elo (pool {p.short_id})</th>" in page and f"on the scale of pool {p.short_id}, its bots held" in page
+    assert page.count('<td class="interval">held (pool)</td>') == 3
 
 
 @pytest.mark.e2e
@@ -398,3 +404,59 @@ def test_the_standings_without_a_pool_are_as_before(scaled):
     st = standings.compute("aegis", rows, bootstrap=0)
     assert st.pool is None and st.pool_id is None and not st.off_scale
     assert standings.elo_header(st) == "Elo" and "pool" not in standings.to_json(st)
+
+
+# --- an SPRT against one of the pool's bots ----------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_an_sprt_with_pool_prints_the_candidates_rating_anchored_to_the_baseline(made):
+    """``--pool FILE``, the baseline one of its bots by name (run from the pool's copy of the bots: its
+    version is the pool's): after the verdict, the candidate on the pool's scale; the scale not checked."""
+    p = tpool.read(made / "pool.json")
+    heuristic = p.scale.ratings["heuristic"].elo
+    result = run_cli("sprt", "--game", "aegis", "--candidate", "mine=python -m sample_bots.weakened --noise 0.25",
+                     "--baseline", "heuristic=python -m sample_bots.heuristic", "--pool", made / "pool.json",
+                     "--max-units", "3", "--seed", "5", "--decision-ms", "2000", "--quiet", cwd=made / "bots")
+    assert result.returncode in (0, 1, 3), result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("verdict: ")
+    assert lines[2].startswith(f"on the scale of pool {p.short_id}, anchored to its bot heuristic alone "
+                               f"({heuristic:.0f}): mine ")
+    assert lines[2].endswith(f"; scale of pool {p.short_id} not checked: the pool's bots played no game against "
+                             f"each other in this run")
+
+
+@pytest.mark.e2e
+def test_an_sprt_file_with_a_pool_on_another_clock_is_off_its_scale(made, tmp_path):
+    """An SPRT file whose [pool] gives the baseline (its bot as the pool pins it), its clock not the pool's."""
+    p = tpool.read(made / "pool.json")
+    path = tmp_path / "s.toml"
+    path.write_text(f'[tournament]\ngame = "aegis"\nseed = {SEED}\nconcurrency = 2\n\n[sprt]\ncandidate = "mine"\n'
+                    f'max_units = 3\n\n[pool]\nfile = "{made / "pool.json"}"\nbots = ["heuristic"]\n'
+                    + tables(CANDIDATE, str(ROOT), {"decision_ms": 1500, "bank_ms": 10000}))
+    result = invoke_cli("sprt", "--quiet", "--format", "json", path)
+    assert result.exit_code in (0, 1, 3), result.output
+    on = json.loads(result.output[result.output.index("{\n"):])["anchored"]
+    assert on["pool"] == p.short_id and on["anchor"] == "heuristic" and on["verdict"] == Scale.OFF
+    assert on["lo"] < on["elo"] < on["hi"]
+    assert on["reasons"][0] == (f"off-scale: this run's setting is not pool {p.short_id}'s: the clock is "
+                                f"bank_ms=10000, decision_ms=1500; the pool's bank_ms=10000, decision_ms=2000; this "
+                                f"rating is not on its scale")
+
+
+def test_sprt_pool_mistakes_are_one_line(simulated, tmp_path):
+    args = ("sprt", "--game", "aegis", "--candidate", "mine=python -m sample_bots.random", "--max-units", "1")
+    result = invoke_cli(*args, "--baseline", "other=python -m sample_bots.random", "--pool", simulated)
+    assert result.exit_code == 2 and "the baseline 'other' is not a bot of pool" in result.output
+    assert result.output.strip().splitlines()[-1].startswith("Error: Invalid value for --pool: ")
+    (tmp_path / "p.json").write_text("[]")
+    result = invoke_cli(*args, "--baseline", "random=python -m sample_bots.random", "--pool", tmp_path / "p.json")
+    assert result.exit_code == 2 and f"pool file {tmp_path / 'p.json'}" in result.output
+    # an SPRT file's [pool]: the baseline is its bot, the candidate one of the [[bots]]
+    path = tournament_file(tmp_path / "s.toml", f'[sprt]\ncandidate = "random"\n\n[pool]\nfile = "{simulated}"\n'
+                           f'bots = ["random"]\n' + tables({"mine": "sample_bots.random"}, str(ROOT)))
+    text = path.read_text().replace("deal_sets = 3\n", "")
+    path.write_text(text)
+    result = invoke_cli("sprt", path)
+    assert result.exit_code == 2 and "with a [pool], the baseline is its bot" in result.output

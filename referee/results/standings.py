@@ -260,13 +260,7 @@ def pool_mismatches(store: Store, pool: tpool.Pool, rows: Iterable[MatchRow]) ->
     played = set(_held(pool, rows))
     hashes = {name: tpool.content_hash(v) if v else None for name, v in recorded.items() if name in played}
     hashes.update({name: None for name in played if name not in recorded})  # an older store: none recorded
-    game, options = config["game"], config.get("options", {})
-    try:
-        if game == pool.game and games.get(game).check_options(pool.options) == games.get(game).check_options(options):
-            options = pool.options  # the same options, the defaults written out or not
-    except games.OptionError:
-        pass  # options this game has not: the mismatch says so
-    return pool.mismatches(game, options, config.get("clock", {}), hashes)
+    return pool.mismatches(config["game"], config.get("options", {}), config.get("clock", {}), hashes)
 
 
 def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str, float] | None = None,
