@@ -453,6 +453,10 @@ def test_sprt_pool_mistakes_are_one_line(simulated, tmp_path):
     (tmp_path / "p.json").write_text("[]")
     result = invoke_cli(*args, "--baseline", "random=python -m sample_bots.random", "--pool", tmp_path / "p.json")
     assert result.exit_code == 2 and f"pool file {tmp_path / 'p.json'}" in result.output
+    # a game whose SPRT scores two seats' total: another scale than the pool's pairwise one
+    result = invoke_cli("sprt", "--game", "confirmation", "--candidate", "mine=python -m sample_bots.random",
+                        "--baseline", "random=python -m sample_bots.random", "--pool", simulated)
+    assert result.exit_code == 2 and "a pool's scale is fitted on pairwise results" in result.output
     # an SPRT file's [pool]: the baseline is its bot, the candidate one of the [[bots]]
     path = tournament_file(tmp_path / "s.toml", f'[sprt]\ncandidate = "random"\n\n[pool]\nfile = "{simulated}"\n'
                            f'bots = ["random"]\n' + tables({"mine": "sample_bots.random"}, str(ROOT)))

@@ -123,6 +123,10 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         raise click.UsageError(f"--pool cannot be combined with the [pool] of {config_file}")
     pool = (_pool(pool_file, setup.baseline.name) if pool_file is not None else
             tpool.loads(json.dumps(setup.pool.content), str(setup.pool.file)) if setup.pool is not None else None)
+    if pool is not None and GAMES[setup.game].num_seats != 2:
+        raise click.UsageError(f"a pool's scale is fitted on pairwise results, and an SPRT of {setup.game} scores "
+                               f"two seats' total against two: its Elo is another scale (docs/regression.md); rate "
+                               f"the candidate on the pool's scale with a gauntlet against the pool")
     outcome = service.run_sprt(service.SprtRequest(setup, rerun, server, admin_token, pool),
                                SprtDisplay(quiet, verbose))
     print_outcome(outcome, fmt, markdown_file)
