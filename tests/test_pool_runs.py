@@ -15,6 +15,7 @@ import asyncio
 import json
 import random
 import shutil
+import sqlite3
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -166,6 +167,16 @@ def test_another_clock_is_off_the_pools_scale(made, tmp_path):
     data = ratings_json(tmp_path / "out")
     assert data["pool"]["verdict"] == Scale.OFF and data["pool"]["reasons"][0] == reason
     assert data["pool"]["held"] == ["random", "heuristic"]  # only the bots the file takes
+    # the pool the directory keeps, changed: one line, exit 2
+    db = sqlite3.connect(tmp_path / "out" / "results.sqlite")
+    with db:
+        config = json.loads(db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+        config["pool"]["content"]["bots"][0]["elo"] += 1
+        db.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+    db.close()
+    result = invoke_cli("ratings", tmp_path / "out")
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert result.output.startswith(f"Error: the pool kept in {tmp_path / 'out'} (") and "changed after" in result.output
 
 
 @pytest.mark.e2e

@@ -19,6 +19,7 @@ from referee.model.exits import ExitCode
 from referee.model.teams import TeamError
 from referee.play.executors import BotsNotReady, ClusterError, RemoteRefereeError
 from referee.results.export import ExportError
+from referee.results.pool import PoolFileError
 from referee.results.store import NewerStore, StoreError
 from referee.view.live import CannotServe
 
@@ -38,6 +39,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (NewerStore, ExitCode.USAGE),  # a results directory of a newer referee's schema: left as it is
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
     (ExportError, ExitCode.USAGE),  # not a results directory, an unknown match id, an output path that is a file
+    (PoolFileError, ExitCode.USAGE),  # a reference pool's file (or the one a results directory keeps) not valid
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played

@@ -30,6 +30,10 @@ confidence is below 0 (:func:`referee.stats.headtohead.upper_bound`, the same
 test as the LOS); the table and the verdict print that bound, so that a
 two-sided interval holding 0 beside a failed check reads as what it is.
 
+A gauntlet file with a ``[pool]`` (docs/pool.md) has the pool's bots among its
+baselines: the standings are then on the pool's scale, and :func:`anchored`
+gives the candidate's rating on it with its interval, printed after the verdict.
+
 """
 
 from __future__ import annotations
