@@ -108,7 +108,7 @@ class Pool:
         hash in the run, None when it has none): one sentence each; [] when the run plays the pool's
         setting with the pool's bots. A run that differs is not on the pool's scale."""
         out = []
-        if game == self.game and _filled(game, options) == _filled(game, self.options):
+        if _filled(game, options) == _filled(self.game, self.options):
             options = self.options  # the same options, their defaults written out or not
         run: dict[str, str | Mapping[str, Any]] = {"game is": game, "options are": dict(options),
                                                    "clock is": dict(clock)}
