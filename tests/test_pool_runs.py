@@ -476,3 +476,36 @@ def test_sprt_pool_mistakes_are_one_line(simulated, tmp_path):
     path.write_text(text)
     result = invoke_cli("sprt", path)
     assert result.exit_code == 2 and "with a [pool], the baseline is its bot" in result.output
+
+
+def four_seat_rows(strengths: dict[str, float], deal_sets: int, rng: random.Random) -> list[MatchRow]:
+    """Confirmation-like matches (four seats, rated by score): every group of four in its four rotations,
+    each seat's score its strength's share plus the deal's luck."""
+    from itertools import combinations
+
+    rows = []
+    for k in range(deal_sets):
+        for group in combinations(sorted(strengths), 4):
+            for r in range(4):
+                lineup = group[r:] + group[:r]
+                scores = [round(strengths[b] / 100 + rng.gauss(0, 3)) for b in lineup]
+                placing = [1 + sum(o > s for o in scores) for s in scores]
+                rows.append(MatchRow(f"{k}:{'|'.join(lineup)}", k, lineup, {"scores": scores, "placing": placing}))
+    return rows
+
+
+def test_a_four_seat_game_checks_the_scale_where_pool_bots_share_a_table():
+    rng = random.Random(4)
+    pool_bots = {"p1": 1000.0, "p2": 1300.0, "p3": 1500.0, "p4": 1700.0}
+    pool = tpool.make("confirmation", {}, CLOCK, [PoolBot(n, ("x",), "0" * 64) for n in pool_bots],
+                      standings.pair_results_of("confirmation", four_seat_rows(pool_bots, 20, rng)), bootstrap=50)
+    run = four_seat_rows({**pool_bots, "mine": 1400.0}, 6, rng)
+    st = standings.compute("confirmation", run, bootstrap=50, pool=pool)
+    assert st.pool is not None and st.pool.held == tuple(pool_bots) and st.pool.verdict == Scale.ON
+    assert st.pool.reasons[0].startswith(f"on the scale of pool {pool.short_id}: its bots' 6 differences in this run ")
+    assert {b.name: b.elo for b in st.lines if b.name in pool_bots} == pytest.approx(
+        {n: r.elo for n, r in pool.scale.ratings.items()})
+    # the same run with one pool bot far stronger than its pool rating: its distances moved
+    swapped = four_seat_rows({**pool_bots, "p1": 1900.0, "mine": 1400.0}, 6, random.Random(5))
+    off = standings.compute("confirmation", swapped, bootstrap=50, pool=pool)
+    assert off.off_scale and off.pool is not None and off.pool.reasons[0].startswith("off-scale: pool ")
