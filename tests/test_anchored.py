@@ -251,3 +251,11 @@ def test_the_cost_reads_the_deal_sets_off_a_square_root_law():
     assert deal_sets_for(50.0, [5, 20, 80], halves) == pytest.approx(40.0)
     assert deal_sets_for(200.0, [5, 20, 80], halves) == 5.0
     assert deal_sets_for(10.0, [5, 20, 80], halves) is None
+
+
+def test_the_checks_line_never_says_minus_zero_and_agrees_in_number():
+    from referee.stats.anchored import Move, Scale, ScaleCheck
+
+    one = ScaleCheck(Scale.ON, (Move("a", "b", 10.2, 5.0, 10.5, 5.0, 30.0),), deal_sets=5)
+    assert one.line("pool p") == ("on the scale of pool p: its bots' 1 difference in this run holds (the largest "
+                                  "move: a over b +0 Elo, within ±30)")

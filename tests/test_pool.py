@@ -178,3 +178,11 @@ def test_a_pool_read_from_its_file_anchors_a_run(pool, tmp_path):
     run = anchored(outcomes, scale, bootstrap=50)
     assert run.ratings["search"].elo == scale.ratings["search"].elo
     assert run.ratings["x"].plus_minus > 0 and not run.off_scale
+
+
+def test_a_runs_options_with_their_defaults_written_out_are_the_pools(pool):
+    """A run keeps every option with its defaults filled in; a pool made with none given is the same setting."""
+    versions = {b.name: b.version for b in pool.bots}
+    assert pool.mismatches("aegis", {"promise": "table"}, CLOCK, versions) == []  # Aegis's default
+    assert pool.mismatches("aegis", {"promise": "4plus"}, CLOCK, versions) == [
+        "the options are promise=\"4plus\"; the pool's none"]

@@ -40,6 +40,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (NewerStore, ExitCode.USAGE),  # a results directory of a newer referee's schema: left as it is
     (StoreError, ExitCode.USAGE),  # an output directory holding another tournament
     (ExportError, ExitCode.USAGE),  # not a results directory, an unknown match id, an output path that is a file
+    (PoolFileError, ExitCode.USAGE),  # a reference pool's file (or the one a results directory keeps) not valid
     (SprtError, ExitCode.USAGE),  # an SPRT that cannot go on: a bot that never came to play
     (RemoteRefereeError, ExitCode.USAGE),  # --server unreachable, a wrong --admin-token, a refused match
     (BotsNotReady, ExitCode.USAGE),  # a bot not running and connected within startup_s: no match played

@@ -34,6 +34,7 @@ from referee.competition.sprt import setup as sprt_setup
 from referee.competition.sprt.units import Tally
 from referee.games import GAMES
 from referee.model import BotSpec, ConfigError, Played
+from referee.results import pool as tpool
 from referee.results.store import MatchRow
 from referee.stats.sprt import SPRT, EloModel, Verdict, estimate
 
@@ -78,6 +79,9 @@ _WITHOUT_CONFIG = (("game", "--game"), ("candidate", "--candidate"), ("baseline"
               show_default=True, help="The report on stdout.")
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False),
               help="Also write the one-paragraph Markdown summary (for a pull request) to this file.")
+@click.option("--pool", "pool_file", type=click.Path(dir_okay=False),
+              help="A reference pool's file (docs/pool.md) whose bot the baseline is (by name): the report gives "
+                   "the candidate's rating on the pool's scale, anchored to the baseline.")
 @quiet_option
 @click.option("--verbose", "-v", is_flag=True, help="A line per finished match.")
 def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, baseline: BotSpec | None,
@@ -86,7 +90,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
          beta: float, max_units: int,
          concurrency: int, output: str | None, server: str | None, admin_token: str | None,
          executor: str | None, address: str | None, rerun: tuple[str, ...], fmt: str, markdown_file: str | None,
-         quiet: bool, verbose: bool) -> None:
+         pool_file: str | None, quiet: bool, verbose: bool) -> None:
     """Is the candidate stronger than the baseline? A sequential probability
     ratio test (GSPRT, pentanomial, as fishtest) on duplicate units, with the
     hypotheses in normalized Elo (the default) or logistic Elo.
@@ -115,9 +119,31 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
         raise click.UsageError(str(err)) from None
     setup = dataclasses.replace(setup, executor=chosen_executor(setup.executor, executor, address, server),
                                 markdown=Path(markdown_file) if markdown_file else None)
-    outcome = service.run_sprt(service.SprtRequest(setup, rerun, server, admin_token), SprtDisplay(quiet, verbose))
+    if pool_file is not None and setup.pool is not None:
+        raise click.UsageError(f"--pool cannot be combined with the [pool] of {config_file}")
+    pool = (_pool(pool_file, setup.baseline.name) if pool_file is not None else
+            tpool.loads(json.dumps(setup.pool.content), str(setup.pool.file)) if setup.pool is not None else None)
+    if pool is not None and GAMES[setup.game].num_seats != 2:
+        raise click.UsageError(f"a pool's scale is fitted on pairwise results, and an SPRT of {setup.game} scores "
+                               f"two seats' total against two: its Elo is another scale (docs/regression.md); rate "
+                               f"the candidate on the pool's scale with a gauntlet against the pool")
+    outcome = service.run_sprt(service.SprtRequest(setup, rerun, server, admin_token, pool),
+                               SprtDisplay(quiet, verbose))
     print_outcome(outcome, fmt, markdown_file)
     ctx.exit(outcome.exit_code)
+
+
+def _pool(path: str, baseline: str) -> tpool.Pool:
+    """The ``--pool`` file, read and checked, whose bots the baseline is one of (a usage error if not)."""
+    try:
+        pool = tpool.read(path)
+    except tpool.PoolFileError as err:
+        raise click.BadParameter(str(err), param_hint="--pool") from None
+    names = [b.name for b in pool.bots]
+    if baseline not in names:
+        raise click.BadParameter(f"the baseline {baseline!r} is not a bot of pool {pool.short_id} (its bots: "
+                                 f"{', '.join(names)}): the rating is anchored to the baseline", param_hint="--pool")
+    return pool
 
 
 def print_outcome(outcome: service.Outcome, fmt: str, markdown_file: str | None) -> None:

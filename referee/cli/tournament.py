@@ -148,11 +148,13 @@ def print_gauntlet(cfg: GauntletConfig, outcome: service.Outcome, st: Standings,
     standings ``st`` and the verdict (table, json), or the candidate's table and the verdict (markdown)."""
     against, verdict = list(outcome.versus), outcome.verdict
     assert verdict is not None, "a gauntlet's outcome with standings has its verdict"
+    on_pool = tgauntlet.anchored(cfg.candidate, st)  # against a pool: its rating on the pool's scale
     if fmt == "json":
         click.echo(json.dumps({"candidate": cfg.candidate, "versus": [tgauntlet.versus_json(v) for v in against],
-                               "verdict": verdict.__dict__, **standings.to_json(st)}, indent=2))
+                               "verdict": verdict.__dict__, **({"anchored": on_pool} if on_pool else {}),
+                               **standings.to_json(st)}, indent=2))
     elif fmt == "markdown":
-        click.echo(tgauntlet.markdown(cfg.game, cfg.candidate, against, verdict), nl=False)
+        click.echo(tgauntlet.markdown(cfg.game, cfg.candidate, against, verdict, on_pool), nl=False)
     else:
         click.echo(tgauntlet.caption(cfg.candidate, confidence))
         click.echo(tgauntlet.versus_table(cfg.candidate, against, confidence))
@@ -160,6 +162,8 @@ def print_gauntlet(cfg: GauntletConfig, outcome: service.Outcome, st: Standings,
         click.echo(standings.report(st))
         click.echo()
         click.echo(f"verdict: {verdict.text}")
+        if on_pool is not None:
+            click.echo(on_pool["text"])
 
 
 # --- shared by the commands above -------------------------------------------------------

@@ -27,6 +27,10 @@
     decision_ms = 1000
     bank_ms = 10000
 
+    [pool]                      # a reference pool (docs/pool.md): its bots join, the ratings are on its scale
+    file = "pools/aegis.pool.json"  # relative to this file
+    bots = ["weakened-50", "search"]  # some of its bots (default: all; none named as a [[bots]] entry)
+
     [[bots]]
     name = "random"
     command = ["python", "-m", "sample_bots.random", "--seed", "1"]
@@ -75,6 +79,7 @@ line and the reason.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import shlex
@@ -98,6 +103,7 @@ from referee.model import (
     ExecutorSpec,
     Isolation,
     Limits,
+    PoolSpec,
     Release,
     Rule,
     RuleError,
@@ -107,6 +113,7 @@ from referee.model import (
 )
 from referee.model.modes import member
 from referee.model.teams import ALLOW_KEY, TeamError, seated_apart
+from referee.results import pool
 from referee.runner import Clock
 
 # --- a file read, and where its keys are, for messages ----------------------------
@@ -191,7 +198,8 @@ def read(path: str | Path) -> ConfigFile:
 
 # --- reading a tournament ------------------------------------------------------------
 
-_TOP = {"tournament", "clock", "limits", "bots", "executor"}
+_TOP = {"tournament", "clock", "limits", "bots", "executor", "pool"}
+_POOL = {"file", "bots"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
                "release", "startup_s", "title", "description", "absent", "data", "schedule", "stop", "confidence",
                "max_deal_sets", "tie_elo", ALLOW_KEY}
@@ -301,6 +309,9 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     for i, name in enumerate(names):
         if names.index(name) != i:
             raise loc.error(f"bot name {name!r} is used twice", "bots", "name", i)
+    pool_spec, pooled = _pool(loc, data["pool"], base, limits, shared, names) if "pool" in data else (None, [])
+    bots += pooled
+    names += [b.name for b, _ in pooled]
     if len(bots) < 2:
         raise loc.error("a tournament needs at least two bots", "bots", "name", 0)
     output = (base / output).resolve()
@@ -310,6 +321,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if refused is not None:
         index, key, why = refused
         i = launched[index][0]
+        if i >= len(raw_bots):  # a pool bot's
+            raise loc.error(f"pool bot {names[i]!r}: {why}", "pool", "file")
         raise loc.error(f"bot {names[i]!r}: {why}", "bots", key if key in raw_bots[i] else "name", i)
     entries = [b.name for b, _ in bots if not b.withdrawn]
     allow = t.get(ALLOW_KEY, False)
@@ -322,7 +335,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
                             Clock(decision_ms / 1000, bank_ms / 1000), concurrency, output, max_groups, path, sandbox,
                             isolation, seed_drawn, release, float(startup_s),
                             _executor(loc, data.get("executor", {}), base), title, description, absent,
-                            schedule=schedule, rule=rule, allow_team_tables=allow)
+                            schedule=schedule, rule=rule, allow_team_tables=allow, pool=pool_spec)
 
 
 def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[ScheduleKind, Rule]:
@@ -475,6 +488,59 @@ def _bot(loc: ConfigFile, b: Any, i: int, base: Path, limits: Limits,
                    protocol=protocol, withdrawn=withdrawn, files=files, exclude=_patterns(loc, b, name, i, "exclude"),
                    data=tuple(str(p.real) for p in data), team=team)
     return spec, None if withdrawn else paths.Launched(name, spec.command, place, data)
+
+
+def _pool(loc: ConfigFile, raw: Any, base: Path, limits: Limits, shared: list[paths.Place],
+          names: list[str]) -> tuple[PoolSpec, list[tuple[BotSpec, paths.Launched | None]]]:
+    """The ``[pool]`` table: the pool file read and checked (relative to this file), and the pool's
+    bots that join the run (its ``bots``, default all), each a launched entry from the pool file
+    (docs/pool.md) with the file's default limits and shared data; ``names``: the ``[[bots]]``' names,
+    which a pool bot's must not take."""
+    if not isinstance(raw, dict):
+        raise loc.error("[pool] must be a table", "pool")
+    loc.check_keys(raw, _POOL, "pool")
+    written = raw.get("file")
+    if not isinstance(written, str) or not written:
+        raise loc.error("pool.file must be the path of a pool file (relative to this file)", "pool", "file")
+    path = (base / written).resolve()
+    try:
+        made = pool.read(path)
+    except pool.PoolFileError as err:
+        raise loc.error(str(err), "pool", "file") from None
+    of_pool = [b.name for b in made.bots]
+    chosen = raw.get("bots", of_pool)
+    if not isinstance(chosen, list) or not chosen or not all(isinstance(n, str) for n in chosen):
+        raise loc.error(f"pool.bots must be a list of some of the pool's bots ({', '.join(of_pool)}), got "
+                        f"{chosen!r}", "pool", "bots")
+    for name in chosen:
+        if name not in of_pool:
+            raise loc.error(f"pool.bots: {name!r} is not a bot of pool {made.short_id} (its bots: "
+                            f"{', '.join(of_pool)})", "pool", "bots")
+        if chosen.count(name) > 1:
+            raise loc.error(f"pool.bots: {name!r} is named twice", "pool", "bots")
+    joining = [b for b in made.bots if b.name in chosen]
+    for b in joining:
+        if b.name in names:
+            raise loc.error(f"pool bot {b.name!r} has the name of a [[bots]] entry: rename the entry, or leave the "
+                            f"pool's out with pool.bots", "bots", "name", names.index(b.name))
+    spec = PoolSpec(path, json.loads(made.to_json()), tuple(b.name for b in joining))
+    return spec, [_pool_bot(loc, b, path.parent, base, limits, shared) for b in joining]
+
+
+def _pool_bot(loc: ConfigFile, b: pool.PoolBot, home: Path, base: Path, limits: Limits,
+              shared: list[paths.Place]) -> tuple[BotSpec, paths.Launched | None]:
+    """A pool bot as an entry: its ``cwd`` relative to the pool file's directory ``home`` (null: this
+    file's, as a ``[[bots]]`` table's default), its ``files`` checked as a ``[[bots]]`` table's are."""
+    place = paths.Place.of(home / b.cwd if b.cwd is not None else base)
+    if not place.real.is_dir():
+        raise loc.error(f"pool bot {b.name!r}: cwd {place.real} is not a directory", "pool", "file")
+    for pattern in b.files:
+        if not versions.matches(place.real, pattern):
+            raise loc.error(f"pool bot {b.name!r}: files entry {pattern!r} matches nothing under {place.real}",
+                            "pool", "file")
+    spec = BotSpec(b.name, b.command, str(place.real), {}, False, None, limits, files=b.files,
+                   data=tuple(str(p.real) for p in shared))
+    return spec, paths.Launched(b.name, spec.command, place, shared)
 
 
 def _team(loc: ConfigFile, b: dict[str, Any], name: str, i: int) -> str | None:

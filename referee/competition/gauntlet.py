@@ -30,6 +30,10 @@ confidence is below 0 (:func:`referee.stats.headtohead.upper_bound`, the same
 test as the LOS); the table and the verdict print that bound, so that a
 two-sided interval holding 0 beside a failed check reads as what it is.
 
+A gauntlet file with a ``[pool]`` (docs/pool.md) has the pool's bots among its
+baselines: the standings are then on the pool's scale, and :func:`anchored`
+gives the candidate's rating on it with its interval, printed after the verdict.
+
 """
 
 from __future__ import annotations
@@ -52,7 +56,16 @@ from referee.games.lineups import balanced_subset
 from referee.model import Lineup, Schedule, Seating, TournamentConfig, deal_seed, master_seed
 from referee.model.modes import member
 from referee.model.teams import TeamError
-from referee.results.standings import TOO_FEW, WIDEST, Shown, pair_results_of, shown, signed_elo
+from referee.results.standings import (
+    TOO_FEW,
+    WIDEST,
+    Shown,
+    Standings,
+    pair_results_of,
+    shown,
+    shown_line,
+    signed_elo,
+)
 from referee.results.store import MatchRow, Store
 from referee.stats import ratings
 from referee.stats.headtohead import elo_difference, upper_bound
@@ -101,6 +114,9 @@ def parse(loc: ConfigFile) -> GauntletConfig:
     if candidate not in names:
         raise loc.error(f"gauntlet.candidate must name one of the bots ({', '.join(names)}), got {candidate!r}",
                         "gauntlet", "candidate")
+    if base.pool is not None and candidate in base.pool.bots:
+        raise loc.error(f"gauntlet.candidate {candidate!r} is a bot of the pool: its rating is held, not measured "
+                        f"(the candidate is one of the [[bots]])", "gauntlet", "candidate")
     lineup = member(Lineup, g.get("lineup", Lineup.DUEL))
     if lineup is None:
         raise loc.error(f"gauntlet.lineup must be one of {', '.join(Lineup)}, got {g['lineup']!r}", "gauntlet",
@@ -312,6 +328,19 @@ def verdict(candidate: str, rows: Sequence[Versus], confidence: float = 0.95) ->
     return Verdict(confidence, [v.baseline for v in worse], text)
 
 
+def anchored(candidate: str, st: Standings) -> dict[str, Any] | None:
+    """The candidate's rating on the scale of the pool the gauntlet includes (its baselines among the
+    pool's bots, held at their ratings: docs/pool.md), with its interval and the pool's verdict and
+    reasons; None without a pool, or before the candidate has played one of its bots."""
+    line = next((b for b in st.lines if b.name == candidate), None)
+    if st.pool is None or not st.pool.held or line is None:
+        return None
+    s = shown_line(line)
+    return {"pool": st.pool.id, "verdict": st.pool.verdict, "elo": line.elo, "lo": line.lo, "hi": line.hi,
+            "shown": s.to_json(), "reasons": list(st.pool.reasons),
+            "text": f"anchored to pool {st.pool.id}: {candidate} {s.elo_text} {s.interval_text}; {st.pool.reasons[0]}"}
+
+
 def caption(candidate: str, confidence: float = 0.95) -> str:
     """What the candidate's table shows, in a line above it."""
     pct = f"{100 * confidence:g}%"
@@ -343,11 +372,14 @@ def versus_table(candidate: str, rows: Sequence[Versus], confidence: float = 0.9
                     colalign=("left", *["right"] * 9))
 
 
-def markdown(game: str, candidate: str, rows: Sequence[Versus], result: Verdict) -> str:
-    """The candidate's table and the verdict in Markdown, for a pull request or a CI job's summary."""
+def markdown(game: str, candidate: str, rows: Sequence[Versus], result: Verdict,
+             on_pool: dict[str, Any] | None = None) -> str:
+    """The candidate's table and the verdict in Markdown, for a pull request or a CI job's summary;
+    ``on_pool``: its rating on a pool's scale (:func:`anchored`), after the verdict."""
     outcome = ("**a failed check: worse than " + ", ".join(f"`{b}`" for b in result.worse) + "**" if result.worse
                else "**passed**")
     return (f"**Gauntlet `{candidate}`** ({game}): {outcome}\n\n"
             f"{caption(candidate, result.confidence)}\n\n"
             f"{versus_table(candidate, rows, result.confidence, tablefmt='github')}\n\n"
-            f"verdict: {result.text}\n")
+            f"verdict: {result.text}\n"
+            + (f"\n{on_pool['text']}\n" if on_pool is not None else ""))

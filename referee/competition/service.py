@@ -12,6 +12,7 @@ prints the outcome as it prints; the service imports no front end.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -25,12 +26,14 @@ from referee.competition.sprt import report as sprt_report
 from referee.competition.sprt import run as sprt_run
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally
-from referee.model import EntryStatus, Played, Schedule, Stop, TournamentConfig
+from referee.hosting import versions
+from referee.model import ConfigError, EntryStatus, Played, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
 from referee.results import rounds, standings
+from referee.results.pool import Pool, content_hash
 from referee.results.release import held_in
 from referee.results.standings import Standings
-from referee.results.store import Store
+from referee.results.store import MetaKey, Store
 from referee.stats import sprt as sprt_stats
 
 
@@ -206,6 +209,8 @@ class SprtRequest:
     rerun: tuple[str, ...] = ()
     server: str | None = None
     admin_token: str | None = None
+    #: ``--pool``: a reference pool whose bot the baseline is; the report gives the candidate's rating on its scale
+    pool: Pool | None = None
 
 
 def prepared(config: TournamentConfig, executor: Callable[[Any], Any] | None = None) -> TournamentConfig:
@@ -219,6 +224,7 @@ def prepared(config: TournamentConfig, executor: Callable[[Any], Any] | None = N
 def run_tournament(request: TournamentRequest, observer: Observer) -> Outcome:
     """Run a tournament (a round robin, or adaptive) and return its outcome."""
     config = request.config
+    no_anchor_with_pool(config, request.anchor)
     store = run.open_store(config, request.rerun, announce=observer.say)  # the directory's lock: one run at a time
     try:
         plan = run.planner(config, store)
@@ -232,6 +238,7 @@ def run_tournament(request: TournamentRequest, observer: Observer) -> Outcome:
 def run_gauntlet(request: GauntletRequest, observer: Observer) -> Outcome:
     """Run a gauntlet (its candidate against every baseline) and return its outcome, verdict included."""
     cfg = request.config
+    no_anchor_with_pool(cfg.tournament, request.anchor)
     store = gauntlet.open_store(cfg, request.rerun, announce=observer.say)  # the directory's lock: one run at a time
     try:
         plan = gauntlet.planner(cfg, store)
@@ -247,6 +254,14 @@ def run_gauntlet(request: GauntletRequest, observer: Observer) -> Outcome:
         return dataclasses.replace(outcome, versus=tuple(against), verdict=verdict, worse=bool(verdict.worse))
     finally:
         store.close()
+
+
+def no_anchor_with_pool(config: TournamentConfig, anchor: tuple[str, float] | None) -> None:
+    """A ConfigError (exit 2, before anything is written) for an anchor given to a run whose file has a
+    ``[pool]``: its ratings are on the pool's scale (docs/pool.md)."""
+    if anchor is not None and config.pool is not None:
+        raise ConfigError(f"--anchor {anchor[0]}={anchor[1]:g}: {config.source or 'the tournament file'} has a "
+                          f"[pool], whose scale its ratings are on: leave --anchor out, or the [pool] table")
 
 
 def run_sprt(request: SprtRequest, observer: SprtObserver) -> Outcome:
@@ -265,12 +280,29 @@ def run_sprt(request: SprtRequest, observer: SprtObserver) -> Outcome:
         except KeyboardInterrupt:
             verdict = sprt_stats.Verdict.INTERRUPTED
         saved = store.count() if store is not None else 0
+        report = sprt_report.summary(setup, tally, verdict)
+        if request.pool is not None:
+            report["anchored"] = sprt_report.on_pool(setup, tally, request.pool, _baseline_version(setup, store))
     finally:
         if store is not None:
             store.close()
     return Outcome(directory=setup.output if store is not None else None, saved=saved,
                    interrupted=verdict is sprt_stats.Verdict.INTERRUPTED, played=played.count, sprt=verdict,
-                   report=sprt_report.summary(setup, tally, verdict))
+                   report=report)
+
+
+def _baseline_version(setup: SprtSetup, store: Store | None) -> str | None:
+    """The content hash of the SPRT's baseline (:func:`referee.results.pool.content_hash`): as its store
+    recorded it, or without one as its files are now (None: no version, or files that make none)."""
+    if store is not None:
+        recorded = json.loads(store.meta(MetaKey.VERSIONS) or "{}").get(setup.baseline.name)
+    else:
+        try:
+            recorded = versions.of(setup.baseline, [*setup.hidden(), *versions.apart(setup.baseline,
+                                                                                     [setup.candidate])])
+        except ConfigError:  # files that make no version (VersionRefused): the test's results stand
+            recorded = None
+    return content_hash(recorded) if recorded else None
 
 
 class _Numbered:

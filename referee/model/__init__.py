@@ -33,6 +33,7 @@ from referee.model.specs import (
     ConfigError,
     ExecutorSpec,
     Limits,
+    PoolSpec,
     TournamentConfig,
     publication,
 )
@@ -40,6 +41,6 @@ from referee.model.specs import (
 __all__ = [
     "BOT_NAME", "CONFIDENCE", "FAIRNESS", "MAX_DEAL_SETS", "PER_PROCESS", "TIE_ELO", "Absent", "BotProtocol",
     "BotSpec", "Claim", "ConfigError", "EntryStatus", "ExecutorKind", "ExecutorSpec", "Isolation", "Limits",
-    "Lineup", "Played", "Release", "Round", "Rule", "RuleError", "SandboxMode", "Schedule", "ScheduleKind",
+    "Lineup", "Played", "PoolSpec", "Release", "Round", "Rule", "RuleError", "SandboxMode", "Schedule", "ScheduleKind",
     "Seating", "Stop", "Table", "TournamentConfig", "deal_seed", "deal_set_of", "master_seed", "publication",
 ]

@@ -96,6 +96,21 @@ class BotSpec:
 
 
 @dataclass(frozen=True)
+class PoolSpec:
+    """A reference pool a run includes (``[pool]`` in its file; docs/pool.md): the pool file's path,
+    its content as read and checked (:mod:`referee.results.pool`: the JSON of the file, so that a
+    results directory keeps the scale its ratings are on), and the names of its bots that join the
+    run as entries (the file's ``bots``, in the pool's order)."""
+
+    file: Path
+    content: Mapping[str, Any]
+    bots: tuple[str, ...]
+
+    def describe(self) -> dict[str, Any]:
+        return {"file": str(self.file), "bots": list(self.bots), "content": dict(self.content)}
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     game: str
     options: dict[str, Any]
@@ -136,6 +151,8 @@ class TournamentConfig:
     rule: Rule = Rule()
     #: ``allow_team_tables = true``: team-mates may share tables where the schedule cannot keep them apart
     allow_team_tables: bool = False
+    #: ``[pool]``: a reference pool whose bots join the run and whose scale its ratings are on (None: none)
+    pool: PoolSpec | None = None
 
     @property
     def entries(self) -> list[str]:
@@ -179,6 +196,7 @@ class TournamentConfig:
             **({"later_seeds": [list(pair) for pair in self.later_seeds]} if self.later_seeds else {}),
             **({"retired": list(self.retired)} if self.retired else {}),
             **publication(self.title, self.description),
+            **({"pool": self.pool.describe()} if self.pool is not None else {}),
         }
 
 

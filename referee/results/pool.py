@@ -108,6 +108,8 @@ class Pool:
         hash in the run, None when it has none): one sentence each; [] when the run plays the pool's
         setting with the pool's bots. A run that differs is not on the pool's scale."""
         out = []
+        if _filled(game, options) == _filled(self.game, self.options):
+            options = self.options  # the same options, their defaults written out or not
         run: dict[str, str | Mapping[str, Any]] = {"game is": game, "options are": dict(options),
                                                    "clock is": dict(clock)}
         made: dict[str, str | Mapping[str, Any]] = {"game is": self.game, "options are": dict(self.options),
@@ -123,6 +125,15 @@ class Pool:
                 seen = "no version" if version is None else f"version {version[:12]}"
                 out.append(f"{bot.name} has {seen}; the pool's {bot.version[:12]}")
         return out
+
+
+def _filled(game: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """A game's options with its defaults filled in (as a run keeps them), so that ``{}`` and the
+    defaults written out compare equal; as given for options the game has not."""
+    try:
+        return games.get(game).check_options(options)
+    except (KeyError, games.OptionError):
+        return dict(options)
 
 
 def _rating(r: PoolRating) -> dict[str, float]:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +27,11 @@ from tabulate import tabulate
 
 from referee import games, model
 from referee.games import RatedBy
+from referee.results import pool as tpool
 from referee.results import rounds
-from referee.results.store import Entry, MatchRow, Store
+from referee.results.store import Entry, MatchRow, MetaKey, Store
 from referee.runner import FaultKind
-from referee.stats import headtohead, ratings
+from referee.stats import anchored, headtohead, ratings
 from referee.stats.sequences import PairVerdict
 
 #: what each kind of fault counts, in the order of every table's fault cell
@@ -73,6 +75,24 @@ class BotLine:
     faults: dict[str, int] = field(default_factory=lambda: {str(kind): 0 for kind in FaultKind})
 
 
+@dataclass(frozen=True)
+class OnPool:
+    """Which scale a run's ratings are on when it includes a reference pool (docs/pool.md): the pool's
+    short ``id``; the ``verdict`` (:class:`referee.stats.anchored.Scale`'s values: "on-scale",
+    "off-scale", "unchecked"; off-scale as well when the run's setting is not the pool's); ``reasons``,
+    one line each: where the run's setting differs from the pool's (:meth:`Pool.mismatches`), then the
+    check that the scale holds (:meth:`ScaleCheck.line`); ``held``: the pool's bots that played, held
+    at their ratings."""
+
+    id: str
+    verdict: str
+    reasons: tuple[str, ...]
+    held: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "verdict": self.verdict, "reasons": list(self.reasons), "held": list(self.held)}
+
+
 @dataclass
 class Standings:
     game: str
@@ -106,6 +126,8 @@ class Standings:
     #: setting, or its bots' differences moved: :class:`referee.stats.anchored.ScaleCheck`)
     pool_id: str | None = None
     off_scale: bool = False
+    #: the pool's verdict and its reasons (None: no pool)
+    pool: OnPool | None = None
 
     @property
     def out(self) -> list[Entry]:
@@ -129,12 +151,22 @@ def pair_results_of(game: str, rows: Iterable[MatchRow]) -> list[ratings.Outcome
 
 
 def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = None, bootstrap: int = 1000,
-            seed: int = 0, pairs: bool = True) -> Standings:
+            seed: int = 0, pairs: bool = True, pool: tpool.Pool | None = None,
+            mismatches: Sequence[str] = ()) -> Standings:
     """The standings of these matches; ``pairs=False`` leaves out head to head (a two-player fit
-    with its bootstrap for every two bots that met: most of the work when there are many bots)."""
+    with its bootstrap for every two bots that met: most of the work when there are many bots).
+    ``pool``: a reference pool the run includes: its bots that played are held at their ratings
+    (:func:`referee.stats.anchored.rate_anchored`), the scale is checked, and ``mismatches`` (where
+    the run's setting differs from the pool's: :meth:`Pool.mismatches`) mark it off-scale."""
     seats_of = match_seats(game, rows)
     outcomes = headtohead.pair_results(seats_of)
-    fit = ratings.rate(outcomes, anchor=anchor, bootstrap=bootstrap, seed=seed)
+    held = _held(pool, rows)
+    if pool is not None and anchor is not None:
+        raise ValueError("a pool's scale and an anchor cannot be combined")
+    if pool is not None and held:
+        fit = anchored.rate_anchored(outcomes, pool.scale, bootstrap=bootstrap, seed=seed)
+    else:
+        fit = ratings.rate(outcomes, anchor=anchor, bootstrap=bootstrap, seed=seed)
     opponents = headtohead.opponents_average(fit)
     teams = None
     if any(isinstance(o, ratings.TeamResult) for o in outcomes):
@@ -169,11 +201,66 @@ def compute(game: str, rows: list[MatchRow], anchor: tuple[str, float] | None = 
     if not fit.identifiable:
         los = {a: dict.fromkeys(row) for a, row in los.items()}
     posterior = fit.posterior if fit.identifiable else None
-    return Standings(game, lines, headtohead.head_to_head(seats_of, bootstrap, seed) if pairs else {}, los,
-                     bias, len(rows), len({r.deal_set for r in rows}), bootstrap, anchor,
-                     [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted,
-                     rank_probabilities=posterior.rank_probabilities() if posterior else {},
-                     top_k=posterior.top() if posterior else {}, rank_df=posterior.df if posterior else None)
+    st = Standings(game, lines, headtohead.head_to_head(seats_of, bootstrap, seed) if pairs else {}, los,
+                   bias, len(rows), len({r.deal_set for r in rows}), bootstrap, anchor,
+                   [f"warning: {w}" for w in fit.warnings], teams, fit.identifiable, fit.intervals_trusted,
+                   rank_probabilities=posterior.rank_probabilities() if posterior else {},
+                   top_k=posterior.top() if posterior else {}, rank_df=posterior.df if posterior else None)
+    if pool is not None:
+        on_pool(st, _scale_of(pool, outcomes, held, mismatches))
+    return st
+
+
+def _held(pool: tpool.Pool | None, rows: Iterable[MatchRow]) -> tuple[str, ...]:
+    """The pool's bots that played in these matches, in the pool's order."""
+    if pool is None:
+        return ()
+    played = {b for r in rows for b in r.lineup}
+    return tuple(b.name for b in pool.bots if b.name in played)
+
+
+def _scale_of(pool: tpool.Pool, outcomes: Sequence[ratings.Outcome], held: tuple[str, ...],
+              mismatches: Sequence[str]) -> OnPool:
+    """The verdict on the pool's scale: off-scale where the setting differs or the check fails."""
+    name = f"pool {pool.short_id}"
+    if not held:
+        return OnPool(pool.short_id, anchored.Scale.OFF,
+                      (f"off-scale: none of {name}'s bots has played in these results: the ratings are on the "
+                       f"field's average ({ratings.DEFAULT_AVERAGE:g}), not on its scale",), held)
+    check = anchored.check_scale(outcomes, pool.scale)
+    reasons = [check.line(name)]
+    if mismatches:
+        reasons.insert(0, f"off-scale: this run's setting is not {name}'s: {'; '.join(mismatches)}; these ratings "
+                          f"are not on its scale")
+    verdict = anchored.Scale.OFF if mismatches else check.verdict
+    return OnPool(pool.short_id, verdict, tuple(reasons), held)
+
+
+def on_pool(st: Standings, scale: OnPool) -> None:
+    """Mark the standings as on (or off) a pool's scale: its id, the verdict, its reasons first among the notes."""
+    st.pool, st.pool_id, st.off_scale = scale, scale.id, scale.verdict == anchored.Scale.OFF
+    st.notes[:0] = list(scale.reasons)
+
+
+def pool_of(store: Store) -> tpool.Pool | None:
+    """The reference pool a results directory's run includes (its tournament file's ``[pool]``, kept
+    with its configuration), or None."""
+    kept = store.config().get("pool")
+    if not kept:
+        return None
+    return tpool.loads(json.dumps(kept["content"]), f"the pool kept in {store.directory} ({kept['file']})")
+
+
+def pool_mismatches(store: Store, pool: tpool.Pool, rows: Iterable[MatchRow]) -> list[str]:
+    """Where a results directory's run differs from the pool's setting (:meth:`Pool.mismatches`): its
+    game, options and clock, and the versions its pool bots that played were recorded at (their
+    content hashes, :func:`referee.results.pool.content_hash`)."""
+    config = store.config()
+    recorded = json.loads(store.meta(MetaKey.VERSIONS) or "{}")
+    played = set(_held(pool, rows))
+    hashes = {name: tpool.content_hash(v) if v else None for name, v in recorded.items() if name in played}
+    hashes.update({name: None for name in played if name not in recorded})  # an older store: none recorded
+    return pool.mismatches(config["game"], config.get("options", {}), config.get("clock", {}), hashes)
 
 
 def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str, float] | None = None,
@@ -182,7 +269,12 @@ def of_store(store: Store, rows: list[MatchRow] | None = None, anchor: tuple[str
     if already read): ``notes``, then the store's notes on its bots, and the bots that did not
     play all their matches marked and ranked last (:func:`mark_incomplete`)."""
     rows = list(store.matches()) if rows is None else rows
-    st = compute(store.config()["game"], rows, anchor=anchor, bootstrap=bootstrap, pairs=pairs)
+    pool = pool_of(store)
+    if pool is not None and anchor is not None:
+        raise model.ConfigError(f"--anchor: the ratings of {store.directory} are on the scale of pool {pool.short_id} "
+                                f"(its tournament file's [pool]); an anchor would place them elsewhere: leave it out")
+    st = compute(store.config()["game"], rows, anchor=anchor, bootstrap=bootstrap, pairs=pairs, pool=pool,
+                 mismatches=pool_mismatches(store, pool, rows) if pool is not None else ())
     st.notes.extend(notes)
     if (stop := rounds.stop_of(store)) is not None:
         st.notes.append(stop.text)
@@ -341,9 +433,22 @@ def _cells(s: Shown) -> tuple[str, str]:
     return s.elo_text, s.interval_text
 
 
-def elo_cells(b: BotLine) -> tuple[str, str]:
-    """The Elo and interval cells of a bot (:func:`shown_line`)."""
+def elo_cells(b: BotLine, st: Standings | None = None) -> tuple[str, str]:
+    """The Elo and interval cells of a bot (:func:`shown_line`); a bot a pool holds (in ``st``) says so."""
+    if st is not None and st.pool is not None and b.name in st.pool.held:
+        return _f(b.elo), HELD
     return _cells(shown_line(b))
+
+
+#: the interval cell of a pool's bot: its rating is the pool's, held (docs/pool.md)
+HELD = "held (pool)"
+
+
+def elo_header(st: Standings) -> str:
+    """The rating column's header: ``Elo``, or the pool whose scale it is on (or is not)."""
+    if st.pool is None:
+        return "Elo"
+    return f"Elo (off pool {st.pool.id}'s scale)" if st.off_scale else f"Elo (pool {st.pool.id})"
 
 
 #: the header of an adaptive tournament's column: what its stopping rule said of a line and the next
@@ -351,11 +456,11 @@ CLAIM_HEADER = "vs next (stop rule)"
 
 
 def table(st: Standings) -> str:
-    rows = [[rank, _name(st, b.name), *elo_cells(b), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
+    rows = [[rank, _name(st, b.name), *elo_cells(b, st), b.matches, b.results, f"{b.wins}-{b.draws}-{b.losses}",
              _f(b.score_pct, 1), _f(b.opponents_elo), _f(b.mean_points, 2),
              fault_cell(b.faults)]
             for rank, b in enumerate(st.lines, 1)]
-    headers = ["rank", "bot", "Elo", "95% interval", "matches", "results", "W-D-L", "score %", "opp. Elo",
+    headers = ["rank", "bot", elo_header(st), "95% interval", "matches", "results", "W-D-L", "score %", "opp. Elo",
                "pts/seat", FAULTS_HEADER]
     align = ["right", "left", "right", "right", "right", "right", "right", "right", "right", "right", "right"]
     claimed = shown_claims(st)
@@ -428,7 +533,7 @@ def ranks_tables(st: Standings) -> list[str]:
     """P(rank = k) and P(top k) of every bot, in the table's order (none without a posterior)."""
     if not st.rank_probabilities:
         return ["(no rank probabilities: they need intervals, two deal sets or more and identifiable ratings)"]
-    names = [b.name for b in st.lines]
+    names = [b.name for b in st.lines if b.name in st.rank_probabilities]  # a pool's bots are held: not ranked
     n = len(names)
     ranks = [[_name(st, a), *(_pct(p) for p in st.rank_probabilities[a])] for a in names]
     tops = [[_name(st, a), *(_pct(p) for p in st.top_k[a][:-1])] for a in names]
@@ -449,6 +554,9 @@ def scale(st: Standings) -> str:
     """How the ratings are placed: an anchored bot, or the average."""
     if st.anchor is not None:
         return f"anchored: {st.anchor[0]} = {st.anchor[1]:g}"
+    if st.pool is not None and st.pool.held:
+        return (f"on the scale of pool {st.pool.id}, its bots held at their ratings"
+                + (" (off its scale: below)" if st.off_scale else ""))
     return f"average {ratings.DEFAULT_AVERAGE:g}"
 
 
@@ -497,10 +605,13 @@ def to_json(st: Standings) -> dict[str, Any]:
     return {
         "game": st.game, "matches": st.matches, "deal_sets": st.deal_sets, "bootstrap": st.bootstrap,
         "scale": {"anchor": st.anchor[0], "rating": st.anchor[1]} if st.anchor else
+                 {"pool": st.pool.id} if st.pool is not None and st.pool.held else
                  {"average": ratings.DEFAULT_AVERAGE},
+        **({"pool": st.pool.to_json()} if st.pool is not None else {}),
         "identifiable": st.identifiable, "intervals_trusted": st.intervals_trusted, "notes": st.notes,
         "standings": [{"rank": i, **b.__dict__, "shown": shown_line(b).to_json(),
                        **({"incomplete": st.incomplete[b.name]} if b.name in st.incomplete else {}),
+                       **({"held": True} if st.pool is not None and b.name in st.pool.held else {}),
                        **({"vs_next": claim_json(c)} if claimed is not None else {})}
                       for (i, b), c in zip(enumerate(st.lines, 1), claimed or [None] * len(st.lines))],
         "head_to_head": {a: {b: {**h.__dict__, "shown": shown_difference(h).to_json()} for b, h in row.items()}
@@ -527,11 +638,14 @@ def to_csv(st: Standings) -> str:
     out = st.out
     kinds = [f"faults_{kind}" for kind in FaultKind]
     fields = ["rank", *(f for f in BotLine.__dataclass_fields__ if f != "faults"), *kinds,
-              *(["incomplete"] if st.incomplete else []), *(["status", "why"] if out else [])]
+              *(["incomplete"] if st.incomplete else []), *(["status", "why"] if out else []),
+              *(["pool", "scale", "held"] if st.pool is not None else [])]
     rows = []
     for i, b in enumerate(st.lines, 1):
         row = {"rank": i, **b.__dict__, **{f"faults_{kind}": n for kind, n in b.faults.items()}}
         del row["faults"]
+        if st.pool is not None:  # every rating's scale: the pool's id, its verdict, the bots it holds
+            row.update(pool=st.pool.id, scale=st.pool.verdict, held=b.name in st.pool.held)
         if st.incomplete:
             row["incomplete"] = st.incomplete.get(b.name, "")
         if out:

@@ -205,12 +205,17 @@ class ScaleCheck:
         assert w is not None
         pairs = f"{len(self.moves)} difference{'s' if len(self.moves) != 1 else ''}"
         if self.verdict is Scale.ON:
-            return (f"on the scale of {pool}: its bots' {pairs} in this run hold (the largest move: "
-                    f"{w.a} over {w.b} {w.moved:+.0f} Elo, within ±{w.limit:.0f})")
+            return (f"on the scale of {pool}: its bots' {pairs} in this run hold{'s' if len(self.moves) == 1 else ''} "
+                    f"(the largest move: {w.a} over {w.b} {_signed(w.moved)} Elo, within ±{w.limit:.0f})")
         count = f"{len(self.moved)} of {pairs} moved" if len(self.moved) > 1 else f"1 of {pairs} moved"
         return (f"off-scale: {pool}'s bots do not keep their distances in this run ({count}): {w.a} over {w.b} "
-                f"is {w.run:+.0f} Elo here, {w.pool:+.0f} in the pool (moved {w.moved:+.0f}, beyond ±{w.limit:.0f}); "
-                f"these ratings are not on its scale")
+                f"is {_signed(w.run)} Elo here, {_signed(w.pool)} in the pool (moved {_signed(w.moved)}, beyond "
+                f"±{w.limit:.0f}); these ratings are not on its scale")
+
+
+def _signed(elo: float) -> str:
+    """An Elo difference with its sign, never ``-0``."""
+    return f"{round(elo):+d}"
 
 
 def _among(outcomes: Iterable[Outcome], pool: Mapping[str, object]) -> list[Outcome]:

@@ -174,9 +174,9 @@ def standings_source(store: Any, bootstrap: int) -> Callable[[], dict[str, Any] 
         if not rows:
             return None
         st = standings.of_store(store, rows, bootstrap=bootstrap, pairs=False)
-        return {"headers": ["rank", "bot", "Elo", "95% interval", "matches", "score %", "W-D-L",
+        return {"headers": ["rank", "bot", standings.elo_header(st), "95% interval", "matches", "score %", "W-D-L",
                             standings.FAULTS_HEADER],
-                "rows": [[i, b.name, *standings.elo_cells(b), b.matches,  # as the terminal shows them
+                "rows": [[i, b.name, *standings.elo_cells(b, st), b.matches,  # as the terminal shows them
                           "-" if b.score_pct is None else f"{b.score_pct:.1f}", f"{b.wins}-{b.draws}-{b.losses}",
                           standings.fault_cell(b.faults)]
                          for i, b in enumerate(st.lines, 1)],

@@ -113,9 +113,12 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
     interval = (f"95% interval from {st.bootstrap} bootstrap resamples of deal sets" if st.bootstrap
                 else "no interval (--bootstrap 0)")
     subtitle = html.escape(f"{st.matches} match(es) on {st.deal_sets} deal set(s); Elo by Bradley-Terry maximum "
-                           f"likelihood, average 1500; {interval}")
+                           f"likelihood, {tstandings.scale(st)}; {interval}")
     stop = st.stopped["text"] if st.stopped else None  # an adaptive tournament's stop: why it ended, not muted
-    notes = "".join(f"<p><strong>{html.escape(n)}</strong></p>" if n == stop
+    scale = st.pool.reasons if st.pool is not None else ()  # which scale the ratings are on: not muted
+    notes = "".join(f"<p class=\"pool-scale\" data-verdict=\"{html.escape(st.pool.verdict)}\"><strong>"
+                    f"{html.escape(n)}</strong></p>" if st.pool is not None and n in scale
+                    else f"<p><strong>{html.escape(n)}</strong></p>" if n == stop
                     else f"<p class=\"muted\">{html.escape(n)}</p>" for n in st.notes)
     body = "\n".join([
         about_html(about, log_pages),
@@ -158,7 +161,8 @@ def collusion_section(c: Collusion) -> str:
 
 def standings_table(st: tstandings.Standings) -> str:
     claimed = tstandings.shown_claims(st)  # an adaptive tournament's stop: what its rule said of each line
-    head = ("<tr><th>rank</th><th class=\"l\">bot</th><th>Elo</th><th>95% interval</th><th>matches</th>"
+    head = (f"<tr><th>rank</th><th class=\"l\">bot</th><th>{html.escape(tstandings.elo_header(st))}</th>"
+            "<th>95% interval</th><th>matches</th>"
             "<th>results</th><th>W-D-L</th><th>score %</th><th>opp. Elo</th><th>pts/seat</th>"
             f"<th><abbr title=\"{html.escape(tstandings.FAULTS_LEGEND)}\">{tstandings.FAULTS_HEADER}</abbr></th>"
             + (f"<th>{html.escape(tstandings.CLAIM_HEADER)}</th>" if claimed is not None else "") + "</tr>")
@@ -169,9 +173,10 @@ def standings_table(st: tstandings.Standings) -> str:
             kind = html.escape(claim[0] if claim is not None else "none")
             rule = f"<td class=\"claim\" data-shown=\"{kind}\">{html.escape(tstandings.claim_cell(claim))}</td>"
         shown = tstandings.shown_line(b)  # as the terminal shows it: a bound, or too few games
+        elo, interval = tstandings.elo_cells(b, st)  # a pool's bot: held
         body.append(f"<tr data-bot=\"{html.escape(b.name)}\"><td>{rank}</td><td class=\"l\">{html.escape(b.name)}</td>"
-                    f"<td class=\"elo\" data-shown=\"{html.escape(shown.kind)}\">{html.escape(shown.elo_text)}</td>"
-                    f"<td class=\"interval\">{html.escape(shown.interval_text)}</td>"
+                    f"<td class=\"elo\" data-shown=\"{html.escape(shown.kind)}\">{html.escape(elo)}</td>"
+                    f"<td class=\"interval\">{html.escape(interval)}</td>"
                     f"<td>{b.matches}</td><td>{b.results}</td><td>{b.wins}-{b.draws}-{b.losses}</td>"
                     f"<td>{_f(b.score_pct, 1)}</td><td>{_f(b.opponents_elo)}</td><td>{_f(b.mean_points, 2)}</td>"
                     f"<td class=\"faults\" {_fault_attributes(b.faults)}>{tstandings.fault_cell(b.faults)}</td>"
@@ -199,7 +204,8 @@ def ranks_table(st: tstandings.Standings) -> str:
     """P(rank = k) and P(top k) of every bot (percent), each cell shaded by its probability."""
     if not st.rank_probabilities:
         return "<p class=\"muted\">none: they need intervals, two deal sets or more and identifiable ratings</p>"
-    n = len(st.lines)
+    lines = [b for b in st.lines if b.name in st.rank_probabilities]  # a pool's bots are held: not ranked
+    n = len(lines)
 
     def cell(p: float) -> str:
         shade = 255 - int(p * 150)
@@ -209,7 +215,7 @@ def ranks_table(st: tstandings.Standings) -> str:
             + "".join(f"<th>top {k}</th>" for k in range(2, n)) + "</tr>")
     body = [f"<tr data-bot=\"{html.escape(b.name)}\"><td class=\"l\">{html.escape(b.name)}</td>"
             + "".join(cell(p) for p in st.rank_probabilities[b.name])
-            + "".join(cell(p) for p in st.top_k[b.name][1:n - 1]) + "</tr>" for b in st.lines]
+            + "".join(cell(p) for p in st.top_k[b.name][1:n - 1]) + "</tr>" for b in lines]
     return (f"<table class=\"grid\" id=\"rank-probabilities\"><thead>{head}</thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
 

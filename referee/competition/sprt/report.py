@@ -10,7 +10,10 @@ from referee import __version__
 from referee.competition.sprt.setup import SprtSetup
 from referee.competition.sprt.units import Tally
 from referee.report import format_options
+from referee.results.pool import Pool
 from referee.results.standings import FAULTS_HEADER, fault_cell
+from referee.stats.anchored import Scale, check_scale, rate_anchored
+from referee.stats.ratings import PairResult
 from referee.stats.sprt import Z95, EloModel, Estimate, StoppedEstimate, Verdict, estimate, stopped_estimate
 
 #: how the text names each model's unit
@@ -24,6 +27,33 @@ def conclusion(verdict: Verdict, elo0: float, elo1: float) -> str:
     if verdict == Verdict.H0:
         return "not stronger" if elo0 >= 0 else "regression"
     return "no verdict: the cap was reached" if verdict == Verdict.INCONCLUSIVE else "no verdict: interrupted"
+
+
+def on_pool(setup: SprtSetup, tally: Tally, pool: Pool, version: str | None) -> dict[str, Any] | None:
+    """The candidate's rating on a pool's scale (``--pool``), anchored to the baseline alone, one of the
+    pool's bots held at its rating (:func:`referee.stats.anchored.rate_anchored` of the units' games,
+    each unit a deal set); the pool's verdict: off-scale where the setting or the baseline's ``version``
+    (its content hash) is not the pool's (:meth:`Pool.mismatches`), else not checked (the pool's bots
+    play no game against each other here). None before the first unit."""
+    c, b = setup.candidate.name, setup.baseline.name
+    outcomes = [PairResult(u.index, c, b, score) for u in tally.units for score in u.scores]
+    if not outcomes:
+        return None
+    row = rate_anchored(outcomes, pool.scale)[c]
+    clock = {"decision_ms": round(setup.clock.decision_s * 1000), "bank_ms": round(setup.clock.bank_s * 1000)}
+    name = f"pool {pool.short_id}"
+    mismatches = pool.mismatches(setup.game, setup.options, clock, {b: version})
+    check = check_scale(outcomes, pool.scale)
+    reasons = [check.line(name)]
+    if mismatches:
+        reasons.insert(0, f"off-scale: this run's setting is not {name}'s: {'; '.join(mismatches)}; this rating is "
+                          f"not on its scale")
+    interval = "" if row.lo is None or row.hi is None else f" [{row.lo:.0f}, {row.hi:.0f}]"
+    return {"pool": pool.short_id, "anchor": b, "anchor_elo": pool.scale.ratings[b].elo,
+            "verdict": Scale.OFF if mismatches else check.verdict, "elo": row.elo, "lo": row.lo, "hi": row.hi,
+            "reasons": reasons,
+            "text": (f"on the scale of {name}, anchored to its bot {b} alone ({pool.scale.ratings[b].elo:.0f}): "
+                     f"{c} {row.elo:.0f}{interval}; {reasons[0]}")}
 
 
 def _finite(value: float | None) -> float | None:
@@ -141,6 +171,7 @@ def text(s: Mapping[str, Any]) -> str:
         (f"SPRT {s['game']} ({format_options(s['options'])}; seed {s['seed']}): {s['candidate']} against "
          f"{s['baseline']}; {_hypotheses(s)}"),
         f"verdict: {_verdict_text(s)}",
+        *([s["anchored"]["text"]] if s.get("anchored") else []),
         (f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) after {s['units']} unit(s) "
          f"({s['games']} games; cap {s['max_units']} units)"),
         estimates_text(s),
@@ -166,4 +197,5 @@ def markdown(s: Mapping[str, Any]) -> str:
         f"LLR {s['llr']:.2f} (bounds {s['llr_lower']:.2f}, {s['llr_upper']:.2f}) for {_hypotheses(s)}. "
         f"{estimates_text(s)}; {_corrected(s)}; "
         f"{_draws(s)}, pentanomial {s['pentanomial']}; "
-        f"points per unit {margin}. Seed {s['seed']}, referee {__version__}.\n")
+        f"points per unit {margin}. Seed {s['seed']}, referee {__version__}.\n"
+        + (f"\n{s['anchored']['text']}\n" if s.get("anchored") else ""))

@@ -15,7 +15,7 @@ from referee import games, model
 from referee.competition import config as tconfig
 from referee.competition.config import ConfigFile
 from referee.hosting import paths
-from referee.model import BotSpec, ExecutorSpec, Isolation, SandboxMode
+from referee.model import BotSpec, ExecutorSpec, Isolation, PoolSpec, SandboxMode
 from referee.model.teams import TeamError
 from referee.runner import Clock
 from referee.stats.sprt import EloModel, check_hypotheses
@@ -105,6 +105,7 @@ class SprtSetup:
     title: str | None = None         # [tournament] title and description of an SPRT file (the report's)
     description: str | None = None
     markdown: Path | None = None     # --markdown FILE: written by the run, hidden from the bots
+    pool: PoolSpec | None = None     # [pool] of an SPRT file: the pool whose bot the baseline is (docs/pool.md)
 
     def __post_init__(self) -> None:
         check_hypotheses(self.elo0, self.elo1, self.alpha, self.beta, self.elo_model)
@@ -204,6 +205,9 @@ def parse(loc: ConfigFile) -> SprtSetup:
     baseline = s.get("baseline", other)
     if baseline != other:
         raise loc.error(f"sprt.baseline must be the other bot, {other!r}, got {baseline!r}", "sprt", "baseline")
+    if base.pool is not None and baseline not in base.pool.bots:
+        raise loc.error(f"sprt: with a [pool], the baseline is its bot (pool.bots = [\"NAME\"]) and the candidate "
+                        f"one of the [[bots]]; the baseline here is {baseline!r}", "sprt", "candidate")
     teams = base.teams
     try:
         teams.settle([] if teams.apart([candidate, baseline]) else [candidate, baseline],
@@ -245,4 +249,4 @@ def parse(loc: ConfigFile) -> SprtSetup:
     return SprtSetup(base.game, base.options, bots[candidate], bots[baseline], base.seed, base.clock,
                      base.concurrency, elo0, elo1, alpha, beta, max_units, base.output if has_output else None,
                      preset, base.sandbox, base.source, base.isolation, base.startup_s, model, base.executor,
-                     base.title, base.description)
+                     base.title, base.description, pool=base.pool)
