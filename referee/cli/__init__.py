@@ -2,8 +2,9 @@
 
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
-:mod:`.sprt`, :mod:`.export` and :mod:`.view`. Their options are defined once, in :mod:`.options`; exit codes are
-decided in one place, :mod:`.exits`, and errors become a message and an exit code here, in the group.
+:mod:`.sprt`, :mod:`.export`, :mod:`.view` and :mod:`.history`. Their options are defined once, in
+:mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and errors become a message and
+an exit code here, in the group.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 from referee import __version__
 from referee.cli.exits import HANDLED, error_text, exit_code_for
 from referee.cli.export import export
+from referee.cli.history import history
 from referee.cli.match import match
 from referee.cli.records import play, replay
 from referee.cli.serve import serve
@@ -36,7 +38,8 @@ class _Group(click.Group):
             ctx.exit(exit_code_for(error))
 
 
-@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view],
+@click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view,
+                       history],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:
@@ -54,7 +57,8 @@ def referee() -> None:
          another run is writing (one run at a time), a bot not
          running and connected within startup_s (no match played), a
          directory with no results or no such match (export, replay DIR
-         N); sprt: a bot that died or never came to play; serve: an
+         N, history), an entry the directory never knew (history);
+         sprt: a bot that died or never came to play; serve: an
          address it cannot listen on, a bad --tokens-file; --server:
          unreachable, a wrong admin token, a refused match
       3  sprt: inconclusive, no verdict within --max-units units
