@@ -31,7 +31,9 @@ its master seed (a drawn seed is secret until then); ``to_play``, the deal sets 
 entry that did not start or died for good would come back to play, ``seen``, those whose
 records nothing held at some moment (:mod:`referee.results.release`). The pages read the
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
-last match (:meth:`Store.dates`) here.
+last match (:meth:`Store.dates`) here. The table ``history`` (schema version 2) keeps one row per
+entry and version with its rating as a run's standings gave it (:class:`VersionRow`,
+:mod:`referee.results.history`): ``rerun`` drops a version's matches, never its row.
 
 The store has a **schema version** (SQLite's ``PRAGMA user_version``: in the file's header, so it
 needs no table, and it commits or rolls back with the transaction that sets it; a ``meta`` row would
