@@ -370,9 +370,13 @@ def test_the_report_shows_the_chart_of_three_versions_in_chromium(browser, three
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width and box["height"] > 150
         points = chart.locator("g.version circle.dot")
         assert points.count() == 3 and chart.locator("g.version").count() == 3
+        xs = []
         for k in range(3):
             point = points.nth(k).bounding_box()
-            assert point is not None and box["x"] <= point["x"] and point["x"] + point["width"] <= box["x"] + box["width"]
+            assert point is not None
+            assert box["x"] <= point["x"] <= point["x"] + point["width"] <= box["x"] + box["width"]
+            xs.append(point["x"])
+        assert xs == sorted(xs) and min(b - a for a, b in zip(xs, xs[1:])) > 20  # in order, apart
         label = chart.locator("text.tick").first.bounding_box()
         assert label is not None and label["height"] >= 10  # readable: the labels are not shrunk past 10 px
         assert page.locator("section.history[data-entry='random']").count() == 0  # one version: no chart
