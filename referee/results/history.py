@@ -27,6 +27,7 @@ from tabulate import tabulate
 from referee.results import standings as tstandings
 from referee.results.standings import Standings
 from referee.results.store import Store, StoreError, VersionRow
+from referee.stats.ratings import Bound
 
 
 class UnknownEntry(StoreError):
@@ -103,9 +104,9 @@ def iso(t: float) -> str:
 def rating_cells(row: VersionRow) -> tuple[str, str]:
     """The Elo and interval cells of a version, as the standings show a rating (``1540``, ``[1320,
     1760]``; a bound ``> 1568``, ``-``; ``too few games``)."""
-    if row.shown == "lower" and row.lo is not None:
+    if row.shown == Bound.LOWER and row.lo is not None:  # Shown.kind names a bound as the statistics do
         return f"> {row.lo:.0f}", "-"
-    if row.shown == "upper" and row.hi is not None:
+    if row.shown == Bound.UPPER and row.hi is not None:
         return f"< {row.hi:.0f}", "-"
     elo = "-" if row.elo is None else f"{row.elo:.0f}"
     if row.shown == tstandings.TOO_FEW:
