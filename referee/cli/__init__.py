@@ -2,8 +2,8 @@
 
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
-:mod:`.sprt`, :mod:`.export`, :mod:`.view` and :mod:`.pool` (``pool make``, ``pool show``). Their
-options are defined once, in :mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and
+:mod:`.sprt`, :mod:`.export`, :mod:`.view`, :mod:`.pool` (``pool make``, ``pool show``) and :mod:`.history`.
+Their options are defined once, in :mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and
 errors become a message and an exit code here, in the group.
 """
 
@@ -16,6 +16,7 @@ import click
 from referee import __version__
 from referee.cli.exits import HANDLED, error_text, exit_code_for
 from referee.cli.export import export
+from referee.cli.history import history
 from referee.cli.match import match
 from referee.cli.pool import pool
 from referee.cli.records import play, replay
@@ -39,7 +40,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view,
-                       pool],
+                       pool, history],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:
@@ -57,7 +58,8 @@ def referee() -> None:
          another run is writing (one run at a time), a bot not
          running and connected within startup_s (no match played), a
          directory with no results or no such match (export, replay DIR
-         N); sprt: a bot that died or never came to play; serve: an
+         N, history), an entry the directory never knew (history);
+         sprt: a bot that died or never came to play; serve: an
          address it cannot listen on, a bad --tokens-file; --server:
          unreachable, a wrong admin token, a refused match; pool: a
          bad or changed pool file, a pool file it cannot write

@@ -29,7 +29,7 @@ from referee.competition.sprt.units import Tally
 from referee.hosting import versions
 from referee.model import ConfigError, EntryStatus, Played, Schedule, Stop, TournamentConfig
 from referee.model.exits import ExitCode
-from referee.results import rounds, standings
+from referee.results import history, rounds, standings
 from referee.results.pool import Pool, content_hash
 from referee.results.release import held_in
 from referee.results.standings import Standings
@@ -348,8 +348,9 @@ def _standings(store: Store, plan: Plan, anchor: tuple[str, float] | None, boots
         return {"standings": None, "bots": bots}
     played = plan(set(store.out()))  # without the entries that did not start, if any
     notes = [f"schedule: {played.note}; {len(played.seatings)} match(es)"]
-    return {"standings": standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=notes),
-            "bots": bots}
+    st = standings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap, notes=notes)
+    history.record(store, st)  # each entry's current version and its rating: the directory's history
+    return {"standings": st, "bots": bots}
 
 
 def _seed(config: TournamentConfig, store: Store) -> MasterSeed | None:

@@ -31,7 +31,9 @@ its master seed (a drawn seed is secret until then); ``to_play``, the deal sets 
 entry that did not start or died for good would come back to play, ``seen``, those whose
 records nothing held at some moment (:mod:`referee.results.release`). The pages read the
 tournament's entries (:meth:`Store.entries`) and the dates of its first and
-last match (:meth:`Store.dates`) here.
+last match (:meth:`Store.dates`) here. The table ``history`` (schema version 2) keeps one row per
+entry and version with its rating as a run's standings gave it (:class:`VersionRow`,
+:mod:`referee.results.history`): ``rerun`` drops a version's matches, never its row.
 
 The store has a **schema version** (SQLite's ``PRAGMA user_version``: in the file's header, so it
 needs no table, and it commits or rolls back with the transaction that sets it; a ``meta`` row would
@@ -133,9 +135,42 @@ def _tables_v1(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE seats ADD COLUMN {kind} INTEGER NOT NULL DEFAULT 0")
 
 
+#: the table of schema version 2, as migration 2 makes it: one row per entry and version, its
+#: rating as the last run that computed standings with that version current left it
+#: (:mod:`referee.results.history`). ``shown``: the rating's kind as the tables show it ("estimate",
+#: "lower", "upper", "too few games", "none"), ``elo``, ``lo``, ``hi`` its values (a bound: one end);
+#: ``scale``: the reference pool's short id, NULL for the run's own field (``anchor``: an ``--anchor``
+#: on it, ``NAME=ELO``); ``recorded``: when (the rows of one run share it); times are Unix times
+SCHEMA_V2 = """
+CREATE TABLE history (
+    entry TEXT NOT NULL,
+    version TEXT NOT NULL,
+    first_played REAL NOT NULL,
+    last_played REAL NOT NULL,
+    matches INTEGER NOT NULL,
+    results INTEGER NOT NULL,
+    shown TEXT NOT NULL,
+    elo REAL,
+    lo REAL,
+    hi REAL,
+    scale TEXT,
+    anchor TEXT,
+    off_scale INTEGER NOT NULL,
+    recorded REAL NOT NULL,
+    PRIMARY KEY (entry, version)
+)
+"""
+
+
+def _history_v2(db: sqlite3.Connection) -> None:
+    """Migration 1 -> 2: the table of each entry's versions and their ratings (empty: a store of
+    version 1 kept none; the next run records its entries' current versions)."""
+    db.execute(SCHEMA_V2)
+
+
 #: the schema's migrations, in order: ``MIGRATIONS[n]`` takes a store of version n to n + 1 (in the
 #: caller's transaction, which sets the version); a change to the tables is one more, at the end
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_tables_v1,)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_tables_v1, _history_v2)
 #: the schema version this code writes
 SCHEMA_VERSION = len(MIGRATIONS)
 #: the oldest schema version this code reads as it is (a reader migrates an older store first); a
@@ -216,6 +251,31 @@ class MatchRow:
     @property
     def faults(self) -> list[dict[str, int]]:
         return self.results.get("faults") or [dict.fromkeys(FaultKind, 0) for _ in self.lineup]
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """One version of an entry in the directory's history (table ``history``, :data:`SCHEMA_V2`):
+    ``first_played`` and ``last_played`` its first match's start and its last one's end (Unix
+    times), ``matches`` and ``results`` (pairwise results: what its rating counts) as the standings
+    counted them; ``shown``, ``elo``, ``lo``, ``hi`` its rating as the tables show it; ``scale``:
+    the pool's short id, None for the run's own field; ``anchor``: ``NAME=ELO`` on the field;
+    ``off_scale``: the run did not keep the pool's scale; ``recorded``: when the run recorded it."""
+
+    entry: str
+    version: str
+    first_played: float
+    last_played: float
+    matches: int
+    results: int
+    shown: str
+    elo: float | None
+    lo: float | None
+    hi: float | None
+    scale: str | None
+    anchor: str | None
+    off_scale: bool
+    recorded: float
 
 
 class Store:
@@ -529,6 +589,39 @@ class Store:
         self.db.executemany("DELETE FROM seats WHERE match_key = ?", [(k,) for k in keys])
         self.db.executemany("DELETE FROM matches WHERE key = ?", [(k,) for k in keys])
         return len(keys)
+
+    def played_span(self, bot: str) -> tuple[float, float] | None:
+        """When ``bot``'s first counted match began and its last one ended (Unix times), None before any."""
+        where = "" if not self._scheduled() else " AND m.key IN (SELECT key FROM schedule)"
+        first, last = self.db.execute(
+            "SELECT MIN(m.finished_at - m.seconds), MAX(m.finished_at) FROM matches m WHERE m.key IN "
+            f"(SELECT match_key FROM seats WHERE bot = ?){where}", (bot,)).fetchone()
+        return None if first is None else (first, last)
+
+    def save_history(self, rows: Iterable[VersionRow]) -> None:
+        """Each row replaces its entry and version's, keeping the earlier first match of the two (a
+        version played again after a ``--rerun`` of itself, or one that comes back)."""
+        rows = list(rows)
+        with self._writing("its history"):
+            for row in rows:
+                before = self.db.execute("SELECT first_played FROM history WHERE entry = ? AND version = ?",
+                                         (row.entry, row.version)).fetchone()
+                first = row.first_played if before is None else min(before[0], row.first_played)
+                self.db.execute(f"INSERT OR REPLACE INTO history VALUES ({', '.join('?' * 14)})",
+                                (row.entry, row.version, first, row.last_played, row.matches, row.results,
+                                 row.shown, row.elo, row.lo, row.hi, row.scale, row.anchor, int(row.off_scale),
+                                 row.recorded))
+
+    def history(self) -> list[VersionRow] | None:
+        """Every entry's versions as the runs recorded them, by entry, each by its first match; None
+        for a store read as it is that is older than the history (schema version 1 or before)."""
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").fetchone() is None:
+            return None
+        rows = self.db.execute("SELECT * FROM history ORDER BY entry, first_played, recorded, version")
+        return [VersionRow(entry, version, first, last, matches, results, shown, elo, lo, hi, scale, anchor,
+                           bool(off_scale), recorded)
+                for entry, version, first, last, matches, results, shown, elo, lo, hi, scale, anchor, off_scale,
+                recorded in rows]
 
     def dates(self) -> tuple[float, float] | None:
         """When the first stored match began and the last one ended (Unix times), None before any."""

@@ -24,6 +24,7 @@ from pathlib import Path
 from referee import files, games
 from referee.model import Isolation
 from referee.results import collusion as tcollusion
+from referee.results import history as thistory
 from referee.results import release
 from referee.results import standings as tstandings
 from referee.results.store import MatchRow, MetaKey, Store, StoreError
@@ -61,6 +62,7 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
         if not rows:
             raise StoreError(f"{directory}: no finished matches yet")
         st = tstandings.of_store(store, rows, anchor=anchor, bootstrap=bootstrap)
+        histories = thistory.of_store(store)
         about = about_of(store, Path(directory).name)
         held = release.held_in(store)
         held_keys = {r.key: r.deal_set for r in store.matches(every=True) if held.holds(r.deal_set)}
@@ -96,7 +98,7 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
                     notice(f"report: {line}")
             files.write_text(index, report_page(st, rows, about,
                                                 {bot: f"{logs.LOGS}/{p}" for bot, p in log_pages.items()},
-                                                held=held, held_notes=notes))
+                                                held=held, held_notes=notes, histories=histories))
         except files.WriteFailed as err:
             raise files.WriteFailed(f"{err}; the results store is untouched: make room and run view again") from None
     finally:
@@ -106,9 +108,10 @@ def write_report(directory: str | Path, out: str | Path | None = None, anchor: t
 
 def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About,
                 log_pages: dict[str, str] | None = None, held: release.Held = release.Held(frozenset()),
-                held_notes: Sequence[str] = ()) -> str:
+                held_notes: Sequence[str] = (), histories: Sequence[thistory.EntryHistory] | None = None) -> str:
     """The report's page; ``log_pages``: each bot's published log (its address); ``held``: the deal
-    sets whose matches are listed without a replay, ``held_notes`` saying so above the list."""
+    sets whose matches are listed without a replay, ``held_notes`` saying so above the list;
+    ``histories``: the directory's history over versions (:func:`history_section`)."""
     spec = games.get(st.game)
     interval = (f"95% interval from {st.bootstrap} bootstrap resamples of deal sets" if st.bootstrap
                 else "no interval (--bootstrap 0)")
@@ -124,6 +127,7 @@ def report_page(st: tstandings.Standings, rows: Sequence[MatchRow], about: About
         about_html(about, log_pages),
         notes,
         "<h2>Standings</h2>", standings_table(st), elo_bars(st),
+        history_section(histories or ()),
         "<h2>Rank probabilities</h2><p class=\"muted\">P(rank = k): how likely each bot's rating is the k-th best, "
         "from the ratings' posterior over deal sets; top k: rank k or better</p>", ranks_table(st),
         "<h2>Head to head</h2><p class=\"muted\">the row's score against the column, pairwise games "
@@ -259,6 +263,108 @@ def elo_bars(st: tstandings.Standings) -> str:
         elif not ends and s.kind == tstandings.TOO_FEW:  # nothing to draw: say why
             parts.append(f"<text x=\"{left + 6}\" y=\"{y + 5}\" class=\"note\">{html.escape(s.interval_text)}</text>")
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def history_section(histories: Sequence[thistory.EntryHistory]) -> str:
+    """Each entry with two versions or more: its ratings over its versions with their intervals (an
+    SVG chart), then the same rows as a table (the chart's text alternative); the scales' notes."""
+    drawn = [(k, h) for k, h in enumerate(histories) if len(h.versions) >= 2]
+    if not drawn:
+        return ""
+    parts = ["<h2>History over versions</h2><p class=\"muted\">each entry with two versions or more: the rating "
+             "each version had when the last run with it computed the standings, with its 95% interval; the table "
+             "below each chart gives the same rows</p>"]
+    for k, h in drawn:
+        table_id = f"history-table-{k}"
+        parts.append(f"<section class=\"history\" data-entry=\"{html.escape(h.entry)}\">"
+                     f"<h3>{html.escape(h.entry)}</h3>{history_chart(h, f'history-{k}', table_id)}"
+                     f"{history_table(h, table_id)}</section>")
+    parts += [f"<p class=\"muted\">scale {html.escape(n)}</p>"
+              for n in thistory.notes(r for _, h in drawn for r in h.versions)]
+    return "".join(parts)
+
+
+def history_table(h: thistory.EntryHistory, table_id: str) -> str:
+    """An entry's versions as a table: the columns of ``referee history``."""
+    left = [' class="l"' if name in ("version", "scale") else "" for name in thistory.HEADERS]  # text columns
+    head = "".join(f"<th{cls}>{html.escape(name)}</th>" for cls, name in zip(left, thistory.HEADERS))
+    body = []
+    for k, row in enumerate(h.versions, 1):
+        cells = thistory.cells(k, row, h.current)
+        body.append(f"<tr data-version=\"{html.escape(row.version)}\">"
+                    + "".join(f"<td{cls}>{html.escape(c)}</td>" for cls, c in zip(left, cells)) + "</tr>")
+    return scroll(f"<table class=\"grid\" id=\"{table_id}\"><caption>{html.escape(h.entry)}: its versions "
+                  f"(* the version now)</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+                  f"</table>")
+
+
+#: the history chart's drawing box: its width (it scales to the page, up to the width its style sets),
+#: its height, and its margins for the axes' labels
+HISTORY_BOX = (400, 236, 52, 12, 20, 44)
+
+
+def history_chart(h: thistory.EntryHistory, chart_id: str, table_id: str) -> str:
+    """An entry's ratings over its versions (SVG, in the order it played them): a dot per rating (hollow
+    off its pool's scale), its interval as a bar, a bound as a bar open towards the edge (an arrow);
+    consecutive versions on one pool's scale are joined by a line (ratings on their runs' fields are not)."""
+    rows = h.versions
+    values = [v for r in rows for v in (r.elo, r.lo, r.hi) if v is not None]
+    if not values:
+        return "<p class=\"muted\">no version has a rating to draw</p>"
+    width, height, left, right, top, bottom = HISTORY_BOX
+    low, high = min(values), max(values)
+    pad = max(25.0, (high - low) * 0.08)
+    low, high = low - pad, high + pad
+    step = (width - left - right) / len(rows)
+
+    def x(k: int) -> float:
+        return left + (k + 0.5) * step
+
+    def y(v: float) -> float:
+        return top + (high - v) / (high - low) * (height - top - bottom)
+
+    label = f"{h.entry}: Elo of each of its {len(rows)} versions with 95% intervals (the table below gives them)"
+    parts = [f"<svg id=\"{chart_id}\" class=\"history-chart\" viewBox=\"0 0 {width} {height}\" role=\"img\" "
+             f"aria-label=\"{html.escape(label)}\" aria-describedby=\"{table_id}\">"]
+    parts.append(f"<text x=\"{left - 6}\" y=\"{top - 2}\" class=\"ytick\">Elo</text>")
+    tick_step = _nice_step(high - low)
+    tick = (int(low // tick_step) + 1) * tick_step
+    while tick < high:
+        parts.append(_line(left, y(tick), width - right, y(tick), "gridline")
+                     + f"<text x=\"{left - 6}\" y=\"{y(tick) + 4:.1f}\" class=\"ytick\">{tick:g}</text>")
+        tick += tick_step
+    bottom_y = height - bottom
+    joined = [(k, r) for k, r in enumerate(rows) if r.elo is not None and r.scale is not None and not r.off_scale]
+    for (k1, a), (k2, b) in zip(joined, joined[1:]):
+        if k2 == k1 + 1 and a.scale == b.scale and a.elo is not None and b.elo is not None:
+            parts.append(_line(x(k1), y(a.elo), x(k2), y(b.elo), "trend"))
+    for k, r in enumerate(rows):
+        elo_text, interval_text = thistory.rating_cells(r)
+        title = (f"<title>#{k + 1} {html.escape(r.version)}: {html.escape(elo_text)} {html.escape(interval_text)}, "
+                 f"{html.escape(thistory.scale_text(r))}</title>")
+        cx = x(k)
+        group = [f"<g class=\"version\" data-version=\"{html.escape(r.version)}\" "
+                 f"data-shown=\"{html.escape(r.shown)}\">{title}"]
+        if r.lo is not None and r.hi is not None:
+            group += [_line(cx, y(r.hi), cx, y(r.lo), "bar"), _line(cx - 6, y(r.hi), cx + 6, y(r.hi), "bar"),
+                      _line(cx - 6, y(r.lo), cx + 6, y(r.lo), "bar")]
+        elif r.lo is not None or r.hi is not None:  # a bound: from it to the edge on its open side, an arrow there
+            end = r.lo if r.lo is not None else r.hi
+            assert end is not None
+            edge, tip = (top, -1) if r.lo is not None else (bottom_y, 1)
+            group += [_line(cx, y(end), cx, edge, "bar"), _line(cx - 6, y(end), cx + 6, y(end), "bar"),
+                      f"<path d=\"M{cx - 5:.1f},{edge - 8 * tip:.1f} L{cx:.1f},{edge:.1f} L{cx + 5:.1f},"
+                      f"{edge - 8 * tip:.1f}\" class=\"bar arrow\"/>"]
+        if r.elo is not None:
+            group.append(f"<circle cx=\"{cx:.1f}\" cy=\"{y(r.elo):.1f}\" r=\"5\" "
+                         f"class=\"dot{' off-scale' if r.off_scale else ''}\"/>")
+        elif r.lo is None and r.hi is None:  # no rating: say so where its point would be
+            group.append(f"<text x=\"{cx:.1f}\" y=\"{(top + bottom_y) / 2:.1f}\" class=\"none\">-</text>")
+        group.append(f"<text x=\"{cx:.1f}\" y=\"{bottom_y + 16}\" class=\"tick\">#{k + 1}</text></g>")
+        parts.append("".join(group))
+    parts.append(f"<text x=\"{(left + width - right) / 2:.1f}\" y=\"{height - 8}\" class=\"tick\">"
+                 f"version (#, as in the table)</text></svg>")
     return "".join(parts)
 
 
