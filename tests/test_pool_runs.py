@@ -149,6 +149,12 @@ def test_a_tournament_with_a_pool_is_on_its_scale(made, tmp_path):
     assert f'<p class="pool-scale" data-verdict="on-scale"><strong>on the scale of pool {p.short_id}: ' in page
     assert f"<th>Elo (pool {p.short_id})</th>" in page and f"on the scale of pool {p.short_id}, its bots held" in page
     assert page.count('<td class="interval">held (pool)</td>') == 3
+    # the history keeps the candidate's version on the pool's scale, and no row for the pool's bots
+    kept = json.loads(invoke_cli("history", tmp_path / "out", "--json").output)
+    assert kept, kept
+    text = invoke_cli("history", tmp_path / "out").output
+    assert f"pool {p.short_id}" in text and "mine" in text
+    assert not any(name in text for name in ("random", "weak", "heuristic")), text
 
 
 @pytest.mark.e2e

@@ -80,9 +80,11 @@ def record(store: Store, st: Standings, now: float | None = None) -> None:
 def of_store(store: Store, entry: str | None = None) -> list[EntryHistory] | None:
     """The directory's history by entry (file order, then any entry it no longer lists), each with
     its versions; ``entry``: that one alone (:class:`UnknownEntry` if the directory never knew it).
-    None for a store older than histories (schema version 1 or before, read as it is)."""
+    None for a store older than histories (schema version 1 or before, read as it is). A reference
+    pool's bots are not listed (they are held at the pool's ratings: no row is kept of them)."""
     rows = store.history()
-    current = {e.name: e.version for e in store.entries()}
+    pooled = set((store.config().get("pool") or {}).get("bots", ()))
+    current = {e.name: e.version for e in store.entries() if e.name not in pooled}
     names = list(dict.fromkeys([*current, *(r.entry for r in rows or ())]))
     if entry is not None and entry not in names:
         known = ", ".join(names) if names else "none"
