@@ -515,3 +515,30 @@ def test_a_four_seat_game_checks_the_scale_where_pool_bots_share_a_table():
     swapped = four_seat_rows({**pool_bots, "p1": 1900.0, "mine": 1400.0}, 6, random.Random(5))
     off = standings.compute("confirmation", swapped, bootstrap=50, pool=pool)
     assert off.off_scale and off.pool is not None and off.pool.reasons[0].startswith("off-scale: pool ")
+
+
+@pytest.mark.e2e  # real bot processes, the shipped pool
+def test_a_confirmation_run_with_three_of_the_shipped_pools_bots_keeps_its_scale(tmp_path):
+    """Four seats, three of them the shipped Confirmation pool's bots (as recorded by this run, their
+    versions are the pool file's: no mismatch), a candidate at every table: the ratings are on the
+    pool's scale and the scale is checked, every pair of pool bots sharing each table."""
+    shipped = ROOT / "referee" / "pools" / "confirmation.pool.json"
+    p = tpool.read(shipped)
+    options = "".join(f"{key} = {json.dumps(value)}\n" for key, value in p.options.items())
+    run = tmp_path / "t.toml"
+    run.write_text(f'[tournament]\ngame = "confirmation"\ndeal_sets = 3\nseed = {SEED}\nconcurrency = 2\n'
+                   f'output = "{tmp_path / "out"}"\n\n[tournament.options]\n{options}\n'
+                   f'[pool]\nfile = "{shipped}"\nbots = ["random", "weakened-75", "heuristic"]\n'
+                   f'\n[clock]\ndecision_ms = {p.clock["decision_ms"]}\nbank_ms = {p.clock["bank_ms"]}\n'
+                   f'\n[[bots]]\nname = "mine"\ncommand = "python -m sample_bots.weakened --noise 0.25 --seed 3"\n')
+    code, output = play(run, "tournament", "--quiet", "--bootstrap", "200")
+    assert code == 0, output
+    data = ratings_json(tmp_path / "out")
+    assert data["pool"]["id"] == p.short_id, data["pool"]
+    assert [r for r in data["pool"]["reasons"] if "3 differences" not in r] == [], data["pool"]  # no mismatch
+    assert data["pool"]["held"] == ["random", "weakened-75", "heuristic"]
+    assert data["pool"]["verdict"] in (Scale.ON, Scale.OFF)  # checked: the pool's bots met at every table
+    assert f"pool {p.short_id}" in output and "not checked" not in output, output
+    rows = {row["name"]: row for row in data["standings"]}
+    assert rows["heuristic"]["elo"] == pytest.approx(p.scale.ratings["heuristic"].elo)
+    assert rows["mine"]["lo"] < rows["mine"]["elo"] < rows["mine"]["hi"]
