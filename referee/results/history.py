@@ -16,6 +16,7 @@ other entries' rows of the same run, not across versions. The text and the repor
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from tabulate import tabulate
 
 from referee.results import standings as tstandings
 from referee.results.standings import Standings
-from referee.results.store import Store, StoreError, VersionRow
+from referee.results.store import MetaKey, Store, StoreError, VersionRow
 from referee.stats.ratings import Bound
 
 
@@ -83,7 +84,8 @@ def of_store(store: Store, entry: str | None = None) -> list[EntryHistory] | Non
     None for a store older than histories (schema version 1 or before, read as it is). A reference
     pool's bots are not listed (they are held at the pool's ratings: no row is kept of them)."""
     rows = store.history()
-    pooled = set((store.config().get("pool") or {}).get("bots", ()))
+    kept = json.loads(store.meta(MetaKey.CONFIG) or "{}")  # a store may hold no configuration yet
+    pooled = set((kept.get("pool") or {}).get("bots", ()))
     current = {e.name: e.version for e in store.entries() if e.name not in pooled}
     names = list(dict.fromkeys([*current, *(r.entry for r in rows or ())]))
     if entry is not None and entry not in names:
