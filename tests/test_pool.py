@@ -5,7 +5,9 @@ line naming what is wrong, and a run's setting compared with the pool's."""
 from __future__ import annotations
 
 import json
+import os
 import random
+from pathlib import Path
 
 import pytest
 
@@ -186,3 +188,21 @@ def test_a_runs_options_with_their_defaults_written_out_are_the_pools(pool):
     assert pool.mismatches("aegis", {"promise": "table"}, CLOCK, versions) == []  # Aegis's default
     assert pool.mismatches("aegis", {"promise": "4plus"}, CLOCK, versions) == [
         "the options are promise=\"4plus\"; the pool's none"]
+
+
+def test_numbers_too_large_and_lone_surrogates_are_one_line(pool):
+    huge = pool.to_json().replace('"confidence": 0.95', '"confidence": 1' + "0" * 400)
+    surrogate = pool.to_json().replace('"sample_bots.random"', '"sample_bots.random\\ud800"', 1)
+    for text, message in ((huge, "a number too large"), (surrogate, "not valid Unicode")):
+        with pytest.raises(PoolFileError) as e:
+            loads(text, "pool file p.json")
+        assert str(e.value).startswith("pool file p.json: ") and message in str(e.value), str(e.value)
+
+
+def test_a_pool_file_that_is_a_pipe_a_device_or_a_directory_is_refused_unread(tmp_path):
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(PoolFileError) as e:
+            read(path)  # neither blocks on the pipe nor reads the device for ever
+        assert "not a regular file" in str(e.value) or "Is a directory" in str(e.value), str(e.value)

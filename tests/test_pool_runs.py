@@ -468,6 +468,11 @@ def test_sprt_pool_mistakes_are_one_line(simulated, tmp_path):
     result = invoke_cli(*args, "--baseline", "other=python -m sample_bots.random", "--pool", simulated)
     assert result.exit_code == 2 and "the baseline 'other' is not a bot of pool" in result.output
     assert result.output.strip().splitlines()[-1].startswith("Error: Invalid value for --pool: ")
+    # a candidate with a pool bot's name would be held at that bot's rating
+    result = invoke_cli("sprt", "--game", "aegis", "--candidate", "random=python -m sample_bots.heuristic",
+                        "--baseline", "search=python -m sample_bots.random", "--max-units", "1", "--pool", simulated)
+    assert result.exit_code == 2 and "the candidate 'random' has the name of a bot of pool" in result.output, \
+        result.output
     (tmp_path / "p.json").write_text("[]")
     result = invoke_cli(*args, "--baseline", "random=python -m sample_bots.random", "--pool", tmp_path / "p.json")
     assert result.exit_code == 2 and f"pool file {tmp_path / 'p.json'}" in result.output

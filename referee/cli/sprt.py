@@ -121,7 +121,7 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
                                 markdown=Path(markdown_file) if markdown_file else None)
     if pool_file is not None and setup.pool is not None:
         raise click.UsageError(f"--pool cannot be combined with the [pool] of {config_file}")
-    pool = (_pool(pool_file, setup.baseline.name) if pool_file is not None else
+    pool = (_pool(pool_file, setup.baseline.name, setup.candidate.name) if pool_file is not None else
             tpool.loads(json.dumps(setup.pool.content), str(setup.pool.file)) if setup.pool is not None else None)
     if pool is not None and GAMES[setup.game].num_seats != 2:
         raise click.UsageError(f"a pool's scale is fitted on pairwise results, and an SPRT of {setup.game} scores "
@@ -133,8 +133,9 @@ def sprt(config_file: str | None, game: str | None, candidate: BotSpec | None, b
     ctx.exit(outcome.exit_code)
 
 
-def _pool(path: str, baseline: str) -> tpool.Pool:
-    """The ``--pool`` file, read and checked, whose bots the baseline is one of (a usage error if not)."""
+def _pool(path: str, baseline: str, candidate: str) -> tpool.Pool:
+    """The ``--pool`` file, read and checked, whose bots the baseline is one of and the candidate is not
+    (a usage error if not: a candidate with a pool bot's name would be held at its rating)."""
     try:
         pool = tpool.read(path)
     except tpool.PoolFileError as err:
@@ -143,6 +144,9 @@ def _pool(path: str, baseline: str) -> tpool.Pool:
     if baseline not in names:
         raise click.BadParameter(f"the baseline {baseline!r} is not a bot of pool {pool.short_id} (its bots: "
                                  f"{', '.join(names)}): the rating is anchored to the baseline", param_hint="--pool")
+    if candidate in names:
+        raise click.BadParameter(f"the candidate {candidate!r} has the name of a bot of pool {pool.short_id}: "
+                                 "name it otherwise (the pool's bots are held at their ratings)", param_hint="--pool")
     return pool
 
 

@@ -21,10 +21,10 @@ import hashlib
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from referee import files, games
@@ -34,6 +34,8 @@ from referee.stats.ratings import Outcome
 
 #: the format's name and version, the first field of every pool file
 FORMAT = "referee-pool/1"
+#: the largest pool file read (a pool of a hundred bots is under 100 KB)
+MAX_BYTES = 4 * 1024 * 1024
 #: ratings and their intervals are kept to this many decimals (the id is of the values as written)
 DIGITS = 2
 _HEX = frozenset("0123456789abcdef")
@@ -213,7 +215,14 @@ def write(pool: Pool, path: str | os.PathLike[str]) -> None:
 def read(path: str | os.PathLike[str]) -> Pool:
     """Read and check a pool file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a named pipe neither blocks nor is read
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise PoolFileError(f"cannot read pool file {os.fspath(path)}: not a regular file")
+            raw = f.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise PoolFileError(f"cannot read pool file {os.fspath(path)}: larger than {MAX_BYTES // 1024} KB")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise PoolFileError(f"cannot read pool file {os.fspath(path)}: {reason}") from None
@@ -229,7 +238,12 @@ def loads(text: str, source: str = "pool file") -> Pool:
     except (RecursionError, ValueError):
         raise PoolFileError(f"{source}: not a pool file (JSON nested too deeply, or a number of more than "
                             f"{sys.get_int_max_str_digits()} digits)") from None
-    return _Reader(source).pool(data)
+    try:
+        return _Reader(source).pool(data)
+    except OverflowError:  # a whole number too large for a float
+        raise PoolFileError(f"{source}: a number too large (every rating, difference and level is a float)") from None
+    except UnicodeEncodeError:  # a lone surrogate (\ud800) in a string
+        raise PoolFileError(f"{source}: a string that is not valid Unicode (a lone surrogate escape)") from None
 
 
 class _Reader:
