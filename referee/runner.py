@@ -54,6 +54,11 @@ class FaultKind(StrEnum):
     ERROR = "error"  # last: a kind added later goes at the end (the store's columns, the tables' cells)
 
 
+#: the longest decision time or bank a clock takes, in milliseconds (the protocol's clock is 32 bits of
+#: milliseconds: about 49 days)
+MAX_CLOCK_MS = 2**32 - 1
+
+
 @dataclass(frozen=True)
 class Clock:
     """Time per decision and a bank per seat per match, in seconds."""

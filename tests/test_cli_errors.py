@@ -53,6 +53,8 @@ def _write_files(d: Path) -> None:
         .replace('"aegis"', '"confirmation"'))
     (d / "zero-deal-sets.toml").write_text(
         TOURNAMENT.format(output=d / "o2", extra="").replace("deal_sets = 1", "deal_sets = 0"))
+    (d / "huge-clock.toml").write_text(
+        TOURNAMENT.format(output=d / "o3", extra="[clock]\ndecision_ms = 5000000000\n"))
     (d / "deep.json").write_text('{"a": ' * 100_000 + "1" + "}" * 100_000)
     (d / "huge-int.json").write_text(_record_with(seed=12345).replace("12345", "9" * 5000))
     (d / "double-no.json").write_text(
@@ -85,6 +87,7 @@ MISTAKES = [
     (["tournament", "{d}/output-is-file.toml"], 2, "is a file, not a results directory"),
     (["tournament", "{d}/bad-option-type.toml"], 2, "option 'double' must be true or false, got 'no'"),
     (["tournament", "{d}/zero-deal-sets.toml"], 2, "deal_sets must be at least 1"),
+    (["tournament", "{d}/huge-clock.toml"], 2, "clock.decision_ms must be at most 4294967295"),  # before, at play
     (["gauntlet", "{d}/zero-deal-sets.toml"], 2, "missing [gauntlet] table"),
     (["sprt", "{d}/zero-deal-sets.toml"], 2, "missing [sprt] table"),
     # results directories
@@ -155,3 +158,13 @@ def test_view_of_something_else_says_what_it_takes(tmp_path):
     assert done.returncode == ExitCode.USAGE
     assert done.stderr.strip() == f"Error: {tmp_path}: neither a game record nor a results directory (no " \
                                   f"results.sqlite in it)"
+
+
+@pytest.mark.parametrize("command", [["sprt", "--game", "aegis", "--candidate", "a=python -m sample_bots.random",
+                                      "--baseline", "b=python -m sample_bots.random"], ["pool", "make", "aegis"]])
+def test_a_clock_past_the_protocols_32_bits_is_refused_before_any_match(command, tmp_path):
+    """Before, a decision time over 2^32 - 1 ms started the run and failed at the first match's wire."""
+    result = invoke_cli(*command, "--decision-ms", "5000000000", "--output", str(tmp_path / "o"))
+    assert result.exit_code == 2 and "--decision-ms" in result.output and "5000000000" in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert not (tmp_path / "o").exists()

@@ -15,6 +15,7 @@ from referee.games.base import GameSpec
 from referee.hosting import sandbox
 from referee.hosting.paths import bot_from_command
 from referee.model import BotProtocol, BotSpec, ExecutorKind, ExecutorSpec, Isolation, SandboxMode
+from referee.runner import MAX_CLOCK_MS
 
 
 def announce_sandbox(mode: SandboxMode, isolation: Isolation = Isolation.TOURNAMENT, quiet: bool = False,
@@ -99,10 +100,10 @@ seed_option = click.option("--seed", type=int, default=None,
 rule_options = click.option(
     "--option", "-o", "rule_options", multiple=True, type=KeyValue(), metavar="KEY=VALUE",
     help="A rule option of the game, e.g. -o rounds=1 -o trump=random-suit (repeatable).")
-decision_ms_option = click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True,
-                                  help="Time per decision.")
-bank_ms_option = click.option("--bank-ms", type=click.IntRange(0), default=10000, show_default=True,
-                              help="Extra time per seat per match, spent on overruns.")
+decision_ms_option = click.option("--decision-ms", type=click.IntRange(1, MAX_CLOCK_MS), default=1000,
+                                  show_default=True, help="Time per decision.")
+bank_ms_option = click.option("--bank-ms", type=click.IntRange(0, MAX_CLOCK_MS), default=10000,
+                              show_default=True, help="Extra time per seat per match, spent on overruns.")
 
 
 def game_options(spec: GameSpec, pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:

@@ -114,7 +114,7 @@ from referee.model import (
 from referee.model.modes import member
 from referee.model.teams import ALLOW_KEY, TeamError, seated_apart
 from referee.results import pool
-from referee.runner import Clock
+from referee.runner import MAX_CLOCK_MS, Clock
 
 # --- a file read, and where its keys are, for messages ----------------------------
 
@@ -151,12 +151,15 @@ class ConfigFile:
         where = f"{self.path}:{line}" if line else str(self.path)
         return ConfigError(f"{where}: {reason}")
 
-    def integer(self, table: str, key: str, value: Any, minimum: int, index: int = 0) -> int:
-        """``value`` (of ``table.key``) checked: an integer, at least ``minimum``."""
+    def integer(self, table: str, key: str, value: Any, minimum: int, index: int = 0,
+                maximum: int | None = None) -> int:
+        """``value`` (of ``table.key``) checked: an integer, at least ``minimum`` (and at most ``maximum``)."""
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(f"{table}.{key} must be an integer, got {value!r}", table, key, index)
         if value < minimum:
             raise self.error(f"{table}.{key} must be at least {minimum}, got {value}", table, key, index)
+        if maximum is not None and value > maximum:
+            raise self.error(f"{table}.{key} must be at most {maximum}, got {value}", table, key, index)
         return value
 
     def check_keys(self, data: dict[str, Any], allowed: set[str], table: str | None, index: int = 0) -> None:
@@ -283,8 +286,8 @@ def parse(loc: ConfigFile) -> TournamentConfig:
     if not isinstance(c, dict):
         raise loc.error("[clock] must be a table", "clock")
     loc.check_keys(c, _CLOCK, "clock")
-    decision_ms = loc.integer("clock", "decision_ms", c.get("decision_ms", 1000), 1)
-    bank_ms = loc.integer("clock", "bank_ms", c.get("bank_ms", 10000), 0)
+    decision_ms = loc.integer("clock", "decision_ms", c.get("decision_ms", 1000), 1, maximum=MAX_CLOCK_MS)
+    bank_ms = loc.integer("clock", "bank_ms", c.get("bank_ms", 10000), 0, maximum=MAX_CLOCK_MS)
 
     raw_limits = data.get("limits", {})
     if not isinstance(raw_limits, dict):
