@@ -155,6 +155,8 @@ def test_a_tournament_with_a_pool_is_on_its_scale(made, tmp_path):
     text = invoke_cli("history", tmp_path / "out").output
     assert f"pool {p.short_id}" in text and "mine" in text
     assert not any(name in text for name in ("random", "weak", "heuristic")), text
+    asked = invoke_cli("history", tmp_path / "out", "random")
+    assert asked.exit_code == 2 and "'random' is a bot of the reference pool" in asked.output, asked.output
 
 
 @pytest.mark.e2e

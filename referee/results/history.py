@@ -88,6 +88,9 @@ def of_store(store: Store, entry: str | None = None) -> list[EntryHistory] | Non
     pooled = set((kept.get("pool") or {}).get("bots", ()))
     current = {e.name: e.version for e in store.entries() if e.name not in pooled}
     names = list(dict.fromkeys([*current, *(r.entry for r in rows or ())]))
+    if entry is not None and entry in pooled:
+        raise UnknownEntry(f"{store.directory}: {entry!r} is a bot of the reference pool its runs include, held at "
+                           "the pool's rating: it has no history here (docs/pool.md)")
     if entry is not None and entry not in names:
         known = ", ".join(names) if names else "none"
         raise UnknownEntry(f"{store.directory}: no entry {entry!r} in this results directory (its entries: {known})")
