@@ -131,6 +131,8 @@ def _tampered(tmp_path: Path) -> Path:
     (["make", "aegis", "--output", "{tmp}/no/such/dir/p.json"], "cannot write the pool file"),
     (["make", "aegis", "--bot", "random", "--bot", "nobody"], "no house bot 'nobody' (the house pool: random, "),
     (["make", "aegis", "--bot", "random"], "a pool needs at least two bots, got random"),
+    # before: every match was played, then the pool file could not be written over the results directory
+    (["make", "aegis", "--output", "{tmp}/same", "--results", "{tmp}/same"], "would be in its run's results directory"),
 ])
 def test_each_mistake_is_one_line_and_exit_2(tmp_path, monkeypatch, invoke, args, message):
     (tmp_path / "bad.json").write_text("not json")

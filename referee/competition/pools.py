@@ -168,6 +168,10 @@ def make(request: MakeRequest, observer: service.Observer) -> Made:
         raise PoolMakeError(f"{request.output} is a directory: give the pool file's path (--output)")
     if not output.parent.is_dir():
         raise PoolMakeError(f"cannot write the pool file {request.output}: no directory {output.parent}")
+    results = request.results.resolve()
+    if output == results or results in output.parents:
+        raise PoolMakeError(f"the pool file {request.output} would be in its run's results directory "
+                            f"{request.results}: give another --output or --results")
     config = service.prepared(house_config(request))
     outcome = service.run_tournament(service.TournamentRequest(config, request.rerun, bootstrap=request.bootstrap),
                                      observer)
