@@ -16,7 +16,6 @@ stay, and the same request plays what is missing. docs/pool.md is the user's sid
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from referee.model import SandboxMode, TournamentConfig
 from referee.results import pool as poolfile
 from referee.results import standings
 from referee.results.pool import Pool, PoolBot
-from referee.results.store import MetaKey, Store
+from referee.results.store import Store
 
 #: where the project's own pools live (package data: a normal install has them too), one a game:
 #: ``GAME.pool.json``, made by ``make pools``
@@ -187,7 +186,7 @@ def fitted(request: MakeRequest, config: TournamentConfig, cwd: str | None) -> P
     store = Store(config.output, create=False)
     try:
         rows = list(store.matches())
-        recorded = json.loads(store.meta(MetaKey.VERSIONS) or "{}")
+        recorded = store.recorded_versions()
     finally:
         store.close()
     written = os.path.relpath(cwd or ".", request.output.resolve().parent)

@@ -12,7 +12,6 @@ prints the outcome as it prints; the service imports no front end.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -33,7 +32,7 @@ from referee.results import history, rounds, standings
 from referee.results.pool import Pool, content_hash
 from referee.results.release import held_in
 from referee.results.standings import Standings
-from referee.results.store import MetaKey, Store
+from referee.results.store import Store
 from referee.stats import sprt as sprt_stats
 
 
@@ -295,7 +294,7 @@ def _baseline_version(setup: SprtSetup, store: Store | None) -> str | None:
     """The content hash of the SPRT's baseline (:func:`referee.results.pool.content_hash`): as its store
     recorded it, or without one as its files are now (None: no version, or files that make none)."""
     if store is not None:
-        recorded = json.loads(store.meta(MetaKey.VERSIONS) or "{}").get(setup.baseline.name)
+        recorded = store.recorded_versions().get(setup.baseline.name)
     else:
         try:
             recorded = versions.of(setup.baseline, [*setup.hidden(), *versions.apart(setup.baseline,

@@ -29,7 +29,7 @@ from referee import games, model
 from referee.games import RatedBy
 from referee.results import pool as tpool
 from referee.results import rounds
-from referee.results.store import Entry, MatchRow, MetaKey, Store
+from referee.results.store import Entry, MatchRow, Store
 from referee.runner import FaultKind
 from referee.stats import anchored, headtohead, ratings
 from referee.stats.sequences import PairVerdict
@@ -256,7 +256,7 @@ def pool_mismatches(store: Store, pool: tpool.Pool, rows: Iterable[MatchRow]) ->
     game, options and clock, and the versions its pool bots that played were recorded at (their
     content hashes, :func:`referee.results.pool.content_hash`)."""
     config = store.config()
-    recorded = json.loads(store.meta(MetaKey.VERSIONS) or "{}")
+    recorded = store.recorded_versions()
     played = set(_held(pool, rows))
     hashes = {name: tpool.content_hash(v) if v else None for name, v in recorded.items() if name in played}
     hashes.update({name: None for name in played if name not in recorded})  # an older store: none recorded

@@ -549,9 +549,14 @@ class Store:
                 status, why = EntryStatus.PLAYING, None
             self.db.execute("INSERT INTO entries VALUES (?, ?, ?, ?)", (b.name, position, status, why))
 
+    def recorded_versions(self) -> dict[str, Any]:
+        """Each launched bot's current version as recorded (:mod:`referee.hosting.versions`; empty in a
+        directory older than versions)."""
+        return cast(dict[str, Any], json.loads(self.meta(MetaKey.VERSIONS) or "{}"))
+
     def entries(self) -> list[Entry]:
         """Every entry the directory has known, in file order (none in a directory older than entries)."""
-        current = json.loads(self.meta(MetaKey.VERSIONS) or "{}")
+        current = self.recorded_versions()
         return [Entry(name, EntryStatus(status), why, versions.short_id(current.get(name)))
                 for name, status, why in self.db.execute("SELECT name, status, why FROM entries ORDER BY position")]
 
