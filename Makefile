@@ -13,13 +13,13 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,server]'
 	touch $(STAMP)
 
 # The optional Ray extra (`--executor ray`, docs/scaling.md): about 240 MB, so not part of
 # `install`; CI installs it (.ci/run) and its tests may not skip there.
 install-ray: install
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,server,ray]'
 	$(BIN)/python -m pip check
 
 # The linter and the type checker (pyproject.toml: [tool.ruff], [tool.mypy]); .ci/run runs it before the suite.

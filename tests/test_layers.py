@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("play",),
     ("results",),
     ("competition",),
-    ("cli", "view", "tools", "bench", "bot", "__main__"),
+    ("cli", "view", "tools", "bench", "bot", "server", "__main__"),
 )
 
 
