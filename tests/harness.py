@@ -7,6 +7,7 @@ is the fast loop that leaves those out)."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
 import subprocess
@@ -166,6 +167,23 @@ def require_ray() -> None:
         if os.environ.get("REFEREE_REQUIRE_RAY") == "1":
             pytest.fail(f"REFEREE_REQUIRE_RAY=1 but {why}", pytrace=False)
         pytest.skip(why)
+
+
+#: the modules of the ``referee[server]`` extra (pyproject.toml), as imported
+SERVER_MODULES = ("starlette", "uvicorn", "jinja2", "python_multipart", "argon2", "itsdangerous", "httpx")
+
+
+def require_server(modules: tuple[str, ...] = SERVER_MODULES) -> None:
+    """Skip the test (or, called at a module's top, the whole module), with the one-line reason, where
+    a module of the server extra (``referee[server]``, which ``make install`` installs) is missing; with
+    REFEREE_REQUIRE_SERVER=1 (set by .ci/run) fail instead."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    why = f"{', '.join(missing)} not installed (the referee[server] extra: make install)"
+    if os.environ.get("REFEREE_REQUIRE_SERVER") == "1":
+        pytest.fail(f"REFEREE_REQUIRE_SERVER=1 but {why}", pytrace=False)
+    pytest.skip(why, allow_module_level=True)
 
 
 def require_cgroups(cpu: bool = False) -> None:

@@ -59,7 +59,8 @@ class PasswordRefused(ValueError):
 
 #: the look-alikes folded into one character: digits read as letters, the letters read as 'l', and the
 #: separators removed (``bob-1`` and ``bob_l`` are one name to a reader)
-_FOLD = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "2": "z", "8": "b", "-": None, "_": None})
+_FOLD = str.maketrans({"0": "o", "1": "l", "i": "l", "\u0131": "l", "|": "l", "5": "s", "2": "z", "8": "b",
+                       "-": None, "_": None})
 #: pairs of letters read as one letter, folded after the characters
 _PAIRS = (("rn", "m"), ("vv", "w"))
 _INVISIBLE = frozenset({"Mn", "Me", "Cf"})  # combining marks, format characters (zero-width joiners...)
@@ -70,9 +71,9 @@ def skeleton(name: str) -> str:
 
     NFKC first (fullwidth and other compatibility forms become their plain letters: ``Ａｌｉｃｅ`` is
     ``Alice``), then casefold; then, decomposed, combining marks and invisible format characters
-    dropped (``alíce``, ``al\\u200bice``); then the small map of confusables: ``0``→``o``;
-    ``1``, ``i``, ``|`` and ``l``→``l``; ``5``→``s``; ``2``→``z``; ``8``→``b``; ``-`` and ``_`` removed;
-    then ``rn``→``m`` and ``vv``→``w``. Other scripts are left as they are (:func:`check_name` admits
+    dropped (``alíce``, ``al\\u200bice``); then the small map of confusables: ``0``→``o``; ``1``,
+    ``i`` (dotless ``ı`` too), ``|`` and ``l``→``l``; ``5``→``s``; ``2``→``z``; ``8``→``b``; ``-`` and
+    ``_`` removed; then ``rn``→``m`` and ``vv``→``w``. Other scripts are left as they are (:func:`check_name` admits
     only ASCII)."""
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name).casefold())
     text = "".join(c for c in text if unicodedata.category(c) not in _INVISIBLE).translate(_FOLD)
