@@ -221,18 +221,32 @@ def test_a_password_no_check_would_accept_is_no(stored, password):
     assert password_ok(stored, password) is False  # type: ignore[arg-type]
 
 
-def test_no_account_is_no_after_a_real_check(stored, monkeypatch):
-    checks = []
+def test_no_account_is_no_after_as_much_work_as_a_check(stored, monkeypatch):
+    """A login of a name with no account takes as long as one with a wrong password: one argon2 hash
+    the first time (a hash to check against, made then), one check against it after."""
+    work = []
 
     class Spy(PasswordHasher):
-        def verify(self, hash, password):  # noqa: A002  (argon2's own parameter name)
-            checks.append(hash)
+        def hash(self, password, *, salt=None):
+            work.append("hash")
+            return super().hash(password, salt=salt)
+
+        def verify(self, hash, password):
+            work.append(("verify", hash))
             return super().verify(hash, password)
 
     monkeypatch.setattr(auth, "_HASHER", Spy())
+    monkeypatch.setattr(auth, "_NOBODY", [])
     assert password_ok(None, "correct horse") is False
-    assert password_ok(None, "") is False
-    assert len(checks) == 2 and checks[0].startswith("$argon2id$") and checks[0] != stored
+    assert work == ["hash"]
+    for password in ("correct horse", "", "x\ud800"):
+        assert password_ok(None, password) is False
+    assert work == ["hash"] + [("verify", auth._NOBODY[0])] * 3
+    for password in (None, "x" * 257):  # refused at once, as with an account
+        assert password_ok(None, password) is False  # type: ignore[arg-type]
+        assert password_ok(stored, password) is False  # type: ignore[arg-type]
+    assert len(work) == 4
+    assert auth._NOBODY[0].startswith("$argon2id$") and auth._NOBODY[0] != stored
 
 
 def test_a_hash_made_with_other_parameters_needs_a_rehash(stored):

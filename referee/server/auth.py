@@ -146,18 +146,22 @@ def password_ok(stored: str | None, password: str) -> bool:
     password, a malformed or unsupported hash, a password that no check accepted (longer than
     :data:`PASSWORD_MAX`, not valid Unicode). ``stored`` None (the name has no account): False after
     as long as a check takes, so that a login's time does not tell whether its name exists."""
-    nobody = stored is None
+    if not isinstance(password, str) or len(password) > PASSWORD_MAX:
+        return False  # no check accepted it: at once, whether the name has an account or not
     if stored is None:
-        if not _NOBODY:
+        if not _NOBODY:  # the first time: making the hash takes as long as a check
             _NOBODY.append(_HASHER.hash(new_secret()))
-        stored = _NOBODY[0]
-    if not isinstance(stored, str) or not isinstance(password, str) or len(password) > PASSWORD_MAX:
+            return False
+        _verify(_NOBODY[0], password)
         return False
+    return isinstance(stored, str) and _verify(stored, password)
+
+
+def _verify(stored: str, password: str) -> bool:
     try:
-        matches = _HASHER.verify(stored, password)
+        return _HASHER.verify(stored, password)
     except (Argon2Error, ValueError):  # a mismatch; a malformed hash, unsupported parameters, a lone surrogate
         return False
-    return matches and not nobody
 
 
 def needs_rehash(stored: str) -> bool:
