@@ -131,6 +131,8 @@ def test_look_alike_gives_the_first_taken_name_it_reads_as():
     "al\u00edce", "ali\u0301ce",  # i acute, precomposed and combining
     "al\u200bice", "a\u00adlice",  # a zero-width space, a soft hyphen
     "\U0001d41a\U0001d425\U0001d422\U0001d41c\U0001d41e",  # mathematical bold alice
+    "\U0001d400\U0001d40b\U0001d408\U0001d402\U0001d404",  # ALICE in mathematical bold: no case of its own,
+    # casefolded only once NFKC has made it plain capitals
 ])
 def test_the_skeleton_of_unicode_look_alikes_is_that_of_the_plain_name(written):
     assert skeleton(written) == skeleton("alice")
