@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee import games
+from referee import games, records
 from referee.competition import adaptive, growth
 from referee.competition.schedule import make_schedule, missing, numbers
 from referee.files import WriteFailed
@@ -360,6 +360,12 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
 
         def save(p: Played, releases: Releases = releases) -> None:
             nonlocal finished, played
+            refused = unverified(config, p)
+            if refused is not None:  # a forged or corrupted result (an executor's worker is not trusted): not stored
+                if announce is not None:
+                    announce(f"match {p.seating.key}: its result was refused, not stored ({refused}); a later run "
+                             f"plays it again")
+                return
             store.save_played(p)
             if withdraw and _died_in(p):  # held until the run knows whether it is out for good (then awaited)
                 releases.hold([p.seating.deal_set])
@@ -391,6 +397,31 @@ async def _play_in_play(config: TournamentConfig, plan: Plan, out: set[str], sto
                      f"the other entries play on")
         out |= dead.keys()
         again = True
+
+
+def unverified(config: TournamentConfig, played: Played) -> str | None:
+    """Why a match as an executor handed it back cannot be stored (None: it verifies). Its record is
+    replayed through the engine (every action legal, the stated results those computed); it must be
+    the game, options, seats and deal seed of its seating, its deals those of that seed, and the
+    scores and placing stored those the replay computed."""
+    record, seating = played.record, played.seating
+    try:
+        if record.get("game") != config.game or record.get("seats") != list(seating.lineup):
+            return "its record is not of this match's game and seats"
+        if str(record.get("seed")) != str(seating.seed):
+            return "its record is not dealt from this match's seed"
+        if record.get("options") != config.options:
+            return "its record's options are not the tournament's"
+        computed = records.replay(record).results
+        from_seed = records.replay({k: v for k, v in record.items() if k not in ("decks", "suits")}).results
+    except records.RecordError as err:
+        return f"its record does not replay: {err}"
+    if computed is None or computed != from_seed:
+        return "its record's deals are not those of its seed"
+    for key in ("scores", "placing"):
+        if played.results.get(key) != computed.get(key):
+            return f"its {key} are not those its record gives"
+    return None
 
 
 def _died_in(played: Played) -> bool:
