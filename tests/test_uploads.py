@@ -337,6 +337,8 @@ def test_pack_keeps_to_the_limits_before_sending(tmp_path):
         pack(bot, UploadLimits(files=3))
     with pytest.raises(UploadRefused, match=r"^the files: over 20 bytes"):
         pack(bot, UploadLimits(unpacked_bytes=20))
+    with pytest.raises(UploadRefused, match=r"^file 'lib/data/table.txt': deeper than 2 path components$"):
+        pack(bot, UploadLimits(depth=2))
     (bot / "noise.bin").write_bytes(os.urandom(4096))
     with pytest.raises(UploadRefused, match=r"packed, over 2048 bytes, the most an upload may be$"):
         pack(bot, UploadLimits(upload_bytes=2048))
@@ -506,7 +508,7 @@ def test_a_name_deeper_than_the_limit_is_refused(tmp_path):
         f"archive entry '{deep}': deeper than 12 path components")
     deeper = "/".join("abcdefghijklm") + "/deep.py"  # 14: refused as it is met
     assert refused(tar_of(tmp_path / "a.tgz", {**FILES, deeper: "x"}, top="top/"), tmp_path / "v") == (
-        f"archive entry 'top/{deeper}': deeper than 13 path components")
+        f"archive entry 'top/{deeper}': deeper than 12 path components")
 
 
 NAMES = {

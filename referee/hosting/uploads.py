@@ -301,11 +301,11 @@ def _utf8(data: bytes, where: str) -> str:
 
 # --- names ---------------------------------------------------------------------------------------
 
-def entry_parts(name: str, limits: UploadLimits, what: str = "archive entry") -> tuple[str, ...]:
+def entry_parts(name: str, what: str = "archive entry") -> tuple[str, ...]:
     """The components of an archive entry's name (``a/./b/`` is ``("a", "b")``; ``()`` for the
     archive's root, ``./``), or :class:`UploadRefused` naming it (``what`` and the name) and what is
     wrong: empty, not UTF-8, a control character, a backslash, absolute, a ``..`` component, a
-    component over 255 bytes, deeper than ``limits.depth``."""
+    component over 255 bytes (its depth is the caller's to check: :func:`_deep`)."""
 
     def refused(problem: str) -> UploadRefused:
         return UploadRefused(f"{what} {quoted(name)}: {problem}")
@@ -329,9 +329,11 @@ def entry_parts(name: str, limits: UploadLimits, what: str = "archive entry") ->
     for part in parts:
         if len(part.encode()) > NAME_BYTES:
             raise refused(f"a name component over {NAME_BYTES} bytes")
-    if len(parts) > limits.depth:
-        raise refused(f"deeper than {limits.depth} path components")
     return tuple(parts)
+
+
+def _deep(name: str, depth: int, what: str = "archive entry") -> UploadRefused:
+    return UploadRefused(f"{what} {quoted(name)}: deeper than {depth} path components")
 
 
 def _key(parts: Sequence[str]) -> str:
@@ -363,8 +365,9 @@ class _Tree:
         self.entries += 1
         if self.entries > self.limits.files:
             raise UploadRefused(f"more than {self.limits.files} entries in the archive")
-        depth = UploadLimits(depth=self.limits.depth + 1)  # one more: a top directory may be stripped
-        parts = entry_parts(name, depth)
+        parts = entry_parts(name)
+        if len(parts) > self.limits.depth + 1:  # one more: a top directory may be stripped
+            raise _deep(name, self.limits.depth)
         if not parts:
             if directory:
                 return None
@@ -440,7 +443,7 @@ class _Tree:
             self.files = {parts[1:]: value for parts, value in self.files.items()}
         length, name = self.deepest
         if length - self.top > self.limits.depth:
-            raise UploadRefused(f"archive entry {quoted(name)}: deeper than {self.limits.depth} path components")
+            raise _deep(name, self.limits.depth)
 
     @property
     def bot(self) -> Path:
@@ -510,7 +513,7 @@ class _Opened:
 def _opened(upload: Path, limits: UploadLimits) -> _Opened:
     """The upload open for reading, once its size is checked (a regular file, at most the limit),
     before a byte of it is read."""
-    f = open(upload, "rb", buffering=0)
+    f = open(upload, "rb")
     st = os.fstat(f.fileno())
     if not stat.S_ISREG(st.st_mode):
         f.close()
@@ -670,7 +673,7 @@ def _tar_entry(archive: tarfile.TarFile, member: tarfile.TarInfo, tree: _Tree) -
 
 
 def _single(src: IO[bytes], filename: str, tree: _Tree) -> None:
-    parts = entry_parts(filename, tree.limits, "file name")
+    parts = entry_parts(filename, "file name")
     if len(parts) != 1 or parts[0] != filename:
         raise UploadRefused(f"file name {quoted(filename)}: a path, not a file's name")
     tree.entry(filename, False)
@@ -741,7 +744,7 @@ def _install(tree: _Tree, manifest: Manifest, temp: Path, versions_dir: Path) ->
 def _relative_command(command: Sequence[str]) -> tuple[str, ...] | None:
     """The file the command's program is, relative to the bot's directory (``./bot`` is ``("bot",)``)."""
     try:
-        return entry_parts(command[0], UploadLimits(depth=1 << 20)) or None
+        return entry_parts(command[0]) or None
     except UploadRefused:
         return None
 
@@ -771,7 +774,8 @@ def _packed(directory: Path, limits: UploadLimits) -> list[tuple[str, Path]]:
             path = Path(entry.path)
             if entry.name in PACK_SKIPS_DIRECTORIES and entry.is_dir() or entry.name.endswith(PACK_SKIPS_SUFFIXES):
                 continue
-            entry_parts(name, limits, "file")
+            if len(entry_parts(name, "file")) > limits.depth:
+                raise _deep(name, limits.depth, "file")
             real = path.resolve() if entry.is_symlink() else path
             if entry.is_symlink():
                 if not real.exists():
