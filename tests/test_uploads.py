@@ -671,3 +671,22 @@ except WriteFailed as err:
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert out.startswith("cannot write '") and out.rstrip().endswith("big.bin': File too large")
     assert left_behind(tmp_path / "v") == []
+
+
+def test_two_uploads_of_one_content_at_once_make_one_directory(tmp_path, monkeypatch):
+    versions = tmp_path / "versions"
+    upload = zip_of(tmp_path / "bot.zip", FILES)
+    rename, others, started = os.rename, [], []
+
+    def another_upload_finishes_first(source, target):
+        if not started:  # the other upload renames its copy into place between this one's check and rename
+            started.append(True)
+            others.append(unpack(upload, "bot.zip", versions))
+        rename(source, target)
+
+    monkeypatch.setattr(os, "rename", another_upload_finishes_first)
+    mine = unpack(upload, "bot.zip", versions)
+    assert mine.existed and not others[0].existed and mine.directory == others[0].directory
+    assert sorted(os.listdir(versions)) == sorted([INCOMING, mine.version])
+    assert os.listdir(versions / INCOMING) == []  # its read-only copy removed
+    assert tree(mine.directory) == expected(FILES)
