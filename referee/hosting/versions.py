@@ -56,7 +56,7 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
@@ -123,6 +123,27 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         out.append(f"the files {', '.join(changed[:3])}{more}")
     return out
+
+
+def canonical(value: Any) -> str:
+    """``value`` as JSON in one spelling (keys sorted, no spaces, not escaped to ASCII): what a hash
+    is taken of."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def content_hash(version: Mapping[str, Any]) -> str:
+    """The content hash of a bot's version as the runner records it (``{"command": [...], "cwd": ...,
+    "files": {path: sha256}}``, :func:`of`): the SHA-256 of its command and
+    of its files' digests by path relative to its directory, so that the same bot hashes the same on
+    another machine or in another directory."""
+    cwd = version.get("cwd") or "."
+    base = os.path.abspath(cwd) if not os.path.isabs(cwd) else cwd
+    relative = {}
+    for path, digest in version.get("files", {}).items():
+        rel = os.path.relpath(path, base)
+        relative[path if rel.startswith("..") else rel] = digest
+    content = {"command": list(version.get("command", [])), "files": relative}
+    return hashlib.sha256(canonical(content).encode()).hexdigest()
 
 
 def apart(bot: BotSpec, bots: Iterable[BotSpec]) -> set[Path]:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from referee import files, games
+from referee.hosting.versions import canonical
+from referee.hosting.versions import content_hash as content_hash  # re-exported: a pool bot's version
 from referee.model import BOT_NAME
 from referee.stats.anchored import PairDifference, PoolRating, Reference, reference
 from referee.stats.ratings import Outcome
@@ -72,7 +74,7 @@ class Pool:
     @property
     def id(self) -> str:
         """The SHA-256 (hex) of the bots' versions, the setting and the fitted ratings with intervals."""
-        return hashlib.sha256(_canonical(self._content()).encode()).hexdigest()
+        return hashlib.sha256(canonical(self._content()).encode()).hexdigest()
 
     @property
     def short_id(self) -> str:
@@ -151,25 +153,6 @@ def _setting(values: str | Mapping[str, Any]) -> str:
     if isinstance(values, str):
         return values
     return ", ".join(f"{k}={_json(v)}" for k, v in sorted(values.items())) or "none"
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def content_hash(version: Mapping[str, Any]) -> str:
-    """The content hash of a bot's version as the runner records it (``{"command": [...], "cwd": ...,
-    "files": {path: sha256}}``, ``referee/hosting/versions.py``): the SHA-256 of its command and
-    of its files' digests by path relative to its directory, so that the same bot hashes the same on
-    another machine or in another directory."""
-    cwd = version.get("cwd") or "."
-    base = os.path.abspath(cwd) if not os.path.isabs(cwd) else cwd
-    relative = {}
-    for path, digest in version.get("files", {}).items():
-        rel = os.path.relpath(path, base)
-        relative[path if rel.startswith("..") else rel] = digest
-    content = {"command": list(version.get("command", [])), "files": relative}
-    return hashlib.sha256(_canonical(content).encode()).hexdigest()
 
 
 def _rounded(ref: Reference) -> Reference:
