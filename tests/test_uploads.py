@@ -690,3 +690,17 @@ def test_two_uploads_of_one_content_at_once_make_one_directory(tmp_path, monkeyp
     assert sorted(os.listdir(versions)) == sorted([INCOMING, mine.version])
     assert os.listdir(versions / INCOMING) == []  # its read-only copy removed
     assert tree(mine.directory) == expected(FILES)
+
+
+def test_a_file_whose_name_starts_with_two_dots_hashes_the_same_anywhere(tmp_path):
+    # before: content_hash took "..data" for a path out of the bot's directory and kept it absolute,
+    # so the version depended on the temporary directory it was unpacked in
+    files = {**FILES, "..data": "1 2 3\n", "lib/...": "x"}
+    versions = tmp_path / "versions"
+    first = unpack(zip_of(tmp_path / "a.zip", files), "a.zip", versions)
+    second = unpack(tar_of(tmp_path / "b.tgz", files), "b.tgz", versions)
+    assert first.version == second.version and second.existed
+    assert first.version == version_of(first.directory, ["python", "bot.py"])
+    moved = {"command": ["python", "bot.py"], "cwd": "/elsewhere",
+             "files": {f"/elsewhere/{name}": digest(first.directory / name) for name in files}}
+    assert content_hash(moved) == first.version

@@ -141,7 +141,8 @@ def content_hash(version: Mapping[str, Any]) -> str:
     relative = {}
     for path, digest in version.get("files", {}).items():
         rel = os.path.relpath(path, base)
-        relative[path if rel.startswith("..") else rel] = digest
+        out = rel == os.pardir or rel.startswith(os.pardir + os.sep)  # not a file named "..data"
+        relative[path if out else rel] = digest
     content = {"command": list(version.get("command", [])), "files": relative}
     return hashlib.sha256(canonical(content).encode()).hexdigest()
 
