@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from referee import files, records
+from referee.cli.competition import SubmitError
 from referee.cli.serve import ServeError
 from referee.competition.pools import PoolMakeError
 from referee.competition.sprt.run import SprtError
@@ -49,6 +50,7 @@ _EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (PoolFileError, ExitCode.USAGE),  # a pool file that cannot be read, is not one, or was changed after it was made
     (PoolMakeError, ExitCode.USAGE),  # pool make: no sample bots, a bad --output or --bot, no scale fitted
     (ClusterError, ExitCode.USAGE),  # --executor ray: Ray not installed, a cluster out of reach, a node lacking a bot
+    (SubmitError, ExitCode.USAGE),  # submit: the server unreachable, the upload refused (token, limits, phase)
 )
 #: the errors the group reports as ``Error: ...`` with their exit code (click reports its own)
 HANDLED = tuple(kind for kind, _ in _EXIT_CODES if not issubclass(kind, click.ClickException))

@@ -406,7 +406,8 @@ def unverified(config: TournamentConfig, played: Played) -> str | None:
     scores and placing stored those the replay computed."""
     record, seating = played.record, played.seating
     try:
-        if record.get("game") != config.game or record.get("seats") != list(seating.lineup):
+        expected = {"game": config.game, "seats": list(seating.lineup)}
+        if any(record.get(key) != value for key, value in expected.items()):
             return "its record is not of this match's game and seats"
         if str(record.get("seed")) != str(seating.seed):
             return "its record is not dealt from this match's seed"

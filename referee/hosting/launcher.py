@@ -530,9 +530,12 @@ class Launcher:
 
 
 def _program(spec: BotSpec) -> str:
-    """The program a bot's command runs: ``python`` and ``python3`` are the referee's own
-    interpreter, with its packages."""
-    program = spec.command[0]
+    return program_of(spec.command[0])
+
+
+def program_of(program: str) -> str:
+    """The program a bot's command (or build command) runs: ``python`` and ``python3`` are the
+    referee's own interpreter, with its packages."""
     return sys.executable if program in ("python", "python3") else program
 
 

@@ -1,0 +1,380 @@
+"""The competition server in one process (Starlette's test client over the real coordinator): an
+entrant registers with an invite, uploads, sees its version built, validated and ranked, and watches
+a replay; a failed build is shown to its owner and to nobody else; the attacks on the site (CSRF,
+another entrant's logs and submissions by address, a held replay by address, script in names, login
+guessing) are refused. The coordinator's checks and rounds are called here one at a time, as its loop
+calls them."""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from harness import ROOT, require_sandbox, require_server
+
+require_server()
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from referee.competition import ladder  # noqa: E402
+from referee.competition.ladder import Phase  # noqa: E402
+from referee.server import main as server_main  # noqa: E402
+from referee.server.app import create_app  # noqa: E402
+from referee.server.coordinator import Coordinator  # noqa: E402
+from referee.server.db import Status  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+COMPETITION = f"""
+[competition]
+title = "Test ladder"
+state = "state"
+
+[ladder]
+deal_sets_per_round = 1
+
+[finals]
+stop = "order"
+max_deal_sets = 2
+
+[uploads]
+per_hour = 20
+
+[tournament]
+game = "aegis"
+concurrency = 2
+isolation = "match"
+
+[tournament.options]
+promise = "table"
+
+[clock]
+decision_ms = 2000
+bank_ms = 10000
+
+[[bots]]
+name = "random"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{ROOT}"
+files = ["sample_bots/*.py", "referee"]
+
+[[bots]]
+name = "heuristic"
+command = ["python", "-m", "sample_bots.heuristic"]
+cwd = "{ROOT}"
+files = ["sample_bots/*.py", "referee"]
+"""
+
+GOOD_BOT = {"bot.toml": 'command = ["python", "bot.py"]\nprotocol = "grpc"\n',
+            "bot.py": "from sample_bots.random import main\nmain()\n"}
+PASSWORD = "correct horse battery"
+
+
+def zipped(files: dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return out.getvalue()
+
+
+def tarred(files: dict[str, str]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as t:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class World:
+    def __init__(self, tmp_path: Path) -> None:
+        path = tmp_path / "competition.toml"
+        path.write_text(COMPETITION)
+        self.spec = ladder.load(path)
+        self.db = server_main.open_db(self.spec)
+        self.organiser_file = server_main.ensure_organiser(self.db, self.spec.state)
+        self.coordinator = Coordinator(self.spec, self.db)
+        self.app = create_app(self.coordinator, server_main.secret_of(self.db))
+        self.coordinator.move(Phase.OPEN)
+
+    def client(self) -> TestClient:
+        return TestClient(self.app, base_url="http://127.0.0.1")
+
+    def invite(self, team: str | None = None) -> str:
+        from referee.server import auth
+        code = auth.new_invite()
+        self.db.add_invite(code, team)
+        return code
+
+    def check_all(self) -> None:
+        while self.coordinator.check_next():
+            pass
+
+
+def csrf(client: TestClient, page: str = "/login") -> str:
+    text = client.get(page).text
+    found = re.search(r'name="csrf" value="([^"]+)"', text) or re.search(r'csrf=([A-Za-z0-9_\-]+)"', text)
+    assert found, text[:500]
+    return found.group(1)
+
+
+def register(world: World, name: str, team: str | None = None) -> tuple[TestClient, str]:
+    """A browser that registered ``name`` (logged in), and the API token the page showed once."""
+    client = world.client()
+    reply = client.post("/register", data={"csrf": csrf(client, "/register"), "invite": world.invite(),
+                                           "name": name, "password": PASSWORD, "team": team or ""})
+    assert reply.status_code == 200, reply.text[:800]
+    token = re.search(r"Your API token \(shown once, keep it secret\): ([A-Za-z0-9_\-]+)", reply.text)
+    assert token, reply.text[:800]
+    return client, token.group(1)
+
+
+def upload(client: TestClient, data: bytes, filename: str = "bot.zip", **fields: str) -> str:
+    token = csrf(client, "/me")
+    reply = client.post(f"/upload?csrf={token}", files={"file": (filename, data)}, data=fields)
+    return reply.text
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> World:
+    w = World(tmp_path)
+    yield w
+    w.db.close()
+
+
+def test_an_entrant_registers_uploads_and_is_validated_ranked_and_replayed(world: World) -> None:
+    alice, _ = register(world, "alice")
+    bob, bob_token = register(world, "bob")
+    assert "uploaded: submission" in upload(alice, zipped(GOOD_BOT))
+    reply = bob.post("/api/submit", files={"file": ("bot.tar.gz", tarred(GOOD_BOT))},
+                     headers={"Authorization": f"Bearer {bob_token}"})
+    assert reply.status_code == 201, reply.text
+    world.check_all()
+    subs = {s.name: s for s in world.db.submissions()}
+    assert subs["alice"].status == Status.ACCEPTED, subs["alice"].validation_log
+    assert subs["bob"].status == Status.ACCEPTED
+    assert subs["alice"].version == subs["bob"].version  # the same files, zip or tar: one content-addressed version
+    me = alice.get("/me").text
+    assert "accepted" in me and "validation match(es) against random, heuristic" in me
+
+    played = world.coordinator.ladder_round()
+    assert played > 0
+    board = alice.get("/").text
+    assert 'data-bot="alice"' in board and 'data-bot="bob"' in board  # both ranked
+    api = alice.get("/api/leaderboard").json()
+    assert {line["name"] for line in api["standings"]["standings"]} >= {"alice", "bob"}
+
+    matches = world.client().get("/matches").text  # anonymous: released replays
+    links = re.findall(r'href="(/match/ladder/\d+)"', matches)
+    assert links, matches[:1000]
+    replay = world.client().get(links[0])
+    assert replay.status_code == 200 and 'id="replay-data"' in replay.text and "every hand shown" in replay.text
+    entry = world.client().get("/entry/alice").text
+    assert subs["alice"].short in entry
+
+
+def test_a_failed_build_is_shown_to_its_owner_and_nobody_else(world: World) -> None:
+    carol, carol_token = register(world, "carol")
+    dave, dave_token = register(world, "dave")
+    broken = {"bot.toml": 'command = ["python", "bot.py"]\nbuild = ["sh", "-c", "echo compiling; '
+                          'echo secret-compiler-error-17 >&2; exit 3"]\n', "bot.py": "print('hi')\n"}
+    upload(carol, zipped(broken))
+    world.check_all()
+    sub = world.db.submissions("carol")[0]
+    assert sub.status == Status.FAILED and "build failed" in (sub.reason or "")
+    mine = carol.get("/me").text
+    assert "secret-compiler-error-17" in mine and "exit code 3" in mine  # its owner sees why
+    assert "secret-compiler-error-17" not in dave.get("/me").text  # another entrant does not
+    assert "secret-compiler-error-17" not in world.client().get("/").text
+    theirs = dave.get(f"/api/submission/{sub.id}", headers={"Authorization": f"Bearer {dave_token}"})
+    assert theirs.status_code == 404
+    own = carol.get(f"/api/submission/{sub.id}", headers={"Authorization": f"Bearer {carol_token}"}).json()
+    assert own["status"] == "failed" and "secret-compiler-error-17" in own["build_log"]
+
+
+def test_a_bot_that_faults_in_validation_is_refused_with_its_log(world: World) -> None:
+    erin, _ = register(world, "erin")
+    crashing = {"bot.toml": 'command = ["python", "bot.py"]\n',
+                "bot.py": "import sys\nprint('about to crash')\nsys.exit(7)\n"}
+    upload(erin, zipped(crashing))
+    world.check_all()
+    sub = world.db.submissions("erin")[0]
+    assert sub.status == Status.FAILED and "validation failed" in (sub.reason or ""), sub.validation_log
+    assert "validation failed" in erin.get("/me").text
+
+
+def test_forms_without_the_csrf_token_are_refused(world: World) -> None:
+    alice, _ = register(world, "alice")
+    for path, data in (("/logout", {}), ("/me/token", {}), ("/login", {"name": "alice", "password": PASSWORD})):
+        assert alice.post(path, data=data).status_code == 403
+        assert alice.post(path, data={**data, "csrf": "forged"}).status_code == 403
+    reply = alice.post("/upload", files={"file": ("bot.zip", zipped(GOOD_BOT))})
+    assert reply.status_code == 403 and world.db.submissions("alice") == []
+    # another site's page posting with the victim's cookies cannot know the token: the same refusal
+    other = world.client()
+    assert other.post("/register", data={"csrf": csrf(alice, "/register"), "invite": world.invite(), "name": "mallory",
+                                         "password": PASSWORD}).status_code == 403
+
+
+def test_script_in_a_name_a_team_or_a_command_is_refused_or_escaped(world: World) -> None:
+    client = world.client()
+    for name, team in (("<script>alert(1)</script>", ""), ("zed", "<img src=x onerror=alert(1)>")):
+        reply = client.post("/register", data={"csrf": csrf(client, "/register"), "invite": world.invite(),
+                                               "name": name, "password": PASSWORD, "team": team})
+        assert reply.status_code == 400
+        assert "<script>alert" not in reply.text and "<img src=x" not in reply.text
+    alice, _ = register(world, "alice")
+    text = upload(alice, zipped({"bot.py": "print(1)\n"}), command="python bot.py <script>alert(1)</script>")
+    assert "<script>alert(1)</script>" not in text and "&lt;script&gt;" in text
+
+
+def test_logs_submissions_and_held_replays_by_address(world: World) -> None:
+    alice, _ = register(world, "alice")
+    bob, _ = register(world, "bob")
+    mallory, mallory_token = register(world, "mallory")
+    for client in (alice, bob):
+        upload(client, zipped(GOOD_BOT))
+    world.check_all()
+    world.coordinator.ladder_round()
+    store_numbers = re.findall(r'href="/log/ladder/(\d+)"', alice.get("/me").text)
+    assert store_numbers
+    n = store_numbers[0]
+    assert alice.get(f"/log/ladder/{n}").status_code == 200
+    assert mallory.get(f"/log/ladder/{n}").status_code == 404  # not her match: not her log
+    assert world.client().get(f"/log/ladder/{n}", follow_redirects=False).status_code == 303
+    for s in world.db.submissions():
+        got = mallory.get(f"/api/submission/{s.id}", headers={"Authorization": f"Bearer {mallory_token}"})
+        assert got.status_code == 404
+
+    world.coordinator.move(Phase.FROZEN)
+    world.coordinator.move(Phase.FINALS)
+    world.coordinator.finals()
+    anonymous = world.client()
+    held = anonymous.get("/match/finals/1")
+    assert held.status_code == 404 and "held" in held.text  # the finals' records: held until closed
+    assert 'href="/match/finals/' not in anonymous.get("/matches").text
+    mine = alice.get("/match/finals/1")
+    assert mine.status_code == 200 and "as seen by" in mine.text  # her own seat's view of her own match
+    organiser = world.client()
+    password = re.search(r"password = (\S+)", world.organiser_file.read_text()).group(1)
+    organiser.post("/login", data={"csrf": csrf(organiser), "name": "organiser", "password": password})
+    assert "every hand shown" in organiser.get("/match/finals/1").text
+    world.coordinator.move(Phase.CLOSED)
+    assert anonymous.get("/match/finals/1").status_code == 200
+
+
+def test_failed_logins_are_rate_limited(world: World) -> None:
+    register(world, "alice")
+    client = world.client()
+    codes = [client.post("/login", data={"csrf": csrf(client), "name": "alice", "password": "wrong password!"}
+                         ).status_code for _ in range(6)]
+    assert codes[:5] == [401] * 5 and codes[5] == 429
+    right = client.post("/login", data={"csrf": csrf(client), "name": "alice", "password": PASSWORD})
+    assert right.status_code == 429  # even the right password waits: the guesser cannot tell
+
+
+def test_uploads_are_refused_outside_the_open_phase(world: World) -> None:
+    alice, _ = register(world, "alice")
+    world.coordinator.move(Phase.FROZEN)
+    text = upload(alice, zipped(GOOD_BOT))
+    assert "Uploads are closed" in text or "uploads are closed" in text
+    assert world.db.submissions("alice") == []
+
+
+def _bomb() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bot.toml", 'command = ["python", "bot.py"]\n')
+        with z.open("bot.py", "w", force_zip64=True) as f:
+            chunk = b"\0" * (1 << 20)
+            for _ in range(300):  # 300 MB of zeros, about 300 KB deflated: the cap is 100 MB
+                f.write(chunk)
+    return out.getvalue()
+
+
+def _symlinked() -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as t:
+        info = tarfile.TarInfo("bot.toml")
+        data = b'command = ["python", "bot.py"]\n'
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("bot.py")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/shadow"
+        t.addfile(link)
+    return out.getvalue()
+
+
+def test_hostile_uploads_through_the_route_are_refused_and_leave_nothing(world: World) -> None:
+    _, token = register(world, "mallory")
+    client = world.client()
+    attacks = {"zip bomb": (_bomb(), "bot.zip", "over"),
+               "path traversal": (zipped({"bot.toml": GOOD_BOT["bot.toml"], "../../escape.py": "x = 1\n"}),
+                                  "bot.zip", ".."),
+               "symlink": (_symlinked(), "bot.tar.gz", "link"),
+               "oversized": (b"\0" * (21 << 20), "big.bin", "over the cap")}
+    for what, (data, name, said) in attacks.items():
+        reply = client.post("/api/submit", files={"file": (name, data)}, headers={"Authorization": f"Bearer {token}"})
+        assert reply.status_code == 400, (what, reply.text)
+        assert said in reply.json()["error"], (what, reply.json())
+    assert world.db.submissions("mallory") == []
+    versions = world.spec.state / "versions"
+    assert not versions.exists() or [p.name for p in versions.iterdir() if p.name != ".incoming"] == []
+    assert not (world.spec.state.parent / "escape.py").exists()
+    assert not any((world.spec.state / "server" / "uploads").iterdir())  # the received files are removed
+
+
+def test_passwords_tokens_and_sessions_are_stored_hashed(world: World) -> None:
+    alice, token = register(world, "alice")
+    session = alice.cookies.get("referee_session")
+    assert session
+    world.db.close()
+    stored = b"".join(p.read_bytes() for p in (world.spec.state / "server").glob("server.sqlite*"))
+    for secret in (PASSWORD, token, session):
+        assert secret.encode() not in stored
+    world.db = server_main.open_db(world.spec)
+
+
+def test_a_hostile_build_reaches_no_network_and_no_server_file(world: World) -> None:
+    require_sandbox()
+    eve, _ = register(world, "eve")
+    store = world.spec.state / "server" / "server.sqlite"
+    build = f"""import socket
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=3)
+    print("network: reached")
+except OSError as err:
+    print("network: refused", err)
+try:
+    open({str(store)!r}, "rb").read(16)
+    print("store: read")
+except OSError as err:
+    print("store: refused", err)
+try:
+    open({str(world.spec.state / "versions" / "planted")!r}, "w").write("x")
+    print("versions: written")
+except OSError as err:
+    print("versions: refused", err)
+"""
+    upload(eve, zipped({**GOOD_BOT, "build.py": build,
+                        "bot.toml": 'command = ["python", "bot.py"]\nbuild = ["python", "build.py"]\n'}))
+    world.check_all()
+    sub = world.db.submissions("eve")[0]
+    log = sub.build_log
+    assert "network: refused" in log and "store: refused" in log and "versions: refused" in log, log
+    assert "reached" not in log and "store: read" not in log and "written" not in log
+    assert sub.status == Status.ACCEPTED  # the build itself ran (and the bot then validated)
+    # the control: the same build without the sandbox reads the store (the attack is real)
+    from referee.hosting import build as tbuild
+    from referee.model import SandboxMode
+    copy = world.spec.state.parent / "unsandboxed"
+    tbuild.copy_version(Path(sub.directory), copy)
+    bare = tbuild.run_build(["python", "build.py"], copy, 60, SandboxMode.NONE)
+    assert "store: read" in bare.log, bare.log
