@@ -94,9 +94,9 @@ def tarred(files: dict[str, str]) -> bytes:
 
 
 class World:
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, text: str = COMPETITION) -> None:
         path = tmp_path / "competition.toml"
-        path.write_text(COMPETITION)
+        path.write_text(text)
         self.spec = ladder.load(path)
         self.db = server_main.open_db(self.spec)
         self.organiser_file = server_main.ensure_organiser(self.db, self.spec.state)
@@ -125,10 +125,11 @@ def csrf(client: TestClient, page: str = "/login") -> str:
     return found.group(1)
 
 
-def register(world: World, name: str, team: str | None = None) -> tuple[TestClient, str]:
+def register(world: World, name: str, team: str | None = None, invite: str | None = None
+             ) -> tuple[TestClient, str]:
     """A browser that registered ``name`` (logged in), and the API token the page showed once."""
     client = world.client()
-    reply = client.post("/register", data={"csrf": csrf(client, "/register"), "invite": world.invite(),
+    reply = client.post("/register", data={"csrf": csrf(client, "/register"), "invite": invite or world.invite(),
                                            "name": name, "password": PASSWORD, "team": team or ""})
     assert reply.status_code == 200, reply.text[:800]
     token = re.search(r"Your API token \(shown once, keep it secret\): ([A-Za-z0-9_\-]+)", reply.text)
@@ -378,3 +379,63 @@ except OSError as err:
     tbuild.copy_version(Path(sub.directory), copy)
     bare = tbuild.run_build(["python", "build.py"], copy, 60, SandboxMode.NONE)
     assert "store: read" in bare.log, bare.log
+
+
+def _lineups(world: World) -> list[tuple[str, ...]]:
+    from referee.results.store import Store
+    store = Store(world.spec.state / "ladder", create=False)
+    try:
+        return [row.lineup for row in store.matches(every=True)]
+    finally:
+        store.close()
+
+
+def test_a_version_that_keeps_faulting_on_the_ladder_is_stopped_and_leaves_it(tmp_path: Path) -> None:
+    world = World(tmp_path, COMPETITION.replace("deal_sets_per_round = 1",
+                                                "deal_sets_per_round = 1\nfault_count = 3\nfault_share = 0.1"))
+    try:
+        alice, _ = register(world, "alice")
+        bob, _ = register(world, "bob")
+        # bob's bot plays well on deal set 0 (its validation's), then an illegal action on every later one
+        sly = {"bot.toml": GOOD_BOT["bot.toml"], "bot.py": (
+            "from referee.bot import run_bot\n"
+            "def decide(observation, legal, game):\n"
+            "    return 999 if not game.game_id.startswith('0:') else 0\n"
+            "run_bot(decide, None, default_name='sly')\n")}
+        upload(alice, zipped(GOOD_BOT))
+        upload(bob, zipped(sly))
+        world.check_all()
+        assert [s.status for s in world.db.submissions("bob")] == [Status.ACCEPTED]
+        for _ in range(3):
+            world.coordinator.ladder_round()
+        sub = world.db.submissions("bob")[0]
+        assert sub.status == Status.STOPPED and "faults" in (sub.reason or ""), sub
+        assert "stopped" in bob.get("/me").text and sub.reason in bob.get("/me").text
+        before = _lineups(world)
+        world.coordinator.ladder_round()
+        assert _lineups(world) == before  # out of the ladder: with one entry left, nothing more is played
+        assert "fewer than two entries" in world.coordinator.board.ladder
+    finally:
+        world.db.close()
+
+
+def test_a_new_version_plays_at_once_and_team_mates_never_meet(world: World) -> None:
+    team = world.invite(team="acme")
+    mate = world.invite(team="acme")
+    clients = {"ann": register(world, "ann", invite=team)[0], "amy": register(world, "amy", invite=mate)[0],
+               "bea": register(world, "bea")[0]}
+    assert world.db.user("ann").team == world.db.user("amy").team == "acme"
+    for name in ("ann", "bea"):
+        upload(clients[name], zipped(GOOD_BOT))
+    world.check_all()
+    for _ in range(2):
+        world.coordinator.ladder_round()
+    assert not any("amy" in lineup for lineup in _lineups(world))
+    upload(clients["amy"], zipped(GOOD_BOT))  # a newcomer: seated in the very next round
+    world.check_all()
+    before = len(_lineups(world))
+    world.coordinator.ladder_round()
+    new = _lineups(world)[before:]
+    amy = sum("amy" in lineup for lineup in new)
+    assert amy >= 2 and amy >= sum("ann" in lineup for lineup in new), new  # a full twin, at once
+    assert not any({"ann", "amy"} <= set(lineup) for lineup in _lineups(world))  # team-mates never at one table
