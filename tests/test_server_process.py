@@ -77,11 +77,11 @@ class Server:
         self.log = tmp_path / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, *extra: str) -> str:
+    def start(self, *extra: str, env: dict[str, str] | None = None) -> str:
         out = open(self.log, "ab")
         self.process = subprocess.Popen([sys.executable, "-m", "referee", "server", str(self.file), "--port",
                                          str(self.port), *extra], stdout=out, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                                        start_new_session=True, env=env)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:

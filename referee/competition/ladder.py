@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.competition import config as tconfig
-from referee.model import BotProtocol, ConfigError, TournamentConfig
+from referee.model import Absent, BotProtocol, ConfigError, TournamentConfig
 from referee.model.rules import Rule, RuleError
 from referee.results.store import MatchRow
 
@@ -261,22 +261,25 @@ def validation_config(spec: CompetitionSpec, candidate: Contender, output: Path)
                        pool=False)
 
 
-def ladder_config(spec: CompetitionSpec, contenders: Sequence[Contender], deal_sets: int) -> TournamentConfig:
+def ladder_config(spec: CompetitionSpec, contenders: Sequence[Contender], deal_sets: int,
+                  absent: Absent = Absent.WITHDRAW) -> TournamentConfig:
     """The ladder's tournament up to ``deal_sets`` deal sets: adaptive over the contenders in play
     (with the [pool]'s bots, if any, on whose scale the ratings are), its rule never met by design
-    short of settled pairs (``[ladder] confidence``), the contenders that do not start withdrawn."""
+    short of settled pairs (``[ladder] confidence``), the contenders that do not start withdrawn
+    (``absent``: on an executor that cannot withdraw one, "stop": the coordinator stops its version)."""
     return _tournament(spec, [c.table() for c in contenders], spec.state / "ladder",
                        {"schedule": "adaptive", "stop": "order", "confidence": spec.ladder.confidence,
-                        "tie_elo": spec.ladder.tie_elo, "max_deal_sets": max(2, deal_sets), "absent": "withdraw"},
+                        "tie_elo": spec.ladder.tie_elo, "max_deal_sets": max(2, deal_sets), "absent": str(absent)},
                        pool=True)
 
 
-def finals_config(spec: CompetitionSpec, contenders: Sequence[Contender]) -> TournamentConfig:
+def finals_config(spec: CompetitionSpec, contenders: Sequence[Contender],
+                  absent: Absent = Absent.WITHDRAW) -> TournamentConfig:
     """The finals: the frozen versions, adaptive until the stated rule or its cap, on deal sets from a
     new secret seed (drawn here, kept by the finals' store until it releases it)."""
     rule = spec.finals
     extra: dict[str, Any] = {"schedule": "adaptive", "stop": rule.name, "confidence": rule.confidence,
-                             "tie_elo": rule.tie_elo, "max_deal_sets": rule.max_deal_sets, "absent": "withdraw",
+                             "tie_elo": rule.tie_elo, "max_deal_sets": rule.max_deal_sets, "absent": str(absent),
                              "title": f"{spec.title}: finals"}
     t = dict(spec.file.data.get("tournament", {}))
     t.pop("seed", None)  # the finals' seed is always a new secret one

@@ -34,7 +34,8 @@ from referee.competition.run import Progress
 from referee.files import WriteFailed
 from referee.hosting import build as tbuild
 from referee.hosting import uploads
-from referee.model import BotProtocol, ConfigError, ExecutorSpec, Schedule, TournamentConfig
+from referee.model import Absent, BotProtocol, ConfigError, ExecutorKind, ExecutorSpec, Schedule, TournamentConfig
+from referee.play.executors import BotsNotReady, ClusterError
 from referee.results import standings
 from referee.results.standings import Standings
 from referee.results.store import DB_NAME, Store, StoreError
@@ -81,6 +82,7 @@ class Quiet:
 
     def say(self, line: str) -> None:
         self._say(line)
+        log.info("%s", line)
 
     def started(self, config: TournamentConfig, out: set[str], schedule: Schedule) -> None:
         pass
@@ -229,7 +231,7 @@ class Coordinator:
         lines: list[str] = []
         try:
             config = ladder.validation_config(self.spec, self.contender(sub), out)
-            config = self.prepared(config)
+            config = self.prepared(config, local=True)
             outcome = service.run_tournament(service.TournamentRequest(config, bootstrap=200),
                                              Quiet(lines.append))
         except (ConfigError, StoreError) as err:
@@ -258,10 +260,18 @@ class Coordinator:
                              validation_dir=str(out))
             log.info("submission %d of %s accepted", sub.id, sub.name)
 
-    def prepared(self, config: TournamentConfig) -> TournamentConfig:
-        """The configuration with its directory's seed (a drawn one is kept there) and the executor chosen."""
-        chosen = self.executor
+    def prepared(self, config: TournamentConfig, local: bool = False) -> TournamentConfig:
+        """The configuration with its directory's seed (a drawn one is kept there) and the executor chosen
+        (``local``: this machine's, whatever was chosen: a validation)."""
+        chosen = ExecutorSpec() if local else self.executor
         return service.prepared(config, None if chosen is None else (lambda _: chosen))
+
+    @property
+    def absent(self) -> Absent:
+        """What a ladder or finals bot that does not start costs: withdrawn (this machine), or the round
+        stopped and its version stopped (an executor with one start-up check per worker: Ray)."""
+        kind = (self.executor or self.spec.house.executor).kind
+        return Absent.STOP if kind == ExecutorKind.RAY else Absent.WITHDRAW
 
     def house_names(self) -> list[str]:
         return [b.name for b in self.spec.house.bots if not b.withdrawn]
@@ -295,13 +305,17 @@ class Coordinator:
             out = self.spec.state / "ladder"
             recorded, dealt = _recorded(out)
             cap = dealt + self.spec.ladder.deal_sets_per_round
-            config = ladder.ladder_config(self.spec, contenders, cap)
+            config = ladder.ladder_config(self.spec, contenders, cap, self.absent)
             config = self.prepared(config)
             rerun = ladder.rerun_of(recorded, contenders)
             lines: list[str] = []
             self.board.ladder = f"playing round {self.board.rounds + 1} (deal sets up to {cap})"
-            outcome = service.run_tournament(service.TournamentRequest(config, rerun=rerun, bootstrap=300),
-                                             Quiet(lines.append))
+            try:
+                outcome = service.run_tournament(service.TournamentRequest(config, rerun=rerun, bootstrap=300),
+                                                 Quiet(lines.append))
+            except BotsNotReady as err:  # absent = "stop": each bot that did not start is stopped, the rest play on
+                self._not_started(err)
+                return 0
             self.board.rounds += 1
             if outcome.standings is not None:
                 self.board.standings = outcome.standings
@@ -311,6 +325,13 @@ class Coordinator:
                                  f"{outcome.saved} stored" + ("; the order is settled: waiting for a new version"
                                                               if settled else ""))
             return outcome.played
+
+    def _not_started(self, err: BotsNotReady) -> None:
+        latest = self.db.latest_accepted()
+        for name, why in err.reasons.items():
+            if name in latest:
+                self.db.stop(latest[name].id, f"it did not start on the ladder: {escaped(why, one_line=True)}")
+        self.board.ladder = f"round {self.board.rounds + 1}: not played: {escaped(str(err), one_line=True)}"
 
     def _stop_faulty(self, out: Path, contenders: list[Contender]) -> None:
         store = Store(out, create=False)
@@ -349,7 +370,7 @@ class Coordinator:
     def finals(self) -> None:
         """Play the finals to their rule (or cap); resumable after a restart."""
         contenders = self.contenders(frozen=True)
-        config = ladder.finals_config(self.spec, contenders)
+        config = ladder.finals_config(self.spec, contenders, self.absent)
         config = self.prepared(config)
         self.board.finals = "playing"
         lines: list[str] = []
@@ -373,7 +394,14 @@ class Coordinator:
         checks = asyncio.create_task(self._checks(stopping, idle_s))
         try:
             while not stopping.is_set():
-                played = await asyncio.to_thread(self._step)
+                try:
+                    played = await asyncio.to_thread(self._step)
+                except Exception as err:  # a fault of ours: said, logged, and the loop goes on after a pause
+                    log.exception("the coordinator's step")
+                    self.board.errors = [*self.board.errors[-9:], f"{type(err).__name__}: "
+                                         f"{escaped(str(err), one_line=True)}"]
+                    played = 0
+                    await _sleep(stopping, 10 * idle_s)
                 if not played:
                     await _sleep(stopping, idle_s)
         finally:
@@ -412,8 +440,11 @@ class Coordinator:
                 return 1
         except WriteFailed as err:
             self.board.paused = f"disk full: {err} (what was stored is kept; it resumes once there is room)"
-        except (ConfigError, StoreError) as err:
-            self.board.errors = [*self.board.errors[-9:], str(err)]
+        except ClusterError as err:  # a lost node, a worker that did not start: what was stored stays; next round
+            self.board.errors = [*self.board.errors[-9:], escaped(str(err), one_line=True)]
+            log.warning("the executor failed this round (it is tried again): %s", err)
+        except (ConfigError, StoreError, BotsNotReady) as err:  # the organiser's to fix: said on its page
+            self.board.errors = [*self.board.errors[-9:], escaped(str(err), one_line=True)]
             log.error("%s", err)
         return 0
 

@@ -11,6 +11,7 @@ either (every match is saved as it ends; a check in hand is taken again when its
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from referee.server import auth
 from referee.server.app import create_app
 from referee.server.coordinator import PRIVATE, Coordinator
 from referee.server.db import ServerDB, Setting
+from referee.untrusted import log_to_stderr
 
 ORGANISER = "organiser"
 #: the server's store, in the competition's state directory
@@ -61,6 +63,9 @@ def ensure_organiser(db: ServerDB, state: Path) -> Path | None:
 
 def serve(spec: CompetitionSpec, host: str, port: int, executor: ExecutorSpec | None, open_now: bool,
           invites: int, echo: Callable[[str], None] = print) -> None:
+    log_to_stderr(logging.INFO, "%(asctime)s %(message)s")  # what the coordinator does, on standard error, escaped
+    logging.getLogger("referee").setLevel(logging.WARNING)  # but not every game of every match
+    logging.getLogger("referee.server").setLevel(logging.INFO)
     db = open_db(spec)
     try:
         made = ensure_organiser(db, spec.state)

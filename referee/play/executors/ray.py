@@ -24,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -339,7 +340,9 @@ class RayExecutor(Executor):
                            "~/.ray/auth_token or $RAY_AUTH_TOKEN)")
             raise ClusterError(f"cannot start or join {where}: {reason}") from None
         finally:
-            if sigterm is not None:  # ray.init sets its own, which would bypass a clean stop
+            # ray.init sets its own, which would bypass a clean stop (only the main thread has handlers: a
+            # competition server plays its rounds in others)
+            if sigterm is not None and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, sigterm)
         self._joined = True
 

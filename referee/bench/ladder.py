@@ -1,0 +1,283 @@
+"""The competition server's bench: the ladder's games per minute, and its pages' latency under load.
+
+    python -m referee.bench.ladder [--entries 6] [--deal-sets 4] [--clients 200] [--seconds 20]
+
+1. **Games per minute.** ``--entries`` uploaded bots (the sample bots: random with different
+   seeds, the heuristic) are checked, then the ladder plays ``--deal-sets`` deal sets round after
+   round, with the sandbox and ``isolation = "match"`` as strangers need. The same entries then play
+   ``referee tournament``'s round robin, ``isolation = "tournament"``, on as many deal sets. Both
+   are printed in games (matches) per minute, and their ratio.
+2. **Page latency.** The site is served by Uvicorn on 127.0.0.1 while the ladder plays on;
+   ``--clients`` clients at once ask for the leaderboard, its live part and its JSON for ``--seconds``
+   seconds. Printed: requests, p50 and p95 latency, errors; and the timeouts charged to bots in the
+   ladder matches played meanwhile, against those before (the load must cost the bots nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from referee.bench import served
+from referee.competition import ladder, service
+from referee.competition.ladder import Phase
+from referee.hosting import uploads
+from referee.model import Isolation, ScheduleKind
+from referee.results.store import Store
+
+COMPETITION = """
+[competition]
+title = "Bench ladder"
+state = "state"
+
+[ladder]
+deal_sets_per_round = 1
+
+[uploads]
+per_hour = 1000
+
+[tournament]
+game = "aegis"
+concurrency = 2
+isolation = "match"
+
+[tournament.options]
+promise = "table"
+
+[clock]
+decision_ms = 1000
+bank_ms = 10000
+
+[[bots]]
+name = "random"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{root}"
+files = ["sample_bots/*.py", "referee"]
+
+[[bots]]
+name = "heuristic"
+command = ["python", "-m", "sample_bots.heuristic"]
+cwd = "{root}"
+files = ["sample_bots/*.py", "referee"]
+"""
+
+
+def bots(n: int) -> list[tuple[str, str]]:
+    """(name, bot.py) for ``n`` entries: random bots with their own seeds, every third the heuristic."""
+    found = []
+    for i in range(n):
+        module = "heuristic" if i % 3 == 2 else "random"
+        args = "" if module == "heuristic" else f"'--seed', '{i + 1}'"
+        found.append((f"e{i + 1}", f"import sys\nsys.argv[1:1] = [{args}]\nfrom sample_bots.{module} import main\n"
+                                   f"main()\n"))
+    return found
+
+
+def setup(root: Path, entries: int) -> Any:
+    from referee.server import auth  # late: the optional server extra
+    from referee.server import main as server_main  # late: the optional server extra
+    from referee.server.coordinator import Coordinator  # late: the optional server extra
+
+    path = root / "competition.toml"
+    path.write_text(COMPETITION.format(root=served.ROOT))
+    spec = ladder.load(path)
+    db = server_main.open_db(spec)
+    coordinator = Coordinator(spec, db)
+    coordinator.move(Phase.OPEN)
+    for name, code in bots(entries):
+        db.register(name, name, None, "x", auth.token_hash(name), None)
+        directory = root / "src" / name
+        directory.mkdir(parents=True)
+        (directory / "bot.toml").write_text('command = ["python", "bot.py"]\n')
+        (directory / "bot.py").write_text(code)
+        upload = root / f"{name}.tar.gz"
+        upload.write_bytes(uploads.pack(directory))
+        coordinator.submit(name, upload, upload.name, None)
+    while coordinator.check_next():
+        pass
+    return coordinator
+
+
+def ladder_rate(coordinator: Any, deal_sets: int) -> tuple[int, float]:
+    """(matches, seconds) of ladder rounds until ``deal_sets`` deal sets are dealt."""
+    start, played = time.monotonic(), 0
+    while _dealt(coordinator) < deal_sets:
+        n = coordinator.ladder_round()
+        played += n
+        if n == 0:
+            break
+    return played, time.monotonic() - start
+
+
+def _dealt(coordinator: Any) -> int:
+    out = coordinator.spec.state / "ladder"
+    if not (out / "results.sqlite").exists():
+        return 0
+    store = Store(out, create=False)
+    try:
+        return store.deal_sets_dealt()
+    finally:
+        store.close()
+
+
+class _Quiet:
+    def say(self, line: str) -> None:
+        pass
+
+    def started(self, *args: Any) -> None:
+        pass
+
+    def playing(self, *args: Any) -> Any:
+        return lambda *a: None
+
+    def watch(self, arena: Any) -> None:
+        pass
+
+    def play(self, work: Any) -> int:
+        played: int = asyncio.run(work)
+        return played
+
+
+def tournament_rate(coordinator: Any, deal_sets: int, out: Path) -> tuple[int, float]:
+    """(matches, seconds) of ``referee tournament``'s round robin of the same entries, long-lived bots."""
+    contenders = ladder.in_play(coordinator.contenders())
+    config = ladder.ladder_config(coordinator.spec, contenders, deal_sets)
+    config = dataclasses.replace(config, schedule=ScheduleKind.ROUND_ROBIN, deal_sets=deal_sets,
+                                 isolation=Isolation.TOURNAMENT, output=out)
+    start = time.monotonic()
+    outcome = service.run_tournament(service.TournamentRequest(service.prepared(config), bootstrap=50), _Quiet())
+    return outcome.played, time.monotonic() - start
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(coordinator: Any) -> Iterator[str]:
+    import uvicorn  # late: the optional server extra
+
+    from referee.server.app import create_app  # late: the optional server extra
+    from referee.server.main import secret_of  # late: the optional server extra
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(coordinator, secret_of(coordinator.db)), host="127.0.0.1",
+                                           port=port, log_level="warning", lifespan="off", backlog=4096))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+async def _load(url: str, clients: int, seconds: float) -> tuple[list[float], int]:
+    import httpx  # late: the optional server extra
+
+    paths = ("/", "/fragment/leaderboard", "/api/leaderboard")
+    latencies: list[float] = []
+    errors = 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+        end = time.monotonic() + seconds
+
+        async def one(i: int) -> None:
+            nonlocal errors
+            k = i
+            while time.monotonic() < end:
+                start = time.monotonic()
+                try:
+                    reply = await client.get(paths[k % len(paths)])
+                    if reply.status_code != 200:
+                        errors += 1
+                except httpx.HTTPError:
+                    errors += 1
+                latencies.append(time.monotonic() - start)
+                k += 1
+        await asyncio.gather(*(one(i) for i in range(clients)))
+    return latencies, errors
+
+
+def _timeouts(coordinator: Any) -> tuple[int, int]:
+    """(matches, timeouts charged) in the ladder so far."""
+    store = Store(coordinator.spec.state / "ladder", create=False)
+    try:
+        rows = list(store.matches(every=True))
+    finally:
+        store.close()
+    return len(rows), sum(int(seat.get("timeout", 0)) for r in rows for seat in r.results.get("faults") or [])
+
+
+def page_latency(coordinator: Any, clients: int, seconds: float) -> dict[str, float]:
+    stop = threading.Event()
+
+    def play() -> None:
+        while not stop.is_set():
+            if coordinator.ladder_round() == 0:
+                time.sleep(0.2)
+
+    matches0, timeouts0 = _timeouts(coordinator)
+    ladder_thread = threading.Thread(target=play, daemon=True)
+    ladder_thread.start()
+    with serving(coordinator) as url:
+        latencies, errors = asyncio.run(_load(url, clients, seconds))
+    stop.set()
+    ladder_thread.join()
+    matches1, timeouts1 = _timeouts(coordinator)
+    ordered = sorted(latencies)
+    return {"requests": len(ordered), "errors": errors, "rps": len(ordered) / seconds,
+            "p50_ms": 1000 * statistics.median(ordered),
+            "p95_ms": 1000 * ordered[int(0.95 * (len(ordered) - 1))],
+            "matches_meanwhile": matches1 - matches0, "timeouts_meanwhile": timeouts1 - timeouts0,
+            "timeouts_before": timeouts0, "matches_before": matches0}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m referee.bench.ladder", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", type=int, default=6)
+    parser.add_argument("--deal-sets", type=int, default=4)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    args = parser.parse_args(argv)
+    if args.entries < 2 or args.deal_sets < 2 or args.clients < 1 or args.seconds <= 0:
+        parser.error("--entries and --deal-sets at least 2, --clients at least 1, --seconds above 0")
+    with tempfile.TemporaryDirectory(prefix="referee-bench-ladder-") as tmp:
+        root = Path(tmp)
+        coordinator = setup(root, args.entries)
+        try:
+            matches, seconds = ladder_rate(coordinator, args.deal_sets)
+            box = coordinator.spec.house.sandbox
+            print(f"ladder, isolation = \"match\", sandbox {box}: {matches} matches in {seconds:.1f} s = "
+                  f"{60 * matches / seconds:.1f} games/min")
+            t_matches, t_seconds = tournament_rate(coordinator, args.deal_sets, root / "tournament")
+            print(f"referee tournament, isolation = \"tournament\": {t_matches} matches in {t_seconds:.1f} s = "
+                  f"{60 * t_matches / t_seconds:.1f} games/min")
+            ratio = (matches / seconds) / (t_matches / t_seconds) if t_matches else float("nan")
+            print(f"the ladder's rate is {100 * ratio:.0f}% of the tournament's")
+            figures = page_latency(coordinator, args.clients, args.seconds)
+            print(f"pages: {args.clients} clients for {args.seconds:g} s while the ladder plays: "
+                  f"{figures['requests']} requests ({figures['rps']:.0f}/s), p50 {figures['p50_ms']:.0f} ms, "
+                  f"p95 {figures['p95_ms']:.0f} ms, {figures['errors']} errors; ladder matches meanwhile "
+                  f"{figures['matches_meanwhile']}, timeouts charged meanwhile {figures['timeouts_meanwhile']} "
+                  f"(before: {figures['timeouts_before']} in {figures['matches_before']})")
+        finally:
+            coordinator.db.close()
+
+
+if __name__ == "__main__":
+    main()
