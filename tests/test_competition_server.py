@@ -439,3 +439,48 @@ def test_a_new_version_plays_at_once_and_team_mates_never_meet(world: World) -> 
     amy = sum("amy" in lineup for lineup in new)
     assert amy >= 2 and amy >= sum("ann" in lineup for lineup in new), new  # a full twin, at once
     assert not any({"ann", "amy"} <= set(lineup) for lineup in _lineups(world))  # team-mates never at one table
+
+
+def test_an_overloaded_host_pauses_the_ladder_and_a_full_disk_stops_uploads_and_matches(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    alice, _ = register(world, "alice")
+    bob, _ = register(world, "bob")
+    for client in (alice, bob):
+        upload(client, zipped(GOOD_BOT))
+    world.check_all()
+    world.coordinator.pressure = lambda: 95.0  # the kernel's CPU pressure: the host is overloaded
+    assert world.coordinator._step() == 0
+    assert "overloaded" in (world.coordinator.board.paused or "") and _no_ladder(world)
+    world.coordinator.pressure = lambda: 5.0
+    assert world.coordinator._step() > 0 and world.coordinator.board.paused is None
+    stored = len(_lineups(world))
+
+    import shutil
+
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=10 << 20))
+    assert world.coordinator._step() == 0
+    assert "disk is full" in (world.coordinator.board.paused or "")
+    assert len(_lineups(world)) == stored  # nothing played, nothing lost
+    text = upload(alice, zipped({**GOOD_BOT, "extra.py": "x = 1\n"}))
+    assert "disk is full" in text and len(world.db.submissions("alice")) == 1
+    monkeypatch.setattr(shutil, "disk_usage", real)
+    assert world.coordinator._step() > 0  # room again: it resumes
+
+
+def _no_ladder(world: World) -> bool:
+    return not (world.spec.state / "ladder" / "results.sqlite").exists()
+
+
+def test_the_deadline_freezes_the_latest_accepted_versions(tmp_path: Path) -> None:
+    world = World(tmp_path, COMPETITION.replace('state = "state"', 'state = "state"\ndeadline = 2020-01-01T00:00:00Z'))
+    try:
+        alice, _ = register(world, "alice")
+        upload(alice, zipped(GOOD_BOT))
+        world.check_all()
+        world.coordinator._step()
+        assert world.db.phase() == Phase.FROZEN
+        assert [s.name for s in world.db.frozen()] == ["alice"]
+        assert "closed" in upload(alice, zipped(GOOD_BOT)).lower()
+    finally:
+        world.db.close()

@@ -1,6 +1,6 @@
 """The competition server's bench: the ladder's games per minute, and its pages' latency under load.
 
-    python -m referee.bench.ladder [--entries 6] [--deal-sets 4] [--clients 200] [--seconds 20]
+    python -m referee.bench.ladder [--entries 6] [--field thinking] [--deal-sets 4] [--clients 200] [--seconds 20]
 
 1. **Games per minute.** ``--entries`` uploaded bots (the sample bots: random with different
    seeds, the heuristic) are checked, then the ladder plays ``--deal-sets`` deal sets round after
@@ -19,8 +19,11 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import json
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,6 +37,9 @@ from referee.competition.ladder import Phase
 from referee.hosting import uploads
 from referee.model import Isolation, ScheduleKind
 from referee.results.store import Store
+
+#: how often an open page asks again (the site's polling, referee/server/app.py)
+POLL_S = 5.0
 
 COMPETITION = """
 [competition]
@@ -72,18 +78,25 @@ files = ["sample_bots/*.py", "referee"]
 """
 
 
-def bots(n: int) -> list[tuple[str, str]]:
-    """(name, bot.py) for ``n`` entries: random bots with their own seeds, every third the heuristic."""
+#: the fields: bots that answer at once (a match costs what starting its processes costs), or bots that
+#: think as the sample search bot does (40 ms a decision), beside random and heuristic ones
+FIELDS = {"instant": (("random", "'--seed', '{seed}'"), ("random", "'--seed', '{seed}'"), ("heuristic", "")),
+          "thinking": (("search", "'--think-ms', '40', '--seed', '{seed}'"), ("random", "'--seed', '{seed}'"),
+                       ("heuristic", ""))}
+
+
+def bots(n: int, field: str = "instant") -> list[tuple[str, str]]:
+    """(name, bot.py) for ``n`` entries of a field (:data:`FIELDS`), in turn, each with its own seed."""
     found = []
+    kinds = FIELDS[field]
     for i in range(n):
-        module = "heuristic" if i % 3 == 2 else "random"
-        args = "" if module == "heuristic" else f"'--seed', '{i + 1}'"
-        found.append((f"e{i + 1}", f"import sys\nsys.argv[1:1] = [{args}]\nfrom sample_bots.{module} import main\n"
-                                   f"main()\n"))
+        module, args = kinds[i % len(kinds)]
+        found.append((f"e{i + 1}", f"import sys\nsys.argv[1:1] = [{args.format(seed=i + 1)}]\n"
+                                   f"from sample_bots.{module} import main\nmain()\n"))
     return found
 
 
-def setup(root: Path, entries: int) -> Any:
+def setup(root: Path, entries: int, field: str = "instant") -> Any:
     from referee.server import auth  # late: the optional server extra
     from referee.server import main as server_main  # late: the optional server extra
     from referee.server.coordinator import Coordinator  # late: the optional server extra
@@ -94,7 +107,7 @@ def setup(root: Path, entries: int) -> Any:
     db = server_main.open_db(spec)
     coordinator = Coordinator(spec, db)
     coordinator.move(Phase.OPEN)
-    for name, code in bots(entries):
+    for name, code in bots(entries, field):
         db.register(name, name, None, "x", auth.token_hash(name), None)
         directory = root / "src" / name
         directory.mkdir(parents=True)
@@ -186,7 +199,10 @@ def serving(coordinator: Any) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-async def _load(url: str, clients: int, seconds: float) -> tuple[list[float], int]:
+async def _load(url: str, clients: int, seconds: float, period: float) -> tuple[list[float], int]:
+    """Each client asks for a page every ``period`` seconds (0: again as soon as answered), from a random start."""
+    import random
+
     import httpx  # late: the optional server extra
 
     paths = ("/", "/fragment/leaderboard", "/api/leaderboard")
@@ -199,6 +215,8 @@ async def _load(url: str, clients: int, seconds: float) -> tuple[list[float], in
         async def one(i: int) -> None:
             nonlocal errors
             k = i
+            if period:
+                await asyncio.sleep(random.uniform(0, period))
             while time.monotonic() < end:
                 start = time.monotonic()
                 try:
@@ -209,6 +227,8 @@ async def _load(url: str, clients: int, seconds: float) -> tuple[list[float], in
                     errors += 1
                 latencies.append(time.monotonic() - start)
                 k += 1
+                if period:
+                    await asyncio.sleep(max(0.0, period - (time.monotonic() - start)))
         await asyncio.gather(*(one(i) for i in range(clients)))
     return latencies, errors
 
@@ -223,7 +243,7 @@ def _timeouts(coordinator: Any) -> tuple[int, int]:
     return len(rows), sum(int(seat.get("timeout", 0)) for r in rows for seat in r.results.get("faults") or [])
 
 
-def page_latency(coordinator: Any, clients: int, seconds: float) -> dict[str, float]:
+def page_latency(coordinator: Any, clients: int, seconds: float, period: float) -> dict[str, float]:
     stop = threading.Event()
 
     def play() -> None:
@@ -235,42 +255,59 @@ def page_latency(coordinator: Any, clients: int, seconds: float) -> dict[str, fl
     ladder_thread = threading.Thread(target=play, daemon=True)
     ladder_thread.start()
     with serving(coordinator) as url:
-        latencies, errors = asyncio.run(_load(url, clients, seconds))
+        # the clients in a process of their own, as a browser's are: they do not share the server's interpreter
+        done = subprocess.run([sys.executable, "-m", "referee.bench.ladder", "--load", url, "--clients", str(clients),
+                               "--seconds", str(seconds), "--period", str(period)], capture_output=True, text=True,
+                              check=True)
     stop.set()
     ladder_thread.join()
     matches1, timeouts1 = _timeouts(coordinator)
+    figures: dict[str, float] = json.loads(done.stdout)
+    return {**figures, "matches_meanwhile": matches1 - matches0, "timeouts_meanwhile": timeouts1 - timeouts0,
+            "timeouts_before": timeouts0, "matches_before": matches0}
+
+
+def load(url: str, clients: int, seconds: float, period: float) -> dict[str, float]:
+    """``clients`` clients at once against the site at ``url`` for ``seconds``: requests, p50, p95, errors."""
+    latencies, errors = asyncio.run(_load(url, clients, seconds, period))
     ordered = sorted(latencies)
     return {"requests": len(ordered), "errors": errors, "rps": len(ordered) / seconds,
-            "p50_ms": 1000 * statistics.median(ordered),
-            "p95_ms": 1000 * ordered[int(0.95 * (len(ordered) - 1))],
-            "matches_meanwhile": matches1 - matches0, "timeouts_meanwhile": timeouts1 - timeouts0,
-            "timeouts_before": timeouts0, "matches_before": matches0}
+            "p50_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * ordered[int(0.95 * (len(ordered) - 1))]}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m referee.bench.ladder", description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=6)
+    parser.add_argument("--field", choices=sorted(FIELDS), default="thinking",
+                        help="bots that think 40 ms a decision (search) beside quick ones, or only quick ones")
     parser.add_argument("--deal-sets", type=int, default=4)
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--period", type=float, default=POLL_S,
+                        help="each client asks every this many seconds, as an open page polls (0: without a pause)")
+    parser.add_argument("--load", metavar="URL", help=argparse.SUPPRESS)  # the clients' process (part 2)
     args = parser.parse_args(argv)
+    if args.load:
+        print(json.dumps(load(args.load, args.clients, args.seconds, args.period)))
+        return
     if args.entries < 2 or args.deal_sets < 2 or args.clients < 1 or args.seconds <= 0:
         parser.error("--entries and --deal-sets at least 2, --clients at least 1, --seconds above 0")
     with tempfile.TemporaryDirectory(prefix="referee-bench-ladder-") as tmp:
         root = Path(tmp)
-        coordinator = setup(root, args.entries)
+        coordinator = setup(root, args.entries, args.field)
         try:
             matches, seconds = ladder_rate(coordinator, args.deal_sets)
             box = coordinator.spec.house.sandbox
-            print(f"ladder, isolation = \"match\", sandbox {box}: {matches} matches in {seconds:.1f} s = "
-                  f"{60 * matches / seconds:.1f} games/min")
+            print(f"{args.entries} entries ({args.field}); ladder, isolation = \"match\", sandbox {box}: "
+                  f"{matches} matches in {seconds:.1f} s = {60 * matches / seconds:.1f} games/min")
             t_matches, t_seconds = tournament_rate(coordinator, args.deal_sets, root / "tournament")
             print(f"referee tournament, isolation = \"tournament\": {t_matches} matches in {t_seconds:.1f} s = "
                   f"{60 * t_matches / t_seconds:.1f} games/min")
             ratio = (matches / seconds) / (t_matches / t_seconds) if t_matches else float("nan")
             print(f"the ladder's rate is {100 * ratio:.0f}% of the tournament's")
-            figures = page_latency(coordinator, args.clients, args.seconds)
-            print(f"pages: {args.clients} clients for {args.seconds:g} s while the ladder plays: "
+            figures = page_latency(coordinator, args.clients, args.seconds, args.period)
+            each = f"each every {args.period:g} s" if args.period else "each again as soon as answered"
+            print(f"pages: {args.clients} clients ({each}) for {args.seconds:g} s while the ladder plays: "
                   f"{figures['requests']} requests ({figures['rps']:.0f}/s), p50 {figures['p50_ms']:.0f} ms, "
                   f"p95 {figures['p95_ms']:.0f} ms, {figures['errors']} errors; ladder matches meanwhile "
                   f"{figures['matches_meanwhile']}, timeouts charged meanwhile {figures['timeouts_meanwhile']} "

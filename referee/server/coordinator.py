@@ -139,6 +139,8 @@ class Coordinator:
         phase = self.db.phase()
         if phase != Phase.OPEN:
             raise Refused(f"uploads are closed: the competition is {phase}")
+        if self.spec.past_deadline():  # before the coordinator's next look at the clock
+            raise Refused(f"uploads are closed: the deadline ({self.spec.deadline}) has passed")
         user = self.db.user(name)
         if user is None or user.disabled:
             raise Refused(f"entrant {name} is disabled" + (f": {user.disabled}" if user and user.disabled else ""))
