@@ -273,3 +273,46 @@ def store_view(out: Path) -> tuple[dict, dict]:
     finally:
         store.close()
     return results, hands
+
+
+# --- the competition server (issue 32) ---------------------------------------------------------
+
+PASSWORD = "correct horse battery"  # an entrant's, in the server's tests
+
+
+def competition_file(title: str, extra: str = "") -> str:
+    """A competition file: Aegis, the ladder a deal set a round, the sandbox as found, isolation = "match",
+    random and heuristic as the house bots; ``extra``: more tables ([finals], [uploads]...)."""
+    return f"""
+[competition]
+title = "{title}"
+state = "state"
+
+[ladder]
+deal_sets_per_round = 1
+
+{extra}
+[tournament]
+game = "aegis"
+concurrency = 2
+isolation = "match"
+
+[tournament.options]
+promise = "table"
+
+[clock]
+decision_ms = 2000
+bank_ms = 10000
+
+[[bots]]
+name = "random"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{ROOT}"
+files = ["sample_bots/*.py", "referee"]
+
+[[bots]]
+name = "heuristic"
+command = ["python", "-m", "sample_bots.heuristic"]
+cwd = "{ROOT}"
+files = ["sample_bots/*.py", "referee"]
+"""

@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, require_server
+from harness import PASSWORD, competition_file, require_sandbox, require_server
 
 require_server()
 
@@ -29,49 +29,11 @@ from referee.server.db import Status  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
-COMPETITION = f"""
-[competition]
-title = "Test ladder"
-state = "state"
-
-[ladder]
-deal_sets_per_round = 1
-
-[finals]
-stop = "order"
-max_deal_sets = 2
-
-[uploads]
-per_hour = 20
-
-[tournament]
-game = "aegis"
-concurrency = 2
-isolation = "match"
-
-[tournament.options]
-promise = "table"
-
-[clock]
-decision_ms = 2000
-bank_ms = 10000
-
-[[bots]]
-name = "random"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "{ROOT}"
-files = ["sample_bots/*.py", "referee"]
-
-[[bots]]
-name = "heuristic"
-command = ["python", "-m", "sample_bots.heuristic"]
-cwd = "{ROOT}"
-files = ["sample_bots/*.py", "referee"]
-"""
+COMPETITION = competition_file("Test ladder",
+                               extra='[finals]\nstop = "order"\nmax_deal_sets = 2\n\n[uploads]\nper_hour = 20\n')
 
 GOOD_BOT = {"bot.toml": 'command = ["python", "bot.py"]\nprotocol = "grpc"\n',
             "bot.py": "from sample_bots.random import main\nmain()\n"}
-PASSWORD = "correct horse battery"
 
 
 def zipped(files: dict[str, str]) -> bytes:
@@ -473,11 +435,16 @@ def _no_ladder(world: World) -> bool:
 
 
 def test_the_deadline_freezes_the_latest_accepted_versions(tmp_path: Path) -> None:
-    world = World(tmp_path, COMPETITION.replace('state = "state"', 'state = "state"\ndeadline = 2020-01-01T00:00:00Z'))
+    world = World(tmp_path, COMPETITION.replace('state = "state"', 'state = "state"\ndeadline = 2999-01-01T00:00:00Z'))
     try:
         alice, _ = register(world, "alice")
         upload(alice, zipped(GOOD_BOT))
         world.check_all()
+        import dataclasses
+        import datetime as dt
+        past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)  # the clock moved past the deadline
+        world.coordinator.spec = dataclasses.replace(world.coordinator.spec, deadline=past)
+        assert "deadline" in upload(alice, zipped(GOOD_BOT))  # refused at once, before the coordinator looks
         world.coordinator._step()
         assert world.db.phase() == Phase.FROZEN
         assert [s.name for s in world.db.frozen()] == ["alice"]

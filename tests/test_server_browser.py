@@ -10,25 +10,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_browser, require_server
+from harness import PASSWORD, ROOT, require_server
 from test_server_process import Server
+from test_view_browser import browser  # noqa: F401  (the fixture: Chromium, once a module)
 
 require_server()
 
 pytestmark = pytest.mark.e2e
-
-PASSWORD = "correct horse battery"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require_browser()
-    from harness import CHROMIUM
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM)
-        yield chromium
-        chromium.close()
 
 
 def zipped(directory: Path, out: Path) -> Path:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_server
+from harness import PASSWORD, competition_file, require_server
 
 require_server()
 
@@ -27,39 +27,7 @@ from referee import records  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 
-COMPETITION = f"""
-[competition]
-title = "Process ladder"
-state = "state"
-
-[ladder]
-deal_sets_per_round = 1
-
-[tournament]
-game = "aegis"
-concurrency = 2
-isolation = "match"
-
-[tournament.options]
-promise = "table"
-
-[clock]
-decision_ms = 2000
-bank_ms = 10000
-
-[[bots]]
-name = "random"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "{ROOT}"
-files = ["sample_bots/*.py", "referee"]
-
-[[bots]]
-name = "heuristic"
-command = ["python", "-m", "sample_bots.heuristic"]
-cwd = "{ROOT}"
-files = ["sample_bots/*.py", "referee"]
-"""
-PASSWORD = "correct horse battery"
+COMPETITION = competition_file("Process ladder")
 
 
 def free_port() -> int:
