@@ -231,6 +231,8 @@ def test_logs_submissions_and_held_replays_by_address(world: World) -> None:
     assert "every hand shown" in organiser.get("/match/finals/1").text
     world.coordinator.move(Phase.CLOSED)
     assert anonymous.get("/match/finals/1").status_code == 200
+    board = anonymous.get("/").text
+    assert "Finals" in board and "seed" in board.lower()
 
 
 def test_failed_logins_are_rate_limited(world: World) -> None:

@@ -93,6 +93,11 @@ def bot_dir(path: Path, body: str) -> Path:
     return path
 
 
+def organise(server: Server, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "referee", "organise", "--server", server.url, "--token", token,
+                           *args], capture_output=True, text=True, timeout=120)
+
+
 def submit(server: Server, token: str, directory: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "referee", "submit", str(directory), "--server", server.url,
                            "--token", token, "--timeout", "300"], capture_output=True, text=True, timeout=400)
@@ -136,6 +141,14 @@ def test_submit_and_a_sigkill_mid_ladder(server: Server, tmp_path: Path) -> None
     deadline = time.monotonic() + 300
     while len(stored(server.ladder())) < len(before) + 4 and time.monotonic() < deadline:
         time.sleep(0.5)
+    organiser = re.search(r"token = (\S+)", (server.file.parent / "state" / "server" / "organiser.txt").read_text())
+    code = organise(server, organiser.group(1), "invite", "--team", "acme")
+    assert code.returncode == 0 and re.fullmatch(r"[A-Z0-9]{4}(-[A-Z0-9]{4})+\n", code.stdout), code.stderr
+    assert organise(server, alice, "invite").returncode == 2  # an entrant's token is not the organiser's
+    moved = organise(server, organiser.group(1), "move", "frozen")
+    assert moved.returncode == 0 and moved.stdout == "the competition is frozen\n", moved.stderr
+    back = organise(server, organiser.group(1), "move", "open")
+    assert back.returncode == 2 and "only finals follows" in back.stderr, back.stderr
     server.kill(signal.SIGTERM)
     after = stored(server.ladder())
     keys = [k for k, _ in after]

@@ -3,7 +3,8 @@
 One module per group of commands: :mod:`.records` (``replay``, ``play``), :mod:`.serve`,
 :mod:`.tournament` (``tournament``, ``ratings``, ``gauntlet``), :mod:`.match`,
 :mod:`.sprt`, :mod:`.export`, :mod:`.view`, :mod:`.pool` (``pool make``, ``pool show``), :mod:`.history`
-and :mod:`.competition` (``server``, ``submit``).
+and :mod:`.competition` (``server``, ``submit``,
+``organise``).
 Their options are defined once, in :mod:`.options`; exit codes are decided in one place, :mod:`.exits`, and
 errors become a message and an exit code here, in the group.
 """
@@ -15,7 +16,7 @@ from typing import Any
 import click
 
 from referee import __version__
-from referee.cli.competition import server, submit
+from referee.cli.competition import organise, server, submit
 from referee.cli.exits import HANDLED, error_text, exit_code_for
 from referee.cli.export import export
 from referee.cli.history import history
@@ -42,7 +43,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, commands=[replay, play, serve, tournament, ratings, match, gauntlet, sprt, export, view,
-                       pool, history, server, submit],
+                       pool, history, server, submit, organise],
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="referee")
 def referee() -> None:

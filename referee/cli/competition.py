@@ -101,6 +101,41 @@ def submit(path: str, url: str, token: str, wait: bool, timeout_s: float) -> Non
         raise SystemExit(ExitCode.CHECK_FAILED)
 
 
+@click.group()
+@click.option("--server", "url", required=True, envvar="REFEREE_SERVER", help="The competition's address.")
+@click.option("--token", required=True, envvar="REFEREE_TOKEN",
+              help="The organiser's API token (STATE/server/organiser.txt).")
+@click.pass_context
+def organise(ctx: click.Context, url: str, token: str) -> None:
+    """The organiser's commands against a running ``referee server`` (docs/organising.md): the same as its
+    organiser's page."""
+    ctx.obj = (url.rstrip("/"), token)
+
+
+@organise.command()
+@click.argument("phase", type=click.Choice([str(p) for p in ladder.Phase]))
+@click.pass_obj
+def move(obj: tuple[str, str], phase: str) -> None:
+    """Move the competition on to PHASE (one step: draft, open, frozen, finals, closed)."""
+    url, token = obj
+    reply = _call(f"{url}/api/phase", token, _json({"to": phase}))
+    click.echo(f"the competition is {reply['phase']}")
+
+
+@organise.command()
+@click.option("--team", default=None, help="The team the code's entrant joins.")
+@click.pass_obj
+def invite(obj: tuple[str, str], team: str | None) -> None:
+    """Print a new invite code."""
+    url, token = obj
+    reply = _call(f"{url}/api/invite", token, _json({} if team is None else {"team": team}))
+    click.echo(reply["invite"])
+
+
+def _json(body: dict[str, Any]) -> tuple[bytes, str]:
+    return json.dumps(body).encode(), "application/json"
+
+
 def _multipart(files: dict[str, tuple[str, bytes]]) -> tuple[bytes, str]:
     boundary = "referee-" + secrets.token_hex(16)
     parts = []

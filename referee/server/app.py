@@ -39,6 +39,7 @@ from referee.server import auth
 from referee.server.coordinator import PRIVATE, Coordinator, Refused, cpu_pressure
 from referee.server.db import RUNNING, Status, Submission, User
 from referee.view import report
+from referee.view.about import about_html, about_of
 from referee.view.logs import log_page, spans
 from referee.view.page import asset, replay_page
 
@@ -93,6 +94,7 @@ def create_app(coordinator: Coordinator, secret: bytes, secure_cookies: bool = F
         route("/organiser/disable", organiser_disable, ("POST",)),
         route("/api/leaderboard", api_leaderboard), route("/api/submit", api_submit, ("POST",)),
         route("/api/submission/{sid:int}", api_submission),
+        route("/api/phase", api_phase, ("POST",)), route("/api/invite", api_invite, ("POST",)),
     ]
     return Starlette(routes=routes)
 
@@ -203,13 +205,25 @@ def board_html(site: Site) -> str:
     if cached is not None and cached[0] == stamp:
         return cached[1]
     finals = b.finals_standings
+    published = _standings_html(finals) if finals is not None and phase == Phase.CLOSED else None
+    if published is not None:  # the finals' facts: the seed (released with the records), the clock, the dates
+        published = _finals_about(site) + published
     text = site.env.get_template("board.html").render(
         state=state, standings=_standings_html(b.standings), entries=entries,
-        finals=_standings_html(finals) if finals is not None and phase == Phase.CLOSED else
-        ("<p>The finals are being played: their results are shown when the competition closes.</p>"
-         if phase == Phase.FINALS else None))
+        finals=published or ("<p>The finals are being played: their results are shown when the competition "
+                             "closes.</p>" if phase == Phase.FINALS else None))
     _cache[key] = (stamp, text)
     return text
+
+
+def _finals_about(site: Site) -> str:
+    store = _open(site, "finals")
+    if store is None:
+        return ""
+    try:
+        return about_html(about_of(store, "finals"))
+    finally:
+        store.close()
 
 
 def _standings_html(st: Standings | None) -> str | None:
@@ -753,6 +767,52 @@ async def api_submission(site: Site, request: Request) -> Response:
     if sub is None or (sub.name != user.name and not user.organiser):
         return JSONResponse({"error": "no such submission of yours"}, 404)
     return JSONResponse(_submission_json(sub))
+
+
+async def _api_organiser(site: Site, request: Request) -> tuple[dict[str, Any], None] | tuple[None, Response]:
+    """The JSON body of an organiser's API call, or the response refusing it."""
+    user = api_user(site, request)
+    if user is None or not user.organiser:
+        return None, JSONResponse({"error": "the organiser's API token is needed (Authorization: Bearer TOKEN)"}, 401)
+    try:
+        body = await request.json()
+    except ValueError:
+        return None, JSONResponse({"error": "the body must be a JSON object"}, 400)
+    if not isinstance(body, dict):
+        return None, JSONResponse({"error": "the body must be a JSON object"}, 400)
+    return body, None
+
+
+async def api_phase(site: Site, request: Request) -> Response:
+    """The organiser moves the competition on: ``{"to": "frozen"}`` (``referee organise move``)."""
+    body, refused = await _api_organiser(site, request)
+    if body is None:
+        assert refused is not None
+        return refused
+    try:
+        await asyncio.to_thread(site.coordinator.move, Phase(str(body.get("to", ""))))
+    except ValueError as err:  # PhaseError, or no such phase
+        said = str(err) if isinstance(err, PhaseError) else f"no phase {body.get('to')!r} (one of: " \
+            f"{', '.join(Phase)})"
+        return JSONResponse({"error": said}, 400)
+    return JSONResponse({"phase": site.db.phase()})
+
+
+async def api_invite(site: Site, request: Request) -> Response:
+    """A new invite code (``{"team": "acme"}`` or ``{}``; ``referee organise invite``)."""
+    body, refused = await _api_organiser(site, request)
+    if body is None:
+        assert refused is not None
+        return refused
+    team = body.get("team")
+    try:
+        if team is not None:
+            auth.check_name(str(team), "team name")
+    except ValueError as err:
+        return JSONResponse({"error": str(err)}, 400)
+    code = auth.new_invite()
+    site.db.add_invite(code, None if team is None else str(team))
+    return JSONResponse({"invite": code, "team": team}, 201)
 
 
 def _submission_json(s: Submission) -> dict[str, Any]:
