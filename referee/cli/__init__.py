@@ -54,7 +54,8 @@ def referee() -> None:
       0  success (a replayed record is valid and its stated results match)
       1  a check failed: an invalid record (illegal action, bad field, ends
          early) or stated results that differ from the replay; gauntlet:
-         the candidate is worse than a baseline at --confidence
+         the candidate is worse than a baseline at --confidence; submit:
+         the version's build or validation failed
       2  bad usage: wrong arguments, an unreadable file, bad JSON, a bad
          rule option, a bad tournament file, an output directory that
          holds another tournament or a changed bot's matches, or that
@@ -65,8 +66,10 @@ def referee() -> None:
          sprt: a bot that died or never came to play; serve: an
          address it cannot listen on, a bad --tokens-file; --server:
          unreachable, a wrong admin token, a refused match; pool: a
-         bad or changed pool file, a pool file it cannot write
-      3  sprt: inconclusive, no verdict within --max-units units
+         bad or changed pool file, a pool file it cannot write; submit,
+         organise: the server out of reach, a wrong token, a refusal
+      3  sprt: inconclusive, no verdict within --max-units units; submit:
+         --timeout before the version's verdict
       4  tournament, gauntlet (and ratings of their results): incomplete,
          a bot died for good mid-run and did not play all its matches
          (the standings mark it); pool make: no pool written
