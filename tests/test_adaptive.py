@@ -23,7 +23,7 @@ from referee.competition.schedule import rotations
 from referee.model import ConfigError, Round, Rule
 from referee.results import rounds as stored
 from referee.results import standings
-from referee.results.store import MatchRow, Store
+from referee.results.store import MatchRow, MetaKey, Store
 from referee.stats.ratings import PairResult, rank_posterior
 from referee.stats.simulation import PROJECT, simulate_tournament
 from referee.tools import scheduling
@@ -574,3 +574,47 @@ def test_the_simulation_tool_judges_what_a_stop_declared():
     assert scheduling.copies_of("copy", scheduling.field_of("copy", 4)) == {"b03": "b02"}
     assert scheduling.copies_of("tie", scheduling.field_of("tie", 4)) == {}
     assert scheduling.field_of("near", 4) == {"b01": 1645.0, "b02": 1505.0, "b03": 1495.0, "b04": 1355.0}
+
+
+@pytest.mark.e2e
+def test_plan_ahead_chooses_deal_sets_in_batches_and_looks_between(tmp_path):
+    """``plan_ahead = 3``: the deal sets are chosen three at a time from the same results (so that their
+    matches can play at once), the rule looked at between batches; the description says so."""
+    path = example_file(tmp_path, max_deal_sets=7, confidence=0.9999, plan_ahead=3)
+    done = run_cli("tournament", path, "--bootstrap", "0")
+    assert done.returncode == ExitCode.INCONCLUSIVE, done.stderr
+    chosen = rounds_of(tmp_path)
+    assert [r.deal_set for r in chosen] == list(range(7))  # 3 + 3, then the 1 the cap leaves
+    store = Store(tmp_path / "out", create=False)
+    try:
+        assert store.config()["plan_ahead"] == 3
+        played = {row.deal_set: row for row in store.matches()}
+        assert sorted(played) == list(range(7))
+    finally:
+        store.close()
+
+
+def test_plan_ahead_is_for_an_adaptive_tournament_and_a_whole_number(tmp_path):
+    text = example_file(tmp_path, plan_ahead=0).read_text()
+    path = tmp_path / "t.toml"
+    with pytest.raises(ConfigError, match="tournament.plan_ahead must be at least 1"):
+        parse(read(path))
+    path.write_text(text.replace("plan_ahead = 0", "plan_ahead = 2"))
+    assert parse(read(path)).rule.ahead == 2
+    round_robin = re.sub(r"^(schedule|stop|confidence|tie_elo|max_deal_sets) = .*$", "", text, flags=re.M)
+    path.write_text(round_robin.replace("plan_ahead = 0", "plan_ahead = 2"))
+    with pytest.raises(ConfigError, match='tournament.plan_ahead is for schedule = "adaptive"'):
+        parse(read(path))
+
+
+@pytest.mark.parametrize("ahead", [1, 3])
+def test_the_planner_chooses_plan_ahead_deal_sets_before_any_result(tmp_path, ahead):
+    config = parse(read(example_file(tmp_path, plan_ahead=ahead, max_deal_sets=10)))
+    store = Store(tmp_path / "store")
+    try:
+        store.set_meta(MetaKey.CONFIG, json.dumps(config.describe()))
+        schedule = adaptive.Planner(config, store)(set())
+    finally:
+        store.close()
+    assert [r.deal_set for r in schedule.rounds] == list(range(ahead))  # chosen at once, from no result
+    assert {s.deal_set for s in schedule.seatings} == set(range(ahead))

@@ -47,7 +47,7 @@ title = "Bench ladder"
 state = "state"
 
 [ladder]
-deal_sets_per_round = 1
+deal_sets_per_round = 2
 
 [uploads]
 per_hour = 1000

@@ -453,10 +453,12 @@ class Planner:
             outcomes = pair_results_of(self.config.game, rows)
             posterior = rank_posterior(outcomes) if outcomes else None
             stop = verdict(self.rule, posterior, entries, len(rounds), len(rows))
-            if stop is None:
-                tables = next_tables(self.game, entries, rounds, posterior, self.rule, config.seed, apart)
+            if stop is None:  # the next deal set, or the next ``ahead`` of them, chosen from the same results
                 fresh = 1 + max([r.deal_set for r in chosen] + list(config.retired), default=-1)
-                rounds = (*rounds, Round(fresh, tables))
+                for _ in range(max(1, min(self.rule.ahead, self.rule.max_deal_sets - len(rounds)))):
+                    tables = next_tables(self.game, entries, rounds, posterior, self.rule, config.seed, apart)
+                    rounds = (*rounds, Round(fresh, tables))
+                    fresh += 1
                 seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds, apart)
         note = f"adaptive ({self.rule.describe()}): {len(rounds)} deal set(s) chosen" + \
             teams.note(entries, apart is not None)

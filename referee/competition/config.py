@@ -19,6 +19,7 @@
     confidence = 0.95           # adaptive: the rule's level
     tie_elo = 75                # adaptive: a pair shown within ±tie_elo is settled too (0: ordered only)
     max_deal_sets = 400         # adaptive: the cap (instead of deal_sets)
+    plan_ahead = 1              # adaptive: deal sets chosen at once (their matches may play at once)
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -79,6 +80,7 @@ line and the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -205,9 +207,9 @@ _TOP = {"tournament", "clock", "limits", "bots", "executor", "pool"}
 _POOL = {"file", "bots"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
                "release", "startup_s", "title", "description", "absent", "data", "schedule", "stop", "confidence",
-               "max_deal_sets", "tie_elo", ALLOW_KEY}
-#: the keys of an adaptive tournament's stopping rule
-_RULE_KEYS = ("stop", "confidence", "max_deal_sets", "tie_elo")
+               "max_deal_sets", "tie_elo", "plan_ahead", ALLOW_KEY}
+#: the keys of an adaptive tournament's stopping rule (and how far it plans ahead)
+_RULE_KEYS = ("stop", "confidence", "max_deal_sets", "tie_elo", "plan_ahead")
 #: the longest title and description (characters)
 TITLE_MAX, DESCRIPTION_MAX = 120, 4000
 #: control characters (C0, DEL, C1); a description may hold newlines and tabs
@@ -372,7 +374,8 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[ScheduleKind, Rule]:
         rule = Rule.parse(stop, float(confidence), max_deal_sets, float(tie_elo))
     except RuleError as err:
         raise loc.error(f"tournament.stop {err}", "tournament", "stop") from None
-    return schedule, rule
+    ahead = loc.integer("tournament", "plan_ahead", t.get("plan_ahead", 1), 1, maximum=64)
+    return schedule, dataclasses.replace(rule, ahead=ahead)
 
 
 def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern[str],

@@ -10,7 +10,7 @@ opponents in its validation match::
     deadline = 2027-01-31T18:00:00Z     # uploads end, the versions freeze (optional: the organiser freezes)
 
     [ladder]
-    deal_sets_per_round = 1             # a round: the adaptive planner's next deal set(s)
+    deal_sets_per_round = 2             # a round: the adaptive planner's next deal sets, chosen at once
     confidence = 0.99                   # the planner looks where the order is less certain than this
     fault_count = 50                    # a version over both is stopped, with the reason shown its owner
     fault_share = 0.10
@@ -80,7 +80,7 @@ def check_move(now: Phase, to: Phase) -> None:
 
 @dataclass(frozen=True)
 class LadderRules:
-    deal_sets_per_round: int = 1
+    deal_sets_per_round: int = 2
     confidence: float = 0.99
     tie_elo: float = 0.0
     fault_count: int = 50
@@ -152,7 +152,8 @@ _LADDER = {"deal_sets_per_round", "confidence", "tie_elo", "fault_count", "fault
 _FINALS = {"stop", "confidence", "max_deal_sets", "tie_elo"}
 _UPLOADS = {"upload_mb", "unpacked_mb", "files", "depth", "per_hour", "build_s"}
 #: what the coordinator decides for every tournament it plays: a competition file may not set them
-_SET_HERE = {"schedule", "stop", "confidence", "max_deal_sets", "tie_elo", "deal_sets", "output", "absent"}
+_SET_HERE = {"schedule", "stop", "confidence", "max_deal_sets", "tie_elo", "deal_sets", "output", "absent",
+             "plan_ahead"}
 
 
 def load(path: str | Path) -> CompetitionSpec:
@@ -269,7 +270,8 @@ def ladder_config(spec: CompetitionSpec, contenders: Sequence[Contender], deal_s
     (``absent``: on an executor that cannot withdraw one, "stop": the coordinator stops its version)."""
     return _tournament(spec, [c.table() for c in contenders], spec.state / "ladder",
                        {"schedule": "adaptive", "stop": "order", "confidence": spec.ladder.confidence,
-                        "tie_elo": spec.ladder.tie_elo, "max_deal_sets": max(2, deal_sets), "absent": str(absent)},
+                        "tie_elo": spec.ladder.tie_elo, "max_deal_sets": max(2, deal_sets), "absent": str(absent),
+                        "plan_ahead": spec.ladder.deal_sets_per_round},
                        pool=True)
 
 
@@ -280,12 +282,18 @@ def finals_config(spec: CompetitionSpec, contenders: Sequence[Contender],
     rule = spec.finals
     extra: dict[str, Any] = {"schedule": "adaptive", "stop": rule.name, "confidence": rule.confidence,
                              "tie_elo": rule.tie_elo, "max_deal_sets": rule.max_deal_sets, "absent": str(absent),
+                             "plan_ahead": _concurrency(spec),
                              "title": f"{spec.title}: finals"}
     t = dict(spec.file.data.get("tournament", {}))
     t.pop("seed", None)  # the finals' seed is always a new secret one
     data = {**spec.file.data, "tournament": t}
     return _tournament(dataclasses.replace(spec, file=dataclasses.replace(spec.file, data=data)),
                        [c.table() for c in contenders], spec.state / "finals", extra, pool=True)
+
+
+def _concurrency(spec: CompetitionSpec) -> int:
+    """The finals' deal sets chosen at once: as many as matches play at once (the rule looked at between)."""
+    return max(1, min(64, spec.house.concurrency))
 
 
 def in_play(contenders: Iterable[Contender]) -> list[Contender]:

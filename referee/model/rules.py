@@ -26,12 +26,15 @@ class RuleError(ValueError):
 class Rule:
     """A stated stopping rule: ``order`` (``top`` None) or the top ``top`` entries and their order,
     at ``confidence``, a pair settled when ordered or within ``±tie_elo`` (0: ordered only); and
-    the cap, ``max_deal_sets``, always there."""
+    the cap, ``max_deal_sets``, always there. ``ahead``: how many deal sets are chosen at once (from
+    the results so far; the rule is looked at between batches), so that their matches can be played
+    at the same time (a deal set's matches never are, under isolation = "match")."""
 
     top: int | None = None
     confidence: float = CONFIDENCE
     max_deal_sets: int = MAX_DEAL_SETS
     tie_elo: float = TIE_ELO
+    ahead: int = 1
 
     @classmethod
     def parse(cls, text: str, confidence: float = CONFIDENCE, max_deal_sets: int = MAX_DEAL_SETS,

@@ -212,7 +212,8 @@ class TournamentConfig:
         if self.schedule != ScheduleKind.ADAPTIVE:
             return {}
         return {"schedule": self.schedule, "stop": self.rule.name, "confidence": self.rule.confidence,
-                "max_deal_sets": self.rule.max_deal_sets, "tie_elo": self.rule.tie_elo}
+                "max_deal_sets": self.rule.max_deal_sets, "tie_elo": self.rule.tie_elo,
+                **({"plan_ahead": self.rule.ahead} if self.rule.ahead > 1 else {})}
 
     @property
     def adaptive(self) -> bool:
