@@ -165,12 +165,14 @@ def test_a_failed_build_is_shown_to_its_owner_and_nobody_else(world: World) -> N
 def test_a_bot_that_faults_in_validation_is_refused_with_its_log(world: World) -> None:
     erin, _ = register(world, "erin")
     crashing = {"bot.toml": 'command = ["python", "bot.py"]\n',
-                "bot.py": "import sys\nprint('about to crash')\nsys.exit(7)\n"}
+                "bot.py": "import sys\nprint('about to crash <b>here</b>', flush=True)\nsys.exit(7)\n"}
     upload(erin, zipped(crashing))
     world.check_all()
     sub = world.db.submissions("erin")[0]
     assert sub.status == Status.FAILED and "validation failed" in (sub.reason or ""), sub.validation_log
-    assert "validation failed" in erin.get("/me").text
+    page = erin.get("/me").text
+    assert "validation failed" in page
+    assert "about to crash &lt;b&gt;here&lt;/b&gt;" in page  # what its bot printed, escaped: why it failed
 
 
 def test_forms_without_the_csrf_token_are_refused(world: World) -> None:
@@ -453,3 +455,40 @@ def test_the_deadline_freezes_the_latest_accepted_versions(tmp_path: Path) -> No
         assert "closed" in upload(alice, zipped(GOOD_BOT)).lower()
     finally:
         world.db.close()
+
+
+def test_a_new_version_starts_with_no_rating_and_the_old_ones_row_stays(world: World) -> None:
+    alice, _ = register(world, "alice")
+    bob, _ = register(world, "bob")
+    for client in (alice, bob):
+        upload(client, zipped(GOOD_BOT))
+    world.check_all()
+    world.coordinator.ladder_round()
+    first = world.db.latest_accepted()["alice"]
+    upload(alice, zipped({**GOOD_BOT, "bot.py": "from sample_bots.heuristic import main\nmain()\n"}))
+    world.check_all()
+    second = world.db.latest_accepted()["alice"]
+    assert second.id != first.id and second.version != first.version
+    world.coordinator.ladder_round()
+    from referee.results import history
+    from referee.results.store import Store
+    store = Store(world.spec.state / "ladder", create=False)
+    try:
+        versions = {row.versions[row.lineup.index("alice")] for row in store.matches()}
+        rows = history.of_store(store, "alice")
+    finally:
+        store.close()
+    assert len(versions) == 1  # only the new version's matches count: it started from no rating
+    assert rows is not None and len(rows[0].versions) == 2  # both versions keep their row
+    assert "alice" in world.client().get("/entry/alice").text
+
+
+def test_secure_cookies_are_marked_secure_httponly_and_samesite(world: World) -> None:
+    from referee.server import main as server_main
+    app = create_app(world.coordinator, server_main.secret_of(world.db), secure_cookies=True)
+    client = TestClient(app, base_url="https://127.0.0.1")
+    reply = client.get("/register")
+    cookie = reply.headers["set-cookie"]
+    assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+    plain = world.client().get("/register").headers["set-cookie"]
+    assert "Secure" not in plain and "HttpOnly" in plain

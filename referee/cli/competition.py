@@ -35,8 +35,10 @@ class SubmitError(Exception):
 @click.option("--invites", default=0, type=click.IntRange(0, 1000), help="Print this many new invite codes.")
 @click.option("--state", "state", default=None, type=click.Path(file_okay=False),
               help="The server's directory (default: the file's competition.state).")
+@click.option("--secure-cookies", is_flag=True,
+              help="Cookies only over HTTPS: behind a TLS proxy (the browser then never sends them in clear).")
 def server(competition_file: str, host: str, port: int, executor: str | None, address: str | None,
-           open_now: bool, invites: int, state: str | None) -> None:
+           open_now: bool, invites: int, state: str | None, secure_cookies: bool) -> None:
     """Run a competition: a web site where entrants register, upload bots and read their logs, and a
     coordinator that builds and validates each upload and plays the ladder until the deadline, then
     the finals (docs/organising.md). Needs the server extra: pip install 'referee[server]'."""
@@ -51,7 +53,7 @@ def server(competition_file: str, host: str, port: int, executor: str | None, ad
     if state is not None:
         spec = dataclasses.replace(spec, state=Path(state).resolve())
     chosen = chosen_executor(spec.house.executor, executor, address, None) if executor or address else None
-    server_main.serve(spec, host, port, chosen, open_now, invites, echo=click.echo)
+    server_main.serve(spec, host, port, chosen, open_now, invites, echo=click.echo, secure_cookies=secure_cookies)
 
 
 @click.command()

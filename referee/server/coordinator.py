@@ -253,7 +253,7 @@ class Coordinator:
             summary = [f"{len(rows)} validation match(es) against {', '.join(self.house_names())}"]
         finally:
             store.close()
-        text = "\n".join([*summary, *lines, *failures])
+        text = "\n".join([*summary, *lines, *failures, *self._own_log(out, sub.name)])
         if failures or not rows:
             self.db.job_done(sub.id, Status.FAILED, f"validation failed: {failures[0] if failures else 'no match'}",
                              validation_log=text, validation_dir=str(out))
@@ -274,6 +274,19 @@ class Coordinator:
         stopped and its version stopped (an executor with one start-up check per worker: Ray)."""
         kind = (self.executor or self.spec.house.executor).kind
         return Absent.STOP if kind == ExecutorKind.RAY else Absent.WITHDRAW
+
+    @staticmethod
+    def _own_log(out: Path, name: str, lines: int = 80) -> list[str]:
+        """The last lines of the candidate's own log in its validation (what it printed: a traceback, say),
+        escaped; the house bots' logs are not its to read."""
+        path = out / "logs" / f"{name}.log"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        tail = text.splitlines()[-lines:]
+        return [f"--- the last {len(tail)} line(s) of your bot's log in its validation ---",
+                *(escaped(line) for line in tail)]
 
     def house_names(self) -> list[str]:
         return [b.name for b in self.spec.house.bots if not b.withdrawn]

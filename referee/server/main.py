@@ -62,7 +62,7 @@ def ensure_organiser(db: ServerDB, state: Path) -> Path | None:
 
 
 def serve(spec: CompetitionSpec, host: str, port: int, executor: ExecutorSpec | None, open_now: bool,
-          invites: int, echo: Callable[[str], None] = print) -> None:
+          invites: int, echo: Callable[[str], None] = print, secure_cookies: bool = False) -> None:
     log_to_stderr(logging.INFO, "%(asctime)s %(message)s")  # what the coordinator does, on standard error, escaped
     logging.getLogger("referee").setLevel(logging.WARNING)  # but not every game of every match
     logging.getLogger("referee.server").setLevel(logging.INFO)
@@ -79,7 +79,7 @@ def serve(spec: CompetitionSpec, host: str, port: int, executor: ExecutorSpec | 
             code = auth.new_invite()
             db.add_invite(code, None)
             echo(f"invite code: {code}")
-        app = create_app(coordinator, secret_of(db))
+        app = create_app(coordinator, secret_of(db), secure_cookies)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=5)
         web = uvicorn.Server(config)
