@@ -492,3 +492,40 @@ def test_secure_cookies_are_marked_secure_httponly_and_samesite(world: World) ->
     assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
     plain = world.client().get("/register").headers["set-cookie"]
     assert "Secure" not in plain and "HttpOnly" in plain
+
+
+def test_without_the_server_extra_referee_server_says_so_in_one_line(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from click.testing import CliRunner
+
+    from referee.cli import referee
+    path = tmp_path / "competition.toml"
+    path.write_text(COMPETITION)
+    import referee.server as server_package
+    for name in [m for m in sys.modules if m == "referee.server.main" or m.startswith("uvicorn")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delattr(server_package, "main", raising=False)
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # not installed
+    result = CliRunner().invoke(referee, ["server", str(path)])
+    assert result.exit_code == 2
+    assert result.output.strip() == ("Error: referee server needs the server extra (uvicorn is not installed): "
+                                     "pip install 'referee[server]'")
+
+
+def test_a_bad_competition_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from referee.cli import referee
+    path = tmp_path / "competition.toml"
+    for text, said in ((COMPETITION.replace("[tournament]\n", "[tournament]\nschedule = \"adaptive\"\n"),
+                        "tournament.schedule: a competition's coordinator sets it"),
+                       (COMPETITION.replace('title = "Test ladder"', 'title = "Test ladder"\nsecret = 1'),
+                        "unknown key 'secret' in [competition]"),
+                       (COMPETITION.replace("[finals]\n", "[finals]\nconfidence = 2\n"),
+                        "finals.confidence must be a number from 0.5 to 0.999999")):
+        path.write_text(text)
+        result = CliRunner().invoke(referee, ["server", str(path)])
+        assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output, result.output
+        assert len(result.output.strip().splitlines()) == 1

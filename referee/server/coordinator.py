@@ -61,7 +61,8 @@ class Refused(ValueError):
 
 @dataclass
 class Board:
-    """What the coordinator is doing, as the pages show it (replaced whole, never edited in place)."""
+    """What the coordinator is doing, as the pages show it: each field set whole by the coordinator's threads
+    (a reference assigned at once), only read by the routes."""
 
     ladder: str = "not started"
     rounds: int = 0
@@ -71,7 +72,6 @@ class Board:
     checking: str | None = None
     paused: str | None = None
     errors: list[str] = field(default_factory=list)
-    updated: float = field(default_factory=time.time)
 
 
 class Quiet:
