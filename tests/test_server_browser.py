@@ -96,6 +96,21 @@ def test_a_newcomer_registers_uploads_is_ranked_and_watches_a_replay(browser, tm
         for path in ("/", "/matches", "/entry/ann", "/login", "/register"):
             narrow.goto(server.url + path)
             assert no_sideways_scroll(narrow), path
+
+        # the organiser's page: a new invite code, the entrants, the phase moved on
+        password = re.search(r"password = (\S+)", (tmp_path / "state" / "server" / "organiser.txt").read_text())
+        narrow.goto(server.url + "/login")
+        narrow.fill("#name", "organiser")
+        narrow.fill("#password", password.group(1))
+        narrow.click("#submit")
+        narrow.goto(server.url + "/organiser")
+        narrow.click("#invite")
+        code = re.search(r"new invite code: (\S+)", narrow.inner_text("#flash")).group(1)
+        assert code in narrow.inner_text("#invites")
+        assert "ann" in narrow.inner_text("#entrants") and "ben" in narrow.inner_text("#entrants")
+        assert no_sideways_scroll(narrow)
+        narrow.click("#move")
+        assert narrow.inner_text("#org-phase") == "frozen"
     finally:
         if server.process is not None and server.process.poll() is None:
             server.kill()

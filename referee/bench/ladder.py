@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import random
 import socket
 import statistics
 import subprocess
@@ -201,8 +202,6 @@ def serving(coordinator: Any) -> Iterator[str]:
 
 async def _load(url: str, clients: int, seconds: float, period: float) -> tuple[list[float], int]:
     """Each client asks for a page every ``period`` seconds (0: again as soon as answered), from a random start."""
-    import random
-
     import httpx  # late: the optional server extra
 
     paths = ("/", "/fragment/leaderboard", "/api/leaderboard")
