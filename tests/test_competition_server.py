@@ -231,6 +231,9 @@ def test_logs_submissions_and_held_replays_by_address(world: World) -> None:
     password = re.search(r"password = (\S+)", world.organiser_file.read_text()).group(1)
     organiser.post("/login", data={"csrf": csrf(organiser), "name": "organiser", "password": password})
     assert "every hand shown" in organiser.get("/match/finals/1").text
+    page = organiser.get("/organiser")
+    assert page.status_code == 200 and 'id="org-phase">finals<' in page.text and "alice" in page.text
+    assert alice.get("/organiser").status_code == 404 and anonymous.get("/organiser").status_code == 404
     world.coordinator.move(Phase.CLOSED)
     assert anonymous.get("/match/finals/1").status_code == 200
     board = anonymous.get("/").text
@@ -529,3 +532,34 @@ def test_a_bad_competition_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
         result = CliRunner().invoke(referee, ["server", str(path)])
         assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output, result.output
         assert len(result.output.strip().splitlines()) == 1
+
+
+def organiser_client(world: World) -> TestClient:
+    client = world.client()
+    password = re.search(r"password = (\S+)", world.organiser_file.read_text()).group(1)
+    client.post("/login", data={"csrf": csrf(client), "name": "organiser", "password": password})
+    return client
+
+
+def test_the_organiser_invites_disables_and_moves_the_competition_on(world: World) -> None:
+    organiser = organiser_client(world)
+    page = organiser.post("/organiser/invite", data={"csrf": csrf(organiser, "/organiser"), "team": "acme"})
+    code = re.search(r"new invite code: ([A-Z0-9-]+)", page.text).group(1)
+    bob, bob_token = register(world, "bob", invite=code)
+    assert world.db.user("bob").team == "acme"
+    upload(bob, zipped(GOOD_BOT))
+    world.check_all()
+    page = organiser.post("/organiser/disable", data={"csrf": csrf(organiser, "/organiser"), "name": "bob",
+                                                      "why": "cheating <script>"})
+    assert "bob disabled" in page.text and "&lt;script&gt;" in page.text and "<script>" not in page.text.split(
+        "<body>")[1].split("<script>")[0]
+    assert all(c.withdrawn for c in world.coordinator.contenders() if c.name == "bob")  # out of the ladder
+    assert bob.get("/me", follow_redirects=False).status_code == 303  # its session no longer works
+    reply = bob.post("/api/submit", files={"file": ("bot.zip", zipped(GOOD_BOT))},
+                     headers={"Authorization": f"Bearer {bob_token}"})
+    assert reply.status_code == 401
+    moved = organiser.post("/organiser/phase", data={"csrf": csrf(organiser, "/organiser"), "to": "frozen"})
+    assert world.db.phase() == Phase.FROZEN and "the competition is frozen now" in moved.text
+    wrong = organiser.post("/organiser/phase", data={"csrf": csrf(organiser, "/organiser"), "to": "open"})
+    assert wrong.status_code == 400 and "only finals follows" in wrong.text
+    assert world.client().post("/organiser/phase", data={"csrf": "x", "to": "finals"}).status_code == 404

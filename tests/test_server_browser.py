@@ -103,7 +103,9 @@ def test_a_newcomer_registers_uploads_is_ranked_and_watches_a_replay(browser, tm
         narrow.fill("#name", "organiser")
         narrow.fill("#password", password.group(1))
         narrow.click("#submit")
+        narrow.wait_for_url("**/me")  # logged in: the session cookie is set
         narrow.goto(server.url + "/organiser")
+        assert narrow.locator("#invite").count() == 1, narrow.content()[:3000]
         narrow.click("#invite")
         code = re.search(r"new invite code: (\S+)", narrow.inner_text("#flash")).group(1)
         assert code in narrow.inner_text("#invites")

@@ -686,7 +686,7 @@ async def organiser_page(site: Site, request: Request, flash: str | None = None,
              for u in site.db.users() if not u.organiser]
     load = cpu_pressure()
     return render(site, request, "organiser.html", status, title="organiser", state=c.board.ladder,
-                  finals=c.board.finals, phase=phase, next_phase=NEXT[phase],
+                  finals=c.board.finals, next_phase=NEXT[phase],
                   executor=str(c.executor.kind) if c.executor else "local",
                   load=(f"CPU pressure {load:.0f}% (scheduling pauses above 60%)" if load is not None else
                         "CPU pressure not reported by this kernel") + (f"; paused: {c.board.paused}"
