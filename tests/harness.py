@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from referee import records
+from referee.bench.ladder import competition_text
 from referee.cli import referee
 from referee.play.server import RefereeServer
 from referee.results.store import Store
@@ -281,38 +282,6 @@ PASSWORD = "correct horse battery"  # an entrant's, in the server's tests
 
 
 def competition_file(title: str, extra: str = "") -> str:
-    """A competition file: Aegis, the ladder a deal set a round, the sandbox as found, isolation = "match",
-    random and heuristic as the house bots; ``extra``: more tables ([finals], [uploads]...)."""
-    return f"""
-[competition]
-title = "{title}"
-state = "state"
-
-[ladder]
-deal_sets_per_round = 1
-
-{extra}
-[tournament]
-game = "aegis"
-concurrency = 2
-isolation = "match"
-
-[tournament.options]
-promise = "table"
-
-[clock]
-decision_ms = 2000
-bank_ms = 10000
-
-[[bots]]
-name = "random"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "{ROOT}"
-files = ["sample_bots/*.py", "referee"]
-
-[[bots]]
-name = "heuristic"
-command = ["python", "-m", "sample_bots.heuristic"]
-cwd = "{ROOT}"
-files = ["sample_bots/*.py", "referee"]
-"""
+    """A competition file (:func:`referee.bench.ladder.competition_text`) for the server's tests: 2 s a
+    decision, the ladder a deal set a round; ``extra``: more tables ([finals], [uploads]...)."""
+    return competition_text(title, ROOT, extra, decision_ms=2000, per_round=1)

@@ -42,17 +42,19 @@ from referee.results.store import Store
 #: how often an open page asks again (the site's polling, referee/server/app.py)
 POLL_S = 5.0
 
-COMPETITION = """
+def competition_text(title: str, root: Path, extra: str = "", decision_ms: int = 1000, per_round: int = 2) -> str:
+    """A competition file of Aegis: the ladder ``per_round`` deal sets a round, the sandbox as found,
+    isolation = "match", random and heuristic (run from ``root``) as the house bots; ``extra``: more tables
+    ([finals], [uploads]...). The bench's, and the tests' (tests/harness.py)."""
+    return f"""
 [competition]
-title = "Bench ladder"
+title = "{title}"
 state = "state"
 
 [ladder]
-deal_sets_per_round = 2
+deal_sets_per_round = {per_round}
 
-[uploads]
-per_hour = 1000
-
+{extra}
 [tournament]
 game = "aegis"
 concurrency = 2
@@ -62,7 +64,7 @@ isolation = "match"
 promise = "table"
 
 [clock]
-decision_ms = 1000
+decision_ms = {decision_ms}
 bank_ms = 10000
 
 [[bots]]
@@ -103,7 +105,7 @@ def setup(root: Path, entries: int, field: str = "instant") -> Any:
     from referee.server.coordinator import Coordinator  # late: the optional server extra
 
     path = root / "competition.toml"
-    path.write_text(COMPETITION.format(root=served.ROOT))
+    path.write_text(competition_text("Bench ladder", served.ROOT, "[uploads]\nper_hour = 1000\n"))
     spec = ladder.load(path)
     db = server_main.open_db(spec)
     coordinator = Coordinator(spec, db)

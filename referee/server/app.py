@@ -19,7 +19,7 @@ import datetime as dt
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,8 @@ class Site:
     #: argon2 holds 64 MiB for ~0.1 s a check: at most this many at once
     hashing: asyncio.Semaphore
     secure: bool = False
+    #: the leaderboard's live part as last rendered, with the state it was rendered from
+    board: dict[str, Any] = field(default_factory=dict)
 
     @property
     def db(self) -> Any:
@@ -188,9 +190,6 @@ async def leaderboard_fragment(site: Site, request: Request) -> Response:
     return page_of(await asyncio.to_thread(board_html, site))
 
 
-_cache: dict[tuple[int, str], tuple[Any, str]] = {}
-
-
 def board_html(site: Site) -> str:
     """The leaderboard's live part, rendered once per state of the board (200 clients polling cost one render)."""
     c = site.coordinator
@@ -199,11 +198,9 @@ def board_html(site: Site) -> str:
     entries = _entries(site)
     late = phase in (Phase.FINALS, Phase.CLOSED)
     state = " · ".join(x for x in (b.paused, b.ladder, f"finals: {b.finals}" if late else None) if x)
-    key = (id(site), "board")
     stamp = (id(b.standings), id(b.finals_standings), state, tuple(sorted(map(str, entries))), phase)
-    cached = _cache.get(key)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
+    if site.board.get("stamp") == stamp:
+        return str(site.board["text"])
     finals = b.finals_standings
     published = _standings_html(finals) if finals is not None and phase == Phase.CLOSED else None
     if published is not None:  # the finals' facts: the seed (released with the records), the clock, the dates
@@ -212,7 +209,7 @@ def board_html(site: Site) -> str:
         state=state, standings=_standings_html(b.standings), entries=entries,
         finals=published or ("<p>The finals are being played: their results are shown when the competition "
                              "closes.</p>" if phase == Phase.FINALS else None))
-    _cache[key] = (stamp, text)
+    site.board.update(stamp=stamp, text=text)
     return text
 
 
@@ -351,10 +348,10 @@ def _record_for(site: Site, scope: str, number: int, user: User | None) -> tuple
     if store is None:
         return "no such match"
     try:
-        key = next((k for k, n in store.numbers().items() if n == number), None)
-        row = next((r for r in store.matches(every=True) if r.key == key), None) if key else None
-        if key is None or row is None:
+        row = _match_numbered(store, number)
+        if row is None:
             return "no such match"
+        key = row.key
         record = store.record(key)
         if record is None:
             return "no such match"
@@ -382,13 +379,18 @@ async def log_of_match(site: Site, request: Request) -> Response:
     return page_of(log_page(text, f"log of match {scope} {number}", "/me"))
 
 
+def _match_numbered(store: Store, number: int) -> MatchRow | None:
+    """The stored match of that number (its id on the pages), counted or not; None if there is none."""
+    key = next((k for k, n in store.numbers().items() if n == number), None)
+    return None if key is None else next((r for r in store.matches(every=True) if r.key == key), None)
+
+
 def _log_lines(site: Site, scope: str, number: int, user: User) -> str | None:
     store = _open(site, scope)
     if store is None:
         return None
     try:
-        key = next((k for k, n in store.numbers().items() if n == number), None)
-        row = next((r for r in store.matches(every=True) if r.key == key), None) if key else None
+        row = _match_numbered(store, number)
     finally:
         store.close()
     if row is None or not (user.organiser or user.name in row.lineup):
@@ -396,7 +398,7 @@ def _log_lines(site: Site, scope: str, number: int, user: User) -> str | None:
     logs = site.coordinator.spec.state / scope / "logs"
     parts = []
     for (match, seat), span in sorted(spans(logs).items()):
-        if match != key or not (user.organiser or row.lineup[seat] == user.name):
+        if match != row.key or not (user.organiser or row.lineup[seat] == user.name):
             continue
         lines = (logs / span.log).read_text(encoding="utf-8", errors="replace").split("\n")
         parts.append("\n".join(lines[span.first - 1:span.last]))
