@@ -80,6 +80,39 @@ def test_returning_true_stops_new_matches_and_cancels_those_playing():
     assert sorted(ex.cancelled) == sorted(game_id_of(s) for s in seatings(3)[1:])
 
 
+class Swallowing(Scripted):
+    """Loses the first cancellation that reaches a playing match, as Python 3.11's
+    ``asyncio.wait_for`` does when it meets the awaited result: the match ends normally."""
+
+    swallowed = False
+
+    async def _run(self, seating: Seating, match_id: str, sessions=None):
+        try:
+            return await super()._run(seating, match_id, sessions)
+        except asyncio.CancelledError:
+            if Swallowing.swallowed:
+                raise
+            Swallowing.swallowed = True
+            return {"scores": [1, 0], "placing": [1, 2]}, {"meta": {"game_id": match_id}}
+
+
+def test_a_cancellation_lost_by_one_match_still_stops_its_worker():
+    ex, got = Swallowing(delay=lambda s: 0.2), []
+    Swallowing.swallowed = False
+
+    async def go():
+        async with ex:
+            task = asyncio.ensure_future(ex.play_all(seatings(20), 2, got.append))
+            await asyncio.sleep(0.1)  # both workers in their first match
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(go())
+    assert Swallowing.swallowed
+    assert len(ex.started) == 2, "no match starts once the run is cancelled, even on the worker that lost it"
+
+
 def test_a_generator_is_read_only_as_workers_free_up():
     ex, taken = Scripted(), []
 

@@ -496,10 +496,17 @@ class Executor(ABC):
                 held.update(self._holds(seating))
             return seating
 
+        def cancelled() -> bool:
+            """True once this worker's task was asked to stop, even where the request was lost on the
+            way (Python 3.11's ``asyncio.wait_for`` can swallow one that meets its result), so that
+            the other workers, cancelled, do not wait for it to play every match left."""
+            task = asyncio.current_task()
+            return stopped or (task is not None and task.cancelling() > 0)
+
         async def worker() -> None:
             nonlocal stopped
             # checked before every match: a worker whose cancellation was lost still stops here
-            while not stopped and (seating := await next_seating()) is not None:
+            while not cancelled() and (seating := await next_seating()) is not None:
                 try:
                     played = await self.play(seating)
                 except BotsDead as dead:

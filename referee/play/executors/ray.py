@@ -487,7 +487,8 @@ class RayExecutor(Executor):
     async def _idle_worker(self) -> _Worker:
         while True:
             try:
-                return await asyncio.wait_for(self._idle.get(), 5.0)
+                async with asyncio.timeout(5.0):  # not wait_for, which can lose a Ctrl-C (Python 3.11)
+                    return await self._idle.get()
             except TimeoutError:
                 if not self.workers and time.monotonic() - self._last_loss > REPLACE_TIMEOUT:
                     raise ClusterError(f"every match worker died, and none could start again within "
