@@ -109,12 +109,19 @@ class Card(int):
 
 # --- masks ------------------------------------------------------------------
 
-#: for every 13-bit pattern, the rank indices set in it, ascending
-_RANKS_OF_PATTERN = tuple(tuple(r for r in range(13) if p >> r & 1) for p in range(1 << 13))
+def _suit_cards(suit: int) -> tuple[tuple[int, ...], ...]:
+    """For each 13-bit pattern, the cards of ``suit`` it stands for, ascending: a pattern's are those of
+    the pattern without its highest bit, then that bit's card (built in one pass: every program that
+    imports the rules pays for this table when it starts)."""
+    table: list[tuple[int, ...]] = [()]
+    for pattern in range(1, 1 << 13):
+        high = pattern.bit_length() - 1
+        table.append(table[pattern ^ (1 << high)] + (suit * 13 + high,))
+    return tuple(table)
+
+
 #: for each suit and each 13-bit pattern, the cards it stands for, ascending
-SUIT_CARDS = tuple(
-    tuple(tuple(s * 13 + r for r in ranks) for ranks in _RANKS_OF_PATTERN) for s in range(4)
-)
+SUIT_CARDS = tuple(_suit_cards(s) for s in range(4))
 
 
 def mask_of(cards: Iterable[int]) -> int:

@@ -181,6 +181,9 @@ class Launching(Scripted):
 
     def __init__(self, launched, external=(), **kwargs):
         super().__init__(**kwargs)
+        self.alive: collections.Counter[str] = collections.Counter()  # a bot's 'processes', started to retired
+        self.most_alive: collections.Counter[str] = collections.Counter()
+        self.up = self.most_up = 0  # matches whose processes are up (waiting for their turn, or playing)
         self.sandbox_mode = "none"
         self.bots = [BotSpec(n, ("true",)) for n in launched] + [BotSpec(n, external=True, token="t") for n in external]
         self.tokens = {b.name: "t" for b in self.bots}
@@ -192,7 +195,17 @@ class Launching(Scripted):
         return []
 
     async def _play_fresh(self, seating, match_id):
-        return await self._run(seating, match_id)
+        launched = {b.name for b in self.bots if not b.external} & set(seating.lineup)
+        self.alive.update(launched)
+        for bot in launched:
+            self.most_alive[bot] = max(self.most_alive[bot], self.alive[bot])
+        self.up += 1
+        self.most_up = max(self.most_up, self.up)
+        try:
+            return await self._in_turn(seating, match_id, seating.lineup)
+        finally:
+            self.up -= 1
+            self.alive.subtract(launched)
 
     async def _run(self, seating, match_id, sessions=None):
         for bot in set(seating.lineup):
@@ -219,7 +232,20 @@ def test_with_isolation_match_no_two_processes_of_a_launched_bot_play_at_once(is
     launched = {bot: ex.most_of_one_bot[bot] for bot in "abcd"}
     if isolation == "match":
         assert launched == dict.fromkeys("abcd", 1)
+        assert ex.most_alive == dict.fromkeys("abcd", 1), "a match prepared ahead never shares a bot with one playing"
         assert ex.most_at_once == 2  # two matches of disjoint pairs still play together
     else:
         assert max(launched.values()) > 1
     assert ex.most_of_one_bot["x"] >= 1  # an external bot holds nothing: it is its owner's process
+
+
+def test_with_isolation_match_the_next_matches_start_their_processes_while_these_play():
+    ex, got = Launching("abcdefgh", isolation="match", delay=lambda s: 0.05), []
+    pairs = ["ab", "cd", "ef", "gh", "ab", "cd", "ef", "gh"]
+    schedule = [Seating(k // 2, 100 + k // 2, tuple(pair)) for k, pair in enumerate(pairs)]  # two a deal set
+    run(ex, schedule, 2, got.append)
+    assert sorted(p.seating.key for p in got) == sorted(s.key for s in schedule)
+    assert ex.most_at_once == 2, "no more matches play at once than asked"
+    assert ex.most_of_one_deal_set == 1, "a match prepared ahead waits while its deal set is being played"
+    assert ex.most_up == 4, "two more matches have their processes up, waiting for their turn"
+    assert all(p.seconds < 1 for p in got), "a match's time counts from its turn"

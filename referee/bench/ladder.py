@@ -1,12 +1,17 @@
 """The competition server's bench: the ladder's games per minute, and its pages' latency under load.
 
-    python -m referee.bench.ladder [--entries 6] [--field thinking] [--deal-sets 4] [--clients 200] [--seconds 20]
+    python -m referee.bench.ladder [--entries 6] [--field thinking] [--deal-sets 8] [--per-round 4]
+                                   [--tournament-deal-sets N] [--clients 200] [--seconds 20]
 
-1. **Games per minute.** ``--entries`` uploaded bots (the sample bots: random with different
-   seeds, the heuristic) are checked, then the ladder plays ``--deal-sets`` deal sets round after
-   round, with the sandbox and ``isolation = "match"`` as strangers need. The same entries then play
-   ``referee tournament``'s round robin, ``isolation = "tournament"``, on as many deal sets. Both
-   are printed in games (matches) per minute, and their ratio.
+1. **Games per minute.** ``--entries`` uploaded bots (the sample bots: search thinking 40 ms a
+   decision, random with different seeds, the heuristic) are checked, then the ladder plays rounds of
+   ``--per-round`` deal sets until ``--deal-sets`` are dealt, with the sandbox and ``isolation =
+   "match"`` as strangers need. Then, with ``isolation = "tournament"`` (long-lived processes): the
+   same entries in ``referee tournament``'s round robin on as many deal sets (or
+   ``--tournament-deal-sets``), and the very matches the ladder played, again. Each is printed in
+   games (matches) per minute, and the ladder's rate as a share of each: the round robin's is the
+   issue's measure, but its matches are another mix (more or fewer with the thinking bots); the same
+   matches' is like for like.
 2. **Page latency.** The site is served by Uvicorn on 127.0.0.1 while the ladder plays on;
    ``--clients`` clients at once ask for the leaderboard, its live part and its JSON for ``--seconds``
    seconds. Printed: requests, p50 and p95 latency, errors; and the timeouts charged to bots in the
@@ -36,13 +41,13 @@ from referee.bench import served
 from referee.competition import ladder, service
 from referee.competition.ladder import Phase
 from referee.hosting import uploads
-from referee.model import Isolation, ScheduleKind
+from referee.model import Isolation, ScheduleKind, Seating, deal_seed, master_seed
 from referee.results.store import Store
 
 #: how often an open page asks again (the site's polling, referee/server/app.py)
 POLL_S = 5.0
 
-def competition_text(title: str, root: Path, extra: str = "", decision_ms: int = 1000, per_round: int = 2) -> str:
+def competition_text(title: str, root: Path, extra: str = "", decision_ms: int = 1000, per_round: int = 4) -> str:
     """A competition file of Aegis: the ladder ``per_round`` deal sets a round, the sandbox as found,
     isolation = "match", random and heuristic (run from ``root``) as the house bots; ``extra``: more tables
     ([finals], [uploads]...). The bench's, and the tests' (tests/harness.py)."""
@@ -99,13 +104,13 @@ def bots(n: int, field: str = "instant") -> list[tuple[str, str]]:
     return found
 
 
-def setup(root: Path, entries: int, field: str = "instant") -> Any:
+def setup(root: Path, entries: int, field: str = "instant", per_round: int = 4) -> Any:
     from referee.server import auth  # late: the optional server extra
     from referee.server import main as server_main  # late: the optional server extra
     from referee.server.coordinator import Coordinator  # late: the optional server extra
 
     path = root / "competition.toml"
-    path.write_text(competition_text("Bench ladder", served.ROOT, "[uploads]\nper_hour = 1000\n"))
+    path.write_text(competition_text("Bench ladder", served.ROOT, "[uploads]\nper_hour = 1000\n", per_round=per_round))
     spec = ladder.load(path)
     db = server_main.open_db(spec)
     coordinator = Coordinator(spec, db)
@@ -173,6 +178,36 @@ def tournament_rate(coordinator: Any, deal_sets: int, out: Path) -> tuple[int, f
     start = time.monotonic()
     outcome = service.run_tournament(service.TournamentRequest(service.prepared(config), bootstrap=50), _Quiet())
     return outcome.played, time.monotonic() - start
+
+
+def same_matches_rate(coordinator: Any) -> tuple[int, float]:
+    """(matches, seconds) of the very matches the ladder has played (their deal sets, deals and line-ups, the
+    same uploaded versions, the same sandbox and clock), played again by one executor with long-lived
+    processes (``isolation = "tournament"``) and as many at once: the ladder's rate without a process per
+    match. (No store, no rounds: what only the ladder pays counts against it.)"""
+    from referee.play.executors.local import LocalExecutor  # late: grpc
+
+    contenders = ladder.in_play(coordinator.contenders())
+    config = service.prepared(ladder.ladder_config(coordinator.spec, contenders, 2))
+    store = Store(coordinator.spec.state / "ladder", create=False)
+    try:
+        rows = list(store.matches())
+    finally:
+        store.close()
+    seatings = [Seating(r.deal_set, deal_seed(master_seed(config.seed, config.later_seeds, r.deal_set), r.deal_set),
+                        r.lineup) for r in rows]
+    bots = [b for b in config.bots if any(b.name in s.lineup for s in seatings)]
+    capacity = dict.fromkeys((b.name for b in bots), config.concurrency)
+
+    async def play() -> float:
+        with tempfile.TemporaryDirectory(prefix="referee-bench-same-") as logs:
+            async with LocalExecutor(config.game, config.options, config.clock, bots, capacity, log_dir=Path(logs),
+                                     sandbox=config.sandbox, isolation=Isolation.TOURNAMENT) as executor:
+                start = time.monotonic()
+                await executor.play_all(seatings, config.concurrency, lambda played: None)
+                return time.monotonic() - start
+
+    return len(seatings), asyncio.run(play())
 
 
 def _free_port() -> int:
@@ -281,7 +316,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--entries", type=int, default=6)
     parser.add_argument("--field", choices=sorted(FIELDS), default="thinking",
                         help="bots that think 40 ms a decision (search) beside quick ones, or only quick ones")
-    parser.add_argument("--deal-sets", type=int, default=4)
+    parser.add_argument("--deal-sets", type=int, default=8)
+    parser.add_argument("--per-round", type=int, default=ladder.LadderRules.deal_sets_per_round,
+                        help="the ladder's deal_sets_per_round")
+    parser.add_argument("--tournament-deal-sets", type=int, help="the round robin's deal sets (default: --deal-sets)")
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--period", type=float, default=POLL_S,
@@ -295,17 +333,22 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--entries and --deal-sets at least 2, --clients at least 1, --seconds above 0")
     with tempfile.TemporaryDirectory(prefix="referee-bench-ladder-") as tmp:
         root = Path(tmp)
-        coordinator = setup(root, args.entries, args.field)
+        coordinator = setup(root, args.entries, args.field, args.per_round)
         try:
             matches, seconds = ladder_rate(coordinator, args.deal_sets)
             box = coordinator.spec.house.sandbox
             print(f"{args.entries} entries ({args.field}); ladder, isolation = \"match\", sandbox {box}: "
                   f"{matches} matches in {seconds:.1f} s = {60 * matches / seconds:.1f} games/min")
-            t_matches, t_seconds = tournament_rate(coordinator, args.deal_sets, root / "tournament")
+            t_matches, t_seconds = tournament_rate(coordinator, args.tournament_deal_sets or args.deal_sets,
+                                                   root / "tournament")
             print(f"referee tournament, isolation = \"tournament\": {t_matches} matches in {t_seconds:.1f} s = "
                   f"{60 * t_matches / t_seconds:.1f} games/min")
             ratio = (matches / seconds) / (t_matches / t_seconds) if t_matches else float("nan")
             print(f"the ladder's rate is {100 * ratio:.0f}% of the tournament's")
+            s_matches, s_seconds = same_matches_rate(coordinator)
+            same = (matches / seconds) / (s_matches / s_seconds) if s_matches else float("nan")
+            print(f"the ladder's {s_matches} matches again, isolation = \"tournament\": {s_seconds:.1f} s = "
+                  f"{60 * s_matches / s_seconds:.1f} games/min; the ladder's rate is {100 * same:.0f}% of that")
             figures = page_latency(coordinator, args.clients, args.seconds, args.period)
             each = f"each every {args.period:g} s" if args.period else "each again as soon as answered"
             print(f"pages: {args.clients} clients ({each}) for {args.seconds:g} s while the ladder plays: "

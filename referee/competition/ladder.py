@@ -10,7 +10,7 @@ opponents in its validation match::
     deadline = 2027-01-31T18:00:00Z     # uploads end, the versions freeze (optional: the organiser freezes)
 
     [ladder]
-    deal_sets_per_round = 2             # a round: the adaptive planner's next deal sets, chosen at once
+    deal_sets_per_round = 4             # a round: the adaptive planner's next deal sets, chosen at once
     confidence = 0.99                   # the planner looks where the order is less certain than this
     fault_count = 50                    # a version over both is stopped, with the reason shown its owner
     fault_share = 0.10
@@ -80,7 +80,7 @@ def check_move(now: Phase, to: Phase) -> None:
 
 @dataclass(frozen=True)
 class LadderRules:
-    deal_sets_per_round: int = 2
+    deal_sets_per_round: int = 4
     confidence: float = 0.99
     tie_elo: float = 0.0
     fault_count: int = 50

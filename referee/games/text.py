@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from referee import cards
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    from tabulate import tabulate  # late: a bot that imports the rules never prints a table (20 ms at its start)
+
     return tabulate(rows, headers=list(headers), tablefmt="simple")
 
 

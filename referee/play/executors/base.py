@@ -150,6 +150,8 @@ class Executor(ABC):
         self.launcher: Launcher | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._held: dict[str, str] = {}  # match id as given to play -> its game id at the referee
+        #: while :meth:`play_all` prepares matches ahead (isolation = "match"): the matches that may play at once
+        self._gate: asyncio.Semaphore | None = None
         #: the host's load while this executor plays, and the timeouts marked as its fault
         self.host = hostload.HostWatch()
 
@@ -378,15 +380,15 @@ class Executor(ABC):
             status = self.launcher.status()
             # each of them has its reason (dead() lists the bots given one, which is never taken back)
             raise BotsDead({name: why for name in dead if (why := status[name]["dead"]) is not None})
-        started = time.monotonic()
         held = seating.key if match_id is None else match_id
         match_id = game_id_of(seating) if match_id is None else match_id
         begun = self.launcher.match_begins(seating.key, seating.lineup)  # in the bots' logs, by the match's id
         results = None
         try:
             if fresh:
-                results, record = await self._play_fresh(seating, match_id)
+                results, record, started = await self._play_fresh(seating, match_id)
             else:
+                started = time.monotonic()
                 results, record = await self._run(seating, match_id)
         finally:
             self.launcher.match_ends(seating.key, seating.lineup, begun, results)
@@ -420,9 +422,11 @@ class Executor(ABC):
             if not any(self.launcher.not_running(name) for name in failures):
                 return []  # connected, or still running: the match waits for it as for any bot
 
-    async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def _play_fresh(self, seating: Seating, match_id: str) -> tuple[dict[str, Any], dict[str, Any], float]:
         """The match, each launched bot of it in a new process that connects as ``NAME#ID`` (a random
-        ID) with a token of this match alone; those processes, and all they started, are gone after it."""
+        ID) with a token of this match alone; those processes, and all they started, are gone after it.
+        Under :meth:`play_all`'s gate the processes start at once and the match waits for its turn to
+        play (they start and connect while others play). Returns its results, record and when it began."""
         assert self.launcher is not None, "use the executor in 'async with'"
         names = {bot: instance_name(bot) for bot in dict.fromkeys(seating.lineup) if bot in self.launcher.bots}
         over = False
@@ -431,7 +435,7 @@ class Executor(ABC):
                 token, seats = secrets.token_hex(16), seating.lineup.count(bot)
                 self._admit(name, token, seats)
                 self.launcher.start_for_match(bot, name, token, seats)
-            outcome = await self._run(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
+            outcome = await self._in_turn(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
             over = True
             return outcome
         finally:
@@ -443,10 +447,18 @@ class Executor(ABC):
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
 
+    async def _in_turn(self, seating: Seating, match_id: str,
+                       sessions: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """:meth:`_run` once the gate lets the match play (at once outside :meth:`play_all`); with when it began."""
+        async with self._gate or contextlib.nullcontext():
+            started = time.monotonic()
+            results, record = await self._run(seating, match_id, sessions)
+        return results, record, started
+
     def _holds(self, seating: Seating) -> set[tuple[str, Any]]:
         """What a match holds while it plays, which no other match may hold at the same time
         (:meth:`play_all`). With isolation = "match": its deal set, and each launched bot of its
-        line-up; otherwise nothing."""
+        line-up, from when the match is taken (its processes start) until they are gone; otherwise nothing."""
         if self.isolation != Isolation.MATCH:
             return set()
         launched = {b.name for b in self.bots if not b.external}
@@ -467,7 +479,9 @@ class Executor(ABC):
         bot play at the same time, and a match's processes, and all they left, are gone before
         :meth:`play` returns. No two matches of one deal set play at once either (they hold the
         same cards). A free worker takes the first seating, within :data:`LOOKAHEAD` of the
-        next, that holds nothing a match being played holds (:meth:`_holds`)."""
+        next, that holds nothing a match being played holds (:meth:`_holds`). With isolation =
+        "match" the next ``concurrency`` matches are prepared meanwhile (:meth:`_ahead`): they
+        hold what they will play with, and their processes start, while these play."""
         todo = iter(seatings)
         stopped = False
         pending: list[Seating] = []  # read from ``todo``, waiting for what they hold to be free
@@ -521,9 +535,11 @@ class Executor(ABC):
                     stopped = True
                     raise _Stop
 
+        ahead = self._ahead(concurrency)
+        self._gate = asyncio.Semaphore(concurrency) if ahead else None
         try:
             async with asyncio.TaskGroup() as group:
-                for _ in range(concurrency):
+                for _ in range(concurrency + ahead):
                     group.create_task(worker())
         except BaseExceptionGroup as failed:
             errors = [e for e in failed.exceptions if not isinstance(e, _Stop)]
@@ -531,3 +547,12 @@ class Executor(ABC):
                 raise errors[0] from None
         finally:
             stopped = True
+            self._gate = None
+
+    def _ahead(self, concurrency: int) -> int:
+        """How many matches :meth:`play_all` prepares while ``concurrency`` play: with isolation =
+        "match", as many again (their processes start and connect meanwhile, so that a match need not
+        wait for its bots' interpreters; what they hold is held from then, :meth:`_holds`); else none."""
+        launched = any(not b.external for b in self.bots)
+        return concurrency if self.isolation == Isolation.MATCH and launched else 0
+

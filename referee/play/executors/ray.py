@@ -525,6 +525,9 @@ class RayExecutor(Executor):
         """As :meth:`Executor.play_all`, as many matches at once as there are workers."""
         await super().play_all(seatings, max(1, len(self.workers)), on_played, on_dead)
 
+    def _ahead(self, concurrency: int) -> int:
+        return 0  # each worker plays one match at a time, its bots' processes started there
+
     # unused: each worker's own LocalExecutor opens its referee and plays there
     async def _open(self, stack: contextlib.AsyncExitStack) -> str:
         raise NotImplementedError
