@@ -555,4 +555,3 @@ class Executor(ABC):
         wait for its bots' interpreters; what they hold is held from then, :meth:`_holds`); else none."""
         launched = any(not b.external for b in self.bots)
         return concurrency if self.isolation == Isolation.MATCH and launched else 0
-
