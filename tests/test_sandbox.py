@@ -715,6 +715,48 @@ def test_each_bot_tree_has_a_cpu_share_per_seat_it_plays():
     assert not any(d.exists() for d in tree.dirs)
 
 
+#: a process that spins on CPU 0 for up to a minute
+SPIN = ("import os, time\nos.sched_setaffinity(0, {0})\nend = time.monotonic() + 60\n"
+        "while time.monotonic() < end:\n    pass\n")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_tree_waiting_for_its_matchs_turn_has_only_the_cpu_the_playing_bots_leave():
+    """The processes of a match prepared ahead (isolation = "match": they start while others play) have
+    the least CPU share until their turn: a spinner waiting beside a spinner playing, both on one CPU,
+    gets next to nothing; once its match plays, half."""
+    require_cgroups(cpu=True)
+    waiting = sandbox.ProcessTree.make(f"referee-{os.getpid()}-test-waiting", Limits(), waiting=True)
+    playing = sandbox.ProcessTree.make(f"referee-{os.getpid()}-test-playing", Limits())
+    spinners = []
+    try:
+        cpu = next(d for d in waiting.dirs if (d / "cpu.shares").exists())
+        assert (cpu / "cpu.shares").read_text().strip() == str(sandbox.SHARES_WAITING)
+        for tree in (waiting, playing):
+            spinners.append(subprocess.Popen(sandbox.limited([sys.executable, "-c", SPIN], Limits(), tree, None)))
+        time.sleep(1.0)  # both started and pinned
+        before = [_cpu_seconds(p.pid) for p in spinners]
+        time.sleep(2.0)
+        used = [_cpu_seconds(p.pid) - b for p, b in zip(spinners, before)]
+        assert used[0] < 0.1 * used[1], f"waiting {used[0]:.2f} s of CPU, playing {used[1]:.2f} s"
+        waiting.playing()
+        assert (cpu / "cpu.shares").read_text().strip() == str(sandbox.SHARES_PER_SEAT)
+        before = [_cpu_seconds(p.pid) for p in spinners]
+        time.sleep(2.0)
+        used = [_cpu_seconds(p.pid) - b for p, b in zip(spinners, before)]
+        assert 0.5 < used[0] / used[1] < 2, f"both playing: {used[0]:.2f} and {used[1]:.2f} s of CPU"
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+        waiting.remove()
+        playing.remove()
+
+
 def test_the_sandbox_line_says_where_cpu_shares_and_inode_counts_are_missing():
     full = sandbox.Sandbox("bwrap", True, None, cpu=True, staged=True, own_uid=True).describe()
     assert "CPU: a share per seat (cgroup cpu)" in full and "128 inodes per MB" in full and "\n" not in full

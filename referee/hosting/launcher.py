@@ -96,6 +96,7 @@ class Launched:
     process_seen: bool = False       # the current process's end is already in exits
     dropped_bytes: int = 0
     tree: ProcessTree | None = None  # the current process's cgroups, if any
+    waiting: bool = False            # started for a match that waits for its turn (its CPU share the least)
     ended: str | None = None         # how the current process ended, once known
     retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
     finished: bool = False           # the referee ended its session: its end from now on is no death
@@ -204,7 +205,7 @@ class Launcher:
         bot.ended = None
         limits = bot.spec.limits
         bot.tree = ProcessTree.make(f"referee-{os.getpid()}-{next(self._trees)}-{bot.spec.name}", limits,
-                                    bot.capacity) if self.box.cgroups or self.box.cpu else None
+                                    bot.capacity, bot.waiting) if self.box.cgroups or self.box.cpu else None
         token_fd, writer = os.pipe()  # the token, in a pipe only the bot inherits
         try:
             os.write(writer, f"{bot.token}\n".encode())
@@ -457,15 +458,25 @@ class Launcher:
         """Those of these bots that died too often to be started again."""
         return sorted(name for name in set(names) if name in self.bots and self.bots[name].dead is not None)
 
-    def start_for_match(self, bot: str, name: str, token: str, capacity: int) -> None:
+    def start_for_match(self, bot: str, name: str, token: str, capacity: int, waiting: bool = False) -> None:
         """A new process of ``bot`` for one match, with a fresh scratch: it connects as ``name``
-        with ``token`` for ``capacity`` seats; :meth:`retire` ends it."""
+        with ``token`` for ``capacity`` seats; :meth:`retire` ends it. ``waiting``: the match waits
+        for its turn while others play, and until :meth:`playing` the process has the least CPU share
+        (where the bots have one): only what the bots playing leave, so that it slows none of them."""
         owner = self.bots[bot]
-        one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts)
+        one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts, waiting=waiting)
         self.for_match[name] = one
         self._start(one)
         owner.starts = one.starts
         owner.exits += one.exits  # a process that could not start
+
+    def playing(self, name: str) -> None:
+        """The match of the process started for it as ``name`` plays now: its CPU share as any bot's."""
+        one = self.for_match.get(name)
+        if one is not None and one.waiting:
+            one.waiting = False
+            if one.tree is not None:
+                one.tree.playing(one.capacity)
 
     def retire(self, name: str, why: str = "stopped after its match") -> None:
         """End the process started for one match (``why``, for its log) and everything it left: when

@@ -58,7 +58,9 @@ memory they hold lies outside any address space.
 CPU: where this process may make cgroup v1 ``cpu`` groups, each bot process
 tree has one, of ``cpu.shares`` 1024 (an ordinary process's weight) per seat it
 plays at once: however many processes a bot runs, while another bot decides the
-kernel gives them together no more than their share (:data:`SHARES_PER_SEAT`).
+kernel gives them together no more than their share (:data:`SHARES_PER_SEAT`). A tree
+started for a match that waits for its turn (prepared while others play) has the least
+share, :data:`SHARES_WAITING`, until its match plays: only the CPU the playing bots leave.
 """
 
 from __future__ import annotations
@@ -684,6 +686,13 @@ def _sweep_stale(parents: Iterable[Path]) -> None:
 
 #: a bot process tree's cpu.shares per seat it plays at once: the weight of one ordinary process
 SHARES_PER_SEAT = 1024
+#: the cpu.shares of a process tree started for a match that waits for its turn (the kernel's least):
+#: it has only the CPU that the bots playing leave (:meth:`ProcessTree.make`, ``waiting``)
+SHARES_WAITING = 2
+
+
+def _shares(seats: int) -> int:
+    return min(SHARES_PER_SEAT * max(1, seats), 262144)
 
 
 @dataclass(frozen=True)
@@ -695,9 +704,10 @@ class ProcessTree:
     limits: Limits
 
     @classmethod
-    def make(cls, label: str, limits: Limits, seats: int = 1) -> ProcessTree | None:
-        """New groups named ``label`` with the limits set (its CPU share: ``seats`` played at once);
-        None where no group can be made."""
+    def make(cls, label: str, limits: Limits, seats: int = 1, waiting: bool = False) -> ProcessTree | None:
+        """New groups named ``label`` with the limits set (its CPU share: ``seats`` played at once; while
+        ``waiting`` for its match's turn, :data:`SHARES_WAITING` until :meth:`playing`); None where no group
+        can be made."""
         parents = dict(cgroup_parents() or {})
         if (cpu := cpu_parent()) is not None:
             parents["cpu"] = cpu
@@ -717,11 +727,20 @@ class ProcessTree:
                     if (group / "memory.memsw.limit_in_bytes").exists():  # and no swapping past it
                         (group / "memory.memsw.limit_in_bytes").write_text(size)
                 if controller == "cpu":
-                    (group / "cpu.shares").write_text(str(min(SHARES_PER_SEAT * max(1, seats), 262144)))
+                    (group / "cpu.shares").write_text(str(SHARES_WAITING if waiting else _shares(seats)))
         except OSError:
             cls(tuple(made), limits).remove()
             return None
         return cls(tuple(made), limits)
+
+    def playing(self, seats: int = 1) -> None:
+        """Its match's turn has come: the CPU share of ``seats`` played at once (a tree made ``waiting``)."""
+        for group in self.dirs:
+            if CGROUPS / "cpu" in group.parents:
+                try:
+                    (group / "cpu.shares").write_text(str(_shares(seats)))
+                except OSError:
+                    pass  # its group is gone: so is the process (it died), which the match will find
 
     def has(self, controller: str) -> bool:
         """Whether the tree has a group of this controller (``pids``, ``memory``, ``cpu``)."""

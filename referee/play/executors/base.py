@@ -434,8 +434,9 @@ class Executor(ABC):
             for bot, name in names.items():
                 token, seats = secrets.token_hex(16), seating.lineup.count(bot)
                 self._admit(name, token, seats)
-                self.launcher.start_for_match(bot, name, token, seats)
-            outcome = await self._in_turn(seating, match_id, [names.get(bot, bot) for bot in seating.lineup])
+                self.launcher.start_for_match(bot, name, token, seats, waiting=self._gate is not None)
+            outcome = await self._in_turn(seating, match_id, [names.get(bot, bot) for bot in seating.lineup],
+                                          names.values())
             over = True
             return outcome
         finally:
@@ -447,10 +448,14 @@ class Executor(ABC):
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
 
-    async def _in_turn(self, seating: Seating, match_id: str,
-                       sessions: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any], float]:
-        """:meth:`_run` once the gate lets the match play (at once outside :meth:`play_all`); with when it began."""
+    async def _in_turn(self, seating: Seating, match_id: str, sessions: Sequence[str],
+                       launched: Iterable[str] = ()) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """:meth:`_run` once the gate lets the match play (at once outside :meth:`play_all`), its ``launched``
+        processes given their CPU share then (waiting, they had the least); with when it began."""
         async with self._gate or contextlib.nullcontext():
+            if self.launcher is not None:
+                for name in launched:
+                    self.launcher.playing(name)
             started = time.monotonic()
             results, record = await self._run(seating, match_id, sessions)
         return results, record, started
