@@ -7,8 +7,12 @@ calls them."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import io
 import re
+import shutil
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -22,6 +26,10 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from referee.competition import ladder  # noqa: E402
 from referee.competition.ladder import Phase  # noqa: E402
+from referee.hosting import build as tbuild  # noqa: E402
+from referee.model import SandboxMode  # noqa: E402
+from referee.results import history  # noqa: E402
+from referee.results.store import Store  # noqa: E402
 from referee.server import main as server_main  # noqa: E402
 from referee.server.app import create_app  # noqa: E402
 from referee.server.coordinator import Coordinator  # noqa: E402
@@ -103,6 +111,16 @@ def upload(client: TestClient, data: bytes, filename: str = "bot.zip", **fields:
     token = csrf(client, "/me")
     reply = client.post(f"/upload?csrf={token}", files={"file": (filename, data)}, data=fields)
     return reply.text
+
+
+def alice_and_bob_accepted(world: World) -> tuple[TestClient, TestClient]:
+    """Two entrants registered, each with the good bot uploaded and checked (accepted: both in play)."""
+    alice, _ = register(world, "alice")
+    bob, _ = register(world, "bob")
+    for client in (alice, bob):
+        upload(client, zipped(GOOD_BOT))
+    world.check_all()
+    return alice, bob
 
 
 @pytest.fixture
@@ -201,12 +219,8 @@ def test_script_in_a_name_a_team_or_a_command_is_refused_or_escaped(world: World
 
 
 def test_logs_submissions_and_held_replays_by_address(world: World) -> None:
-    alice, _ = register(world, "alice")
-    bob, _ = register(world, "bob")
+    alice, _ = alice_and_bob_accepted(world)
     mallory, mallory_token = register(world, "mallory")
-    for client in (alice, bob):
-        upload(client, zipped(GOOD_BOT))
-    world.check_all()
     world.coordinator.ladder_round()
     store_numbers = re.findall(r'href="/log/ladder/(\d+)"', alice.get("/me").text)
     assert store_numbers
@@ -342,8 +356,6 @@ except OSError as err:
     assert "reached" not in log and "store: read" not in log and "written" not in log
     assert sub.status == Status.ACCEPTED  # the build itself ran (and the bot then validated)
     # the control: the same build without the sandbox reads the store (the attack is real)
-    from referee.hosting import build as tbuild
-    from referee.model import SandboxMode
     copy = world.spec.state.parent / "unsandboxed"
     tbuild.copy_version(Path(sub.directory), copy)
     bare = tbuild.run_build(["python", "build.py"], copy, 60, SandboxMode.NONE)
@@ -351,7 +363,6 @@ except OSError as err:
 
 
 def _lineups(world: World) -> list[tuple[str, ...]]:
-    from referee.results.store import Store
     store = Store(world.spec.state / "ladder", create=False)
     try:
         return [row.lineup for row in store.matches(every=True)]
@@ -412,11 +423,7 @@ def test_a_new_version_plays_at_once_and_team_mates_never_meet(world: World) -> 
 
 def test_an_overloaded_host_pauses_the_ladder_and_a_full_disk_stops_uploads_and_matches(
         world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    alice, _ = register(world, "alice")
-    bob, _ = register(world, "bob")
-    for client in (alice, bob):
-        upload(client, zipped(GOOD_BOT))
-    world.check_all()
+    alice, _ = alice_and_bob_accepted(world)
     world.coordinator.pressure = lambda: 95.0  # the kernel's CPU pressure: the host is overloaded
     assert world.coordinator._step() == 0
     assert "overloaded" in (world.coordinator.board.paused or "") and _no_ladder(world)
@@ -424,7 +431,6 @@ def test_an_overloaded_host_pauses_the_ladder_and_a_full_disk_stops_uploads_and_
     assert world.coordinator._step() > 0 and world.coordinator.board.paused is None
     stored = len(_lineups(world))
 
-    import shutil
 
     real = shutil.disk_usage
     monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=10 << 20))
@@ -447,8 +453,6 @@ def test_the_deadline_freezes_the_latest_accepted_versions(tmp_path: Path) -> No
         alice, _ = register(world, "alice")
         upload(alice, zipped(GOOD_BOT))
         world.check_all()
-        import dataclasses
-        import datetime as dt
         past = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)  # the clock moved past the deadline
         world.coordinator.spec = dataclasses.replace(world.coordinator.spec, deadline=past)
         assert "deadline" in upload(alice, zipped(GOOD_BOT))  # refused at once, before the coordinator looks
@@ -461,11 +465,7 @@ def test_the_deadline_freezes_the_latest_accepted_versions(tmp_path: Path) -> No
 
 
 def test_a_new_version_starts_with_no_rating_and_the_old_ones_row_stays(world: World) -> None:
-    alice, _ = register(world, "alice")
-    bob, _ = register(world, "bob")
-    for client in (alice, bob):
-        upload(client, zipped(GOOD_BOT))
-    world.check_all()
+    alice, _ = alice_and_bob_accepted(world)
     world.coordinator.ladder_round()
     first = world.db.latest_accepted()["alice"]
     upload(alice, zipped({**GOOD_BOT, "bot.py": "from sample_bots.heuristic import main\nmain()\n"}))
@@ -473,8 +473,6 @@ def test_a_new_version_starts_with_no_rating_and_the_old_ones_row_stays(world: W
     second = world.db.latest_accepted()["alice"]
     assert second.id != first.id and second.version != first.version
     world.coordinator.ladder_round()
-    from referee.results import history
-    from referee.results.store import Store
     store = Store(world.spec.state / "ladder", create=False)
     try:
         versions = {row.versions[row.lineup.index("alice")] for row in store.matches()}
@@ -487,7 +485,6 @@ def test_a_new_version_starts_with_no_rating_and_the_old_ones_row_stays(world: W
 
 
 def test_secure_cookies_are_marked_secure_httponly_and_samesite(world: World) -> None:
-    from referee.server import main as server_main
     app = create_app(world.coordinator, server_main.secret_of(world.db), secure_cookies=True)
     client = TestClient(app, base_url="https://127.0.0.1")
     reply = client.get("/register")
@@ -499,7 +496,6 @@ def test_secure_cookies_are_marked_secure_httponly_and_samesite(world: World) ->
 
 def test_without_the_server_extra_referee_server_says_so_in_one_line(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
 
     from click.testing import CliRunner
 

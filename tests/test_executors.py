@@ -84,21 +84,22 @@ class Swallowing(Scripted):
     """Loses the first cancellation that reaches a playing match, as Python 3.11's
     ``asyncio.wait_for`` does when it meets the awaited result: the match ends normally."""
 
-    swallowed = False
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.swallowed = False
 
     async def _run(self, seating: Seating, match_id: str, sessions=None):
         try:
             return await super()._run(seating, match_id, sessions)
         except asyncio.CancelledError:
-            if Swallowing.swallowed:
+            if self.swallowed:
                 raise
-            Swallowing.swallowed = True
+            self.swallowed = True
             return {"scores": [1, 0], "placing": [1, 2]}, {"meta": {"game_id": match_id}}
 
 
 def test_a_cancellation_lost_by_one_match_still_stops_its_worker():
     ex, got = Swallowing(delay=lambda s: 0.2), []
-    Swallowing.swallowed = False
 
     async def go():
         async with ex:
@@ -109,7 +110,7 @@ def test_a_cancellation_lost_by_one_match_still_stops_its_worker():
                 await task
 
     asyncio.run(go())
-    assert Swallowing.swallowed
+    assert ex.swallowed
     assert len(ex.started) == 2, "no match starts once the run is cancelled, even on the worker that lost it"
 
 

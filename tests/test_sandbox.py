@@ -23,6 +23,7 @@ import grpc
 import pytest
 from harness import PROTO_BOT, ROOT, require_cgroups, require_sandbox, run_cli, write_tournament
 
+from referee import hostload
 from referee.competition import config as tconfig
 from referee.hosting import sandbox, versions
 from referee.hosting.launcher import Launcher
@@ -720,11 +721,6 @@ SPIN = ("import os, time\nos.sched_setaffinity(0, {0})\nend = time.monotonic() +
         "while time.monotonic() < end:\n    pass\n")
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def test_a_tree_waiting_for_its_matchs_turn_has_only_the_cpu_the_playing_bots_leave():
     """The processes of a match prepared ahead (isolation = "match": they start while others play) have
     the least CPU share until their turn: a spinner waiting beside a spinner playing, both on one CPU,
@@ -739,15 +735,18 @@ def test_a_tree_waiting_for_its_matchs_turn_has_only_the_cpu_the_playing_bots_le
         for tree in (waiting, playing):
             spinners.append(subprocess.Popen(sandbox.limited([sys.executable, "-c", SPIN], Limits(), tree, None)))
         time.sleep(1.0)  # both started and pinned
-        before = [_cpu_seconds(p.pid) for p in spinners]
-        time.sleep(2.0)
-        used = [_cpu_seconds(p.pid) - b for p, b in zip(spinners, before)]
+        meters = [hostload.BotCpu(tree.threads) for tree in (waiting, playing)]  # as the referee meters bots
+
+        def ran(seconds: float = 2.0) -> list[float]:
+            first = [m.read() for m in meters]
+            time.sleep(seconds)
+            return [m.read().since(f, seconds).ran for m, f in zip(meters, first)]
+
+        used = ran()
         assert used[0] < 0.1 * used[1], f"waiting {used[0]:.2f} s of CPU, playing {used[1]:.2f} s"
         waiting.playing()
         assert (cpu / "cpu.shares").read_text().strip() == str(sandbox.SHARES_PER_SEAT)
-        before = [_cpu_seconds(p.pid) for p in spinners]
-        time.sleep(2.0)
-        used = [_cpu_seconds(p.pid) - b for p, b in zip(spinners, before)]
+        used = ran()
         assert 0.5 < used[0] / used[1] < 2, f"both playing: {used[0]:.2f} and {used[1]:.2f} s of CPU"
     finally:
         for p in spinners:

@@ -41,13 +41,14 @@ from referee.bench import served
 from referee.competition import ladder, service
 from referee.competition.ladder import Phase
 from referee.hosting import uploads
-from referee.model import Isolation, ScheduleKind, Seating, deal_seed, master_seed
+from referee.model import Isolation, ScheduleKind, Seating, deal_set_seed
 from referee.results.store import Store
 
 #: how often an open page asks again (the site's polling, referee/server/app.py)
 POLL_S = 5.0
 
-def competition_text(title: str, root: Path, extra: str = "", decision_ms: int = 1000, per_round: int = 4) -> str:
+def competition_text(title: str, root: Path, extra: str = "", decision_ms: int = 1000,
+                     per_round: int = ladder.LadderRules.deal_sets_per_round) -> str:
     """A competition file of Aegis: the ladder ``per_round`` deal sets a round, the sandbox as found,
     isolation = "match", random and heuristic (run from ``root``) as the house bots; ``extra``: more tables
     ([finals], [uploads]...). The bench's, and the tests' (tests/harness.py)."""
@@ -104,7 +105,8 @@ def bots(n: int, field: str = "instant") -> list[tuple[str, str]]:
     return found
 
 
-def setup(root: Path, entries: int, field: str = "instant", per_round: int = 4) -> Any:
+def setup(root: Path, entries: int, field: str = "instant",
+          per_round: int = ladder.LadderRules.deal_sets_per_round) -> Any:
     from referee.server import auth  # late: the optional server extra
     from referee.server import main as server_main  # late: the optional server extra
     from referee.server.coordinator import Coordinator  # late: the optional server extra
@@ -188,14 +190,14 @@ def same_matches_rate(coordinator: Any) -> tuple[int, float]:
     from referee.play.executors.local import LocalExecutor  # late: grpc
 
     contenders = ladder.in_play(coordinator.contenders())
+    # its bots, deals and clock (how many deal sets it would play does not matter here)
     config = service.prepared(ladder.ladder_config(coordinator.spec, contenders, 2))
     store = Store(coordinator.spec.state / "ladder", create=False)
     try:
         rows = list(store.matches())
     finally:
         store.close()
-    seatings = [Seating(r.deal_set, deal_seed(master_seed(config.seed, config.later_seeds, r.deal_set), r.deal_set),
-                        r.lineup) for r in rows]
+    seatings = [Seating(r.deal_set, deal_set_seed(config.seed, config.later_seeds, r.deal_set), r.lineup) for r in rows]
     bots = [b for b in config.bots if any(b.name in s.lineup for s in seatings)]
     capacity = dict.fromkeys((b.name for b in bots), config.concurrency)
 

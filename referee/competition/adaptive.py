@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from referee import games
 from referee.competition.schedule import rotations
 from referee.games.base import Apart
-from referee.model import FAIRNESS, Claim, Round, Rule, Schedule, Seating, Stop, Table, deal_seed, master_seed
+from referee.model import FAIRNESS, Claim, Round, Rule, Schedule, Seating, Stop, Table, deal_set_seed
 from referee.model.teams import seated_apart
 from referee.results.rounds import stored_rounds
 from referee.results.standings import pair_results_of
@@ -101,8 +101,8 @@ def seatings_of(game: Game, rounds: Sequence[Round], entries: Collection[str], s
     """The seatings of ``rounds`` that the entries in play (``entries``) play: every table of
     theirs (that ``apart`` accepts: a table of team-mates chosen before a team was declared does
     not count) in every line-up, round by round (deal set k dealt from its master seed:
-    :func:`~referee.competition.schedule.master_seed`)."""
-    return [Seating(r.deal_set, deal_seed(master_seed(seed, later_seeds, r.deal_set), r.deal_set), lineup)
+    :func:`~referee.model.seating.deal_set_seed`)."""
+    return [Seating(r.deal_set, deal_set_seed(seed, later_seeds, r.deal_set), lineup)
             for r in rounds for table in r.tables if set(table) <= set(entries) and (apart is None or apart(table))
             for lineup in game.lineups(table)]
 

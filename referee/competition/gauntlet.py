@@ -53,7 +53,7 @@ from referee.competition.config import ConfigFile
 from referee.competition.run import Plan, Progress, claim_store, play_schedule
 from referee.competition.schedule import numbers, rotations
 from referee.games.lineups import balanced_subset
-from referee.model import Lineup, Schedule, Seating, TournamentConfig, deal_seed, master_seed
+from referee.model import Lineup, Schedule, Seating, TournamentConfig, deal_set_seed
 from referee.model.modes import member
 from referee.model.teams import TeamError
 from referee.results.standings import (
@@ -189,7 +189,7 @@ def make_schedule(cfg: GauntletConfig, out: Collection[str] = ()) -> Schedule:
         groups = [(c, *group) for group in rivals]
         note = f"the candidate at the table with {_number(others)} baselines, every deal set in every rotation; {how}"
     bases = [rotations(g) for g in groups]
-    seatings = [Seating(k, deal_seed(master_seed(t.seed, t.later_seeds, k), k), lineup)
+    seatings = [Seating(k, deal_set_seed(t.seed, t.later_seeds, k), lineup)
                 for k in numbers(t.deal_sets, t.retired) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note + teams.note([c, *baselines], apart))
 

@@ -282,7 +282,7 @@ def finals_config(spec: CompetitionSpec, contenders: Sequence[Contender],
     rule = spec.finals
     extra: dict[str, Any] = {"schedule": "adaptive", "stop": rule.name, "confidence": rule.confidence,
                              "tie_elo": rule.tie_elo, "max_deal_sets": rule.max_deal_sets, "absent": str(absent),
-                             "plan_ahead": _concurrency(spec),
+                             "plan_ahead": _finals_ahead(spec),
                              "title": f"{spec.title}: finals"}
     t = dict(spec.file.data.get("tournament", {}))
     t.pop("seed", None)  # the finals' seed is always a new secret one
@@ -291,7 +291,7 @@ def finals_config(spec: CompetitionSpec, contenders: Sequence[Contender],
                        [c.table() for c in contenders], spec.state / "finals", extra, pool=True)
 
 
-def _concurrency(spec: CompetitionSpec) -> int:
+def _finals_ahead(spec: CompetitionSpec) -> int:
     """The finals' deal sets chosen at once: as many as matches play at once (the rule looked at between)."""
     return max(1, min(64, spec.house.concurrency))
 

@@ -19,7 +19,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from referee import games
-from referee.model import Schedule, Seating, deal_seed, master_seed
+from referee.model import Schedule, Seating, deal_set_seed
 from referee.model.teams import NO_TEAMS, Teams, seated_apart
 
 
@@ -59,7 +59,7 @@ def make_schedule(game: str, options: dict[str, Any], bots: Sequence[str], deal_
     groups, note = spec.seat_groups(bots, options, max_groups, teams.apart if apart else None)
     note += teams.note(bots, apart)
     bases = [rotations(g) for g in groups]
-    seatings = [Seating(k, deal_seed(master_seed(seed, later_seeds, k), k), lineup)
+    seatings = [Seating(k, deal_set_seed(seed, later_seeds, k), lineup)
                 for k in numbers(deal_sets, retired) for group in bases for lineup in group]
     return Schedule(tuple(seatings), tuple(tuple(g) for g in groups), note)
 

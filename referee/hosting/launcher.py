@@ -390,13 +390,7 @@ class Launcher:
         if bot._pump is not None and bot.process is not None and bot.process.poll() is not None:
             bot._pump.join(timeout=2)
         path = self.log_dir / f"{bot.spec.name}.log"
-        try:
-            text = path.read_bytes()[-64 * 1024:].decode("utf-8", "replace")
-        except OSError:
-            return path, []
-        # escaped as written (_pump), and again: a log written otherwise may hold anything
-        tail = text.rstrip("\n").split("\n")[-lines:] if text.strip("\n") else []
-        return path, [capped(line, LOG_LINE_CHARS, ascii_only=False) for line in tail]
+        return path, tail_of(path, lines) or []
 
     # --- matches marked in the logs ----------------------------------------------------
 
@@ -538,6 +532,18 @@ class Launcher:
             if b.process is not None and b.process.poll() is not None:
                 self._ended(b, b.process)  # for its log, while its cgroups still tell a limit it hit
             self._clear(b)  # and whatever it left behind, in its group or its tree
+
+
+def tail_of(path: Path, lines: int = 10) -> list[str] | None:
+    """The last ``lines`` lines of a bot's log file (read from its last 64 KB), each on one line, escaped and
+    capped: escaped as written (:meth:`Launcher._pump`), and again, for a log written otherwise may hold
+    anything. None if it cannot be read."""
+    try:
+        text = path.read_bytes()[-64 * 1024:].decode("utf-8", "replace")
+    except OSError:
+        return None
+    tail = text.rstrip("\n").split("\n")[-lines:] if text.strip("\n") else []
+    return [capped(line, LOG_LINE_CHARS, ascii_only=False) for line in tail]
 
 
 def _program(spec: BotSpec) -> str:

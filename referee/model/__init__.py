@@ -25,7 +25,7 @@ from referee.model.rules import (
     Stop,
     Table,
 )
-from referee.model.seating import Played, Schedule, Seating, deal_seed, deal_set_of, master_seed
+from referee.model.seating import Played, Schedule, Seating, deal_seed, deal_set_of, deal_set_seed, master_seed
 from referee.model.specs import (
     BOT_NAME,
     PER_PROCESS,
@@ -42,5 +42,6 @@ __all__ = [
     "BOT_NAME", "CONFIDENCE", "FAIRNESS", "MAX_DEAL_SETS", "PER_PROCESS", "TIE_ELO", "Absent", "BotProtocol",
     "BotSpec", "Claim", "ConfigError", "EntryStatus", "ExecutorKind", "ExecutorSpec", "Isolation", "Limits",
     "Lineup", "Played", "PoolSpec", "Release", "Round", "Rule", "RuleError", "SandboxMode", "Schedule", "ScheduleKind",
-    "Seating", "Stop", "Table", "TournamentConfig", "deal_seed", "deal_set_of", "master_seed", "publication",
+    "Seating", "Stop", "Table", "TournamentConfig", "deal_seed", "deal_set_of", "deal_set_seed", "master_seed",
+    "publication",
 ]

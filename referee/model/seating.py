@@ -57,6 +57,11 @@ def master_seed(seed: int, later_seeds: Sequence[tuple[int, int]], deal_set: int
     return seed
 
 
+def deal_set_seed(seed: int, later_seeds: Sequence[tuple[int, int]], deal_set: int) -> int:
+    """The shoe seed of ``deal_set`` in a run of ``seed`` and ``later_seeds``: what every schedule deals it from."""
+    return deal_seed(master_seed(seed, later_seeds, deal_set), deal_set)
+
+
 
 @dataclass(frozen=True)
 class Played:

@@ -34,6 +34,7 @@ from referee.competition.run import Progress
 from referee.files import WriteFailed
 from referee.hosting import build as tbuild
 from referee.hosting import uploads
+from referee.hosting.launcher import tail_of
 from referee.model import Absent, BotProtocol, ConfigError, ExecutorKind, ExecutorSpec, Schedule, TournamentConfig
 from referee.play.executors import BotsNotReady, ClusterError
 from referee.results import standings
@@ -279,14 +280,10 @@ class Coordinator:
     def _own_log(out: Path, name: str, lines: int = 80) -> list[str]:
         """The last lines of the candidate's own log in its validation (what it printed: a traceback, say),
         escaped; the house bots' logs are not its to read."""
-        path = out / "logs" / f"{name}.log"
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        tail = tail_of(out / "logs" / f"{name}.log", lines)
+        if tail is None:
             return []
-        tail = text.splitlines()[-lines:]
-        return [f"--- the last {len(tail)} line(s) of your bot's log in its validation ---",
-                *(escaped(line) for line in tail)]
+        return [f"--- the last {len(tail)} line(s) of your bot's log in its validation ---", *tail]
 
     def house_names(self) -> list[str]:
         return [b.name for b in self.spec.house.bots if not b.withdrawn]
