@@ -618,3 +618,90 @@ def test_the_planner_chooses_plan_ahead_deal_sets_before_any_result(tmp_path, ah
         store.close()
     assert [r.deal_set for r in schedule.rounds] == list(range(ahead))  # chosen at once, from no result
     assert {s.deal_set for s in schedule.seatings} == set(range(ahead))
+
+
+# --- filled batches (plan_fill) -------------------------------------------------------------------
+
+
+def _busy(game: Game, batch, pace) -> tuple[dict[str, float], float]:
+    """Each entry's seconds of matches in a batch, and the batch's."""
+    busy: dict[str, float] = {}
+    work = 0.0
+    for r in batch:
+        for table in r.tables:
+            seconds = pace(table) * len(game.lineups(table))
+            work += seconds
+            for name in table:
+                busy[name] = busy.get(name, 0.0) + seconds
+    return busy, work
+
+
+def test_a_filled_batch_keeps_every_match_slot_busy_and_nobody_busier_than_the_busiest():
+    """e0 sits at two tables of each deal set: alone its matches would keep one slot busy while the
+    other idles. Filled, the batch has twice e0's seconds of matches (two slots), no entry has more
+    than e0, the tables chosen stay where they were, and no deal set has a table twice."""
+    entries = names(6)
+    batch = (Round(10, (("e0", "e1"), ("e0", "e2"))), Round(11, (("e0", "e1"), ("e0", "e2"))))
+    out = adaptive.filled(AEGIS, batch, entries, entries, lambda table: 1.0, 2)
+    busy, work = _busy(AEGIS, out, lambda table: 1.0)
+    assert busy["e0"] == 8.0 == max(busy.values())
+    assert work == 16.0  # was 8: e0's matches, one slot
+    assert [r.deal_set for r in out] == [10, 11]
+    for before, after in zip(batch, out):
+        assert after.tables[:len(before.tables)] == before.tables
+        assert len(set(after.tables)) == len(after.tables)
+    assert {n for r in out for t in r.tables[2:] for n in t} <= {"e1", "e2", "e3", "e4", "e5"}
+    assert out == adaptive.filled(AEGIS, batch, entries, entries, lambda table: 1.0, 2)  # deterministic
+    assert adaptive.filled(AEGIS, batch, entries, entries, lambda table: 1.0, 1) == batch  # one slot: busy already
+
+
+def test_a_filled_batch_weighs_tables_by_how_long_their_matches_take():
+    """e0's matches take three times as long as the others': more tables of the others fit beside
+    them, and still no entry is busier than e0, nor the batch more than two slots' worth."""
+    entries = names(6)
+    batch = (Round(0, (("e0", "e1"),)), Round(1, (("e0", "e1"),)), Round(2, (("e0", "e1"),)))
+
+    def pace(table):
+        return 3.0 if "e0" in table else 1.0
+
+    out = adaptive.filled(AEGIS, batch, entries, entries, pace, 2)
+    busy, work = _busy(AEGIS, out, pace)
+    assert busy["e0"] == 18.0 == max(busy.values())
+    assert 18.0 < work <= 36.0
+    assert work - 18.0 >= 2 * 8  # at least eight tables of the others were added (each 2 s)
+
+
+def test_a_balanced_batch_is_left_as_it_is_and_teams_stay_apart():
+    entries = names(4)
+    ring = (Round(0, (("e0", "e1"), ("e2", "e3"))), Round(1, (("e0", "e1"), ("e2", "e3"))))
+    assert adaptive.filled(AEGIS, ring, entries, entries, lambda table: 1.0, 2) == ring
+    lopsided = (Round(0, (("e0", "e1"), ("e0", "e2"))), Round(1, (("e0", "e1"), ("e0", "e2"))))
+    apart = {frozenset(("e1", "e3")), frozenset(("e2", "e3")), frozenset(("e1", "e2"))}
+    out = adaptive.filled(AEGIS, lopsided, entries, entries, lambda table: 1.0, 2,
+                          lambda table: frozenset(table) not in apart)
+    assert all(frozenset(t) not in apart for r in out for t in r.tables)
+
+
+def test_paces_come_from_the_stored_matches_of_the_table_then_of_its_entries():
+    rows = [MatchRow("k1", 0, ("a", "b"), {}, 2.0), MatchRow("k2", 0, ("b", "a"), {}, 4.0),
+            MatchRow("k3", 0, ("c", "d"), {}, 1.0)]
+    pace = adaptive.Paces(rows)
+    assert pace(("a", "b")) == 3.0  # its own matches
+    assert pace(("a", "c")) == 2.0  # a's (3.0) and c's (1.0)
+    assert pace(("e", "f")) == 7.0 / 3  # every match's
+    assert adaptive.Paces([])(("a", "b")) == 1.0
+
+
+def test_plan_fill_is_for_an_adaptive_tournament_and_true_or_false(tmp_path):
+    text = example_file(tmp_path, plan_ahead=2).read_text()
+    path = tmp_path / "t.toml"
+    path.write_text(text.replace("plan_ahead = 2", "plan_ahead = 2\nplan_fill = true"))
+    assert parse(read(path)).rule.fill
+    path.write_text(text.replace("plan_ahead = 2", "plan_ahead = 2\nplan_fill = 1"))
+    with pytest.raises(ConfigError, match="tournament.plan_fill must be true or false, got 1"):
+        parse(read(path))
+    round_robin = re.sub(r"^(schedule|stop|confidence|tie_elo|max_deal_sets|plan_ahead) = .*$", "", text, flags=re.M)
+    path.write_text(round_robin + "\n")
+    path.write_text(path.read_text().replace("[tournament]", "[tournament]\nplan_fill = true", 1))
+    with pytest.raises(ConfigError, match='tournament.plan_fill is for schedule = "adaptive"'):
+        parse(read(path))

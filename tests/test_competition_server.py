@@ -27,7 +27,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from referee.competition import ladder  # noqa: E402
 from referee.competition.ladder import Phase  # noqa: E402
 from referee.hosting import build as tbuild  # noqa: E402
-from referee.model import SandboxMode  # noqa: E402
+from referee.model import BotProtocol, SandboxMode  # noqa: E402
 from referee.results import history  # noqa: E402
 from referee.results.store import Store  # noqa: E402
 from referee.server import main as server_main  # noqa: E402
@@ -523,11 +523,25 @@ def test_a_bad_competition_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
                        (COMPETITION.replace('title = "Test ladder"', 'title = "Test ladder"\nsecret = 1'),
                         "unknown key 'secret' in [competition]"),
                        (COMPETITION.replace("[finals]\n", "[finals]\nconfidence = 2\n"),
-                        "finals.confidence must be a number from 0.5 to 0.999999")):
+                        "finals.confidence must be a number from 0.5 to 0.999999"),
+                       (COMPETITION.replace("fill = true", "fill = \"yes\""),
+                        "ladder.fill must be true or false, got 'yes'")):
         path.write_text(text)
         result = CliRunner().invoke(referee, ["server", str(path)])
         assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output, result.output
         assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_ladder_fills_its_rounds_unless_told_not_to(tmp_path: Path) -> None:
+    """``[ladder] fill`` (true by default) reaches the ladder's tournament as ``plan_fill``."""
+    path = tmp_path / "competition.toml"
+    entrants = [ladder.Contender(name, None, ("python", "bot.py"), BotProtocol.GRPC, tmp_path) for name in "ab"]
+    unsaid, off = COMPETITION.replace("fill = true\n", ""), COMPETITION.replace("fill = true", "fill = false")
+    for text, fill in ((unsaid, True), (off, False)):
+        path.write_text(text)
+        spec = ladder.load(path)
+        assert spec.ladder.fill is fill
+        assert ladder.ladder_config(spec, entrants, 4).rule.fill is fill
 
 
 def organiser_client(world: World) -> TestClient:

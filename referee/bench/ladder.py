@@ -1,17 +1,19 @@
 """The competition server's bench: the ladder's games per minute, and its pages' latency under load.
 
     python -m referee.bench.ladder [--entries 6] [--field thinking] [--deal-sets 8] [--per-round 4]
-                                   [--tournament-deal-sets N] [--clients 200] [--seconds 20]
+                                   [--no-fill] [--tournament-deal-sets N] [--clients 200] [--seconds 20]
 
 1. **Games per minute.** ``--entries`` uploaded bots (the sample bots: search thinking 40 ms a
    decision, random with different seeds, the heuristic) are checked, then the ladder plays rounds of
-   ``--per-round`` deal sets until ``--deal-sets`` are dealt, with the sandbox and ``isolation =
-   "match"`` as strangers need. Then, with ``isolation = "tournament"`` (long-lived processes): the
-   same entries in ``referee tournament``'s round robin on as many deal sets (or
-   ``--tournament-deal-sets``), and the very matches the ladder played, again. Each is printed in
-   games (matches) per minute, and the ladder's rate as a share of each: the round robin's is the
-   issue's measure, but its matches are another mix (more or fewer with the thinking bots); the same
-   matches' is like for like.
+   ``--per-round`` deal sets (filled, unless ``--no-fill``: ``[ladder] fill``) until ``--deal-sets``
+   are dealt, with the sandbox and ``isolation = "match"`` as strangers need. Then, with ``isolation =
+   "tournament"`` (long-lived processes): the same entries in ``referee tournament``'s round robin on
+   as many deal sets (or ``--tournament-deal-sets``), and the very matches the ladder played, again.
+   Each is printed in games (matches) per minute, and the ladder's rate as a share of each: the round
+   robin's is the issue's measure, but its matches are another mix (more or fewer with the thinking
+   bots); the same matches' is like for like. The ladder's and the same matches' runs also print how
+   many matches played at once on average (their matches' seconds over the run's): under
+   ``"match"`` an entry plays one match at a time, which the other run does not have to.
 2. **Page latency.** The site is served by Uvicorn on 127.0.0.1 while the ladder plays on;
    ``--clients`` clients at once ask for the leaderboard, its live part and its JSON for ``--seconds``
    seconds. Printed: requests, p50 and p95 latency, errors; and the timeouts charged to bots in the
@@ -48,8 +50,9 @@ from referee.results.store import Store
 POLL_S = 5.0
 
 def competition_text(title: str, root: Path, extra: str = "", decision_ms: int = 1000,
-                     per_round: int = ladder.LadderRules.deal_sets_per_round) -> str:
-    """A competition file of Aegis: the ladder ``per_round`` deal sets a round, the sandbox as found,
+                     per_round: int = ladder.LadderRules.deal_sets_per_round,
+                     fill: bool = ladder.LadderRules.fill) -> str:
+    """A competition file of Aegis: the ladder ``per_round`` deal sets a round (``fill``: filled), the sandbox as found,
     isolation = "match", random and heuristic (run from ``root``) as the house bots; ``extra``: more tables
     ([finals], [uploads]...). The bench's, and the tests' (tests/harness.py)."""
     return f"""
@@ -59,6 +62,7 @@ state = "state"
 
 [ladder]
 deal_sets_per_round = {per_round}
+fill = {str(fill).lower()}
 
 {extra}
 [tournament]
@@ -106,13 +110,14 @@ def bots(n: int, field: str = "instant") -> list[tuple[str, str]]:
 
 
 def setup(root: Path, entries: int, field: str = "instant",
-          per_round: int = ladder.LadderRules.deal_sets_per_round) -> Any:
+          per_round: int = ladder.LadderRules.deal_sets_per_round, fill: bool = ladder.LadderRules.fill) -> Any:
     from referee.server import auth  # late: the optional server extra
     from referee.server import main as server_main  # late: the optional server extra
     from referee.server.coordinator import Coordinator  # late: the optional server extra
 
     path = root / "competition.toml"
-    path.write_text(competition_text("Bench ladder", served.ROOT, "[uploads]\nper_hour = 1000\n", per_round=per_round))
+    path.write_text(competition_text("Bench ladder", served.ROOT, "[uploads]\nper_hour = 1000\n", per_round=per_round,
+                                     fill=fill))
     spec = ladder.load(path)
     db = server_main.open_db(spec)
     coordinator = Coordinator(spec, db)
@@ -131,15 +136,29 @@ def setup(root: Path, entries: int, field: str = "instant",
     return coordinator
 
 
-def ladder_rate(coordinator: Any, deal_sets: int) -> tuple[int, float]:
-    """(matches, seconds) of ladder rounds until ``deal_sets`` deal sets are dealt."""
-    start, played = time.monotonic(), 0
+def ladder_rate(coordinator: Any, deal_sets: int) -> tuple[int, float, float]:
+    """(matches, seconds, matches playing at once on average) of ladder rounds until ``deal_sets``
+    deal sets are dealt."""
+    start, played, busy = time.monotonic(), 0, -_match_seconds(coordinator)
     while _dealt(coordinator) < deal_sets:
         n = coordinator.ladder_round()
         played += n
         if n == 0:
             break
-    return played, time.monotonic() - start
+    seconds = time.monotonic() - start
+    return played, seconds, (busy + _match_seconds(coordinator)) / seconds
+
+
+def _match_seconds(coordinator: Any) -> float:
+    """The seconds of every match the ladder has stored (each from when it began to play)."""
+    out = coordinator.spec.state / "ladder"
+    if not (out / "results.sqlite").exists():
+        return 0.0
+    store = Store(out, create=False)
+    try:
+        return sum(row.seconds for row in store.matches(every=True))
+    finally:
+        store.close()
 
 
 def _dealt(coordinator: Any) -> int:
@@ -182,11 +201,12 @@ def tournament_rate(coordinator: Any, deal_sets: int, out: Path) -> tuple[int, f
     return outcome.played, time.monotonic() - start
 
 
-def same_matches_rate(coordinator: Any) -> tuple[int, float]:
-    """(matches, seconds) of the very matches the ladder has played (their deal sets, deals and line-ups, the
-    same uploaded versions, the same sandbox and clock), played again by one executor with long-lived
-    processes (``isolation = "tournament"``) and as many at once: the ladder's rate without a process per
-    match. (No store, no rounds: what only the ladder pays counts against it.)"""
+def same_matches_rate(coordinator: Any) -> tuple[int, float, float]:
+    """(matches, seconds, matches playing at once on average) of the very matches the ladder has played
+    (their deal sets, deals and line-ups, the same uploaded versions, the same sandbox and clock), played
+    again by one executor with long-lived processes (``isolation = "tournament"``) and as many at once:
+    the ladder's rate without a process per match. (No store, no rounds: what only the ladder pays counts
+    against it.)"""
     from referee.play.executors.local import LocalExecutor  # late: grpc
 
     contenders = ladder.in_play(coordinator.contenders())
@@ -201,15 +221,18 @@ def same_matches_rate(coordinator: Any) -> tuple[int, float]:
     bots = [b for b in config.bots if any(b.name in s.lineup for s in seatings)]
     capacity = dict.fromkeys((b.name for b in bots), config.concurrency)
 
+    busy: list[float] = []
+
     async def play() -> float:
         with tempfile.TemporaryDirectory(prefix="referee-bench-same-") as logs:
             async with LocalExecutor(config.game, config.options, config.clock, bots, capacity, log_dir=Path(logs),
                                      sandbox=config.sandbox, isolation=Isolation.TOURNAMENT) as executor:
                 start = time.monotonic()
-                await executor.play_all(seatings, config.concurrency, lambda played: None)
+                await executor.play_all(seatings, config.concurrency, lambda played: busy.append(played.seconds))
                 return time.monotonic() - start
 
-    return len(seatings), asyncio.run(play())
+    seconds = asyncio.run(play())
+    return len(seatings), seconds, sum(busy) / seconds
 
 
 def _free_port() -> int:
@@ -321,6 +344,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deal-sets", type=int, default=8)
     parser.add_argument("--per-round", type=int, default=ladder.LadderRules.deal_sets_per_round,
                         help="the ladder's deal_sets_per_round")
+    parser.add_argument("--no-fill", action="store_true", help="the ladder's rounds unfilled ([ladder] fill = false)")
     parser.add_argument("--tournament-deal-sets", type=int, help="the round robin's deal sets (default: --deal-sets)")
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -335,22 +359,24 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--entries and --deal-sets at least 2, --clients at least 1, --seconds above 0")
     with tempfile.TemporaryDirectory(prefix="referee-bench-ladder-") as tmp:
         root = Path(tmp)
-        coordinator = setup(root, args.entries, args.field, args.per_round)
+        coordinator = setup(root, args.entries, args.field, args.per_round, not args.no_fill)
         try:
-            matches, seconds = ladder_rate(coordinator, args.deal_sets)
+            matches, seconds, at_once = ladder_rate(coordinator, args.deal_sets)
             box = coordinator.spec.house.sandbox
             print(f"{args.entries} entries ({args.field}); ladder, isolation = \"match\", sandbox {box}: "
-                  f"{matches} matches in {seconds:.1f} s = {60 * matches / seconds:.1f} games/min")
+                  f"{matches} matches in {seconds:.1f} s = {60 * matches / seconds:.1f} games/min, "
+                  f"{at_once:.2f} playing at once on average")
             t_matches, t_seconds = tournament_rate(coordinator, args.tournament_deal_sets or args.deal_sets,
                                                    root / "tournament")
             print(f"referee tournament, isolation = \"tournament\": {t_matches} matches in {t_seconds:.1f} s = "
                   f"{60 * t_matches / t_seconds:.1f} games/min")
             ratio = (matches / seconds) / (t_matches / t_seconds) if t_matches else float("nan")
             print(f"the ladder's rate is {100 * ratio:.0f}% of the tournament's")
-            s_matches, s_seconds = same_matches_rate(coordinator)
+            s_matches, s_seconds, s_at_once = same_matches_rate(coordinator)
             same = (matches / seconds) / (s_matches / s_seconds) if s_matches else float("nan")
             print(f"the ladder's {s_matches} matches again, isolation = \"tournament\": {s_seconds:.1f} s = "
-                  f"{60 * s_matches / s_seconds:.1f} games/min; the ladder's rate is {100 * same:.0f}% of that")
+                  f"{60 * s_matches / s_seconds:.1f} games/min, {s_at_once:.2f} playing at once on average; "
+                  f"the ladder's rate is {100 * same:.0f}% of that")
             figures = page_latency(coordinator, args.clients, args.seconds, args.period)
             each = f"each every {args.period:g} s" if args.period else "each again as soon as answered"
             print(f"pages: {args.clients} clients ({each}) for {args.seconds:g} s while the ladder plays: "

@@ -28,6 +28,14 @@ How a round is chosen (:func:`next_tables`), from the entries in play and the re
    in those deal sets; after the tables above, an entry that would fall below gets more tables (with
    its neighbours in the ranking) until none does.
 
+5. **Filled batches** (``plan_fill``, the ladder's; under isolation = "match" only): an entry plays
+   one match at a time there, so a batch of deal sets chosen at once (``plan_ahead``) lasts at least
+   as long as its busiest entry's matches, while the other match slots may stand idle; tables of the
+   entries with the least to play, each with its nearest neighbours in the ranking that have room,
+   are added to the batch until its matches could keep every slot busy that long, none making an
+   entry busier than the busiest (:func:`filled`; a table's seconds a match: :class:`Paces`, from
+   the stored matches).
+
 With teams declared (:mod:`referee.model.teams`) no table seats two entries of one team: a
 table the steps above would choose that does is fitted (:func:`_fitted`, :func:`_cover`), and the
 fairness bound counts an entry's matches per table it can sit at (:func:`capacity`).
@@ -52,15 +60,16 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import statistics
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from referee import games
 from referee.competition.schedule import rotations
 from referee.games.base import Apart
-from referee.model import FAIRNESS, Claim, Round, Rule, Schedule, Seating, Stop, Table, deal_set_seed
+from referee.model import FAIRNESS, Claim, Isolation, Round, Rule, Schedule, Seating, Stop, Table, deal_set_seed
 from referee.model.teams import seated_apart
 from referee.results.rounds import stored_rounds
 from referee.results.standings import pair_results_of
@@ -70,7 +79,7 @@ from referee.stats.ratings import rank_posterior
 
 if TYPE_CHECKING:
     from referee.model import TournamentConfig
-    from referee.results.store import Store
+    from referee.results.store import MatchRow, Store
 
 #: the schedules a tournament file may name
 # --- the game's tables ------------------------------------------------------------------------------
@@ -359,6 +368,84 @@ def _doubt(diff: float, variance: float) -> float:
     return 0.5 * math.erfc(abs(diff) / math.sqrt(2.0 * variance))
 
 
+class Paces:
+    """How long a table's matches take, from the stored ones (seconds a match): its own entries'
+    matches together, else the mean of each entry's, else every match's, else 1."""
+
+    def __init__(self, rows: Iterable[MatchRow]) -> None:
+        together: dict[frozenset[str], list[float]] = {}
+        alone: dict[str, list[float]] = {}
+        every: list[float] = []
+        for row in rows:
+            together.setdefault(frozenset(row.lineup), []).append(row.seconds)
+            for name in set(row.lineup):
+                alone.setdefault(name, []).append(row.seconds)
+            every.append(row.seconds)
+        self.together = {k: statistics.fmean(v) for k, v in together.items()}
+        self.alone = {k: statistics.fmean(v) for k, v in alone.items()}
+        self.every = statistics.fmean(every) if every else 1.0
+
+    def __call__(self, table: Table) -> float:
+        if (seconds := self.together.get(frozenset(table))) is not None:
+            return seconds
+        known = [self.alone[n] for n in table if n in self.alone]
+        return statistics.fmean(known) if known else self.every
+
+
+def filled(game: Game, batch: Sequence[Round], entries: Sequence[str], order: Sequence[str],
+           pace: Callable[[Table], float], concurrency: int, apart: Apart | None = None) -> tuple[Round, ...]:
+    """A batch of deal sets chosen at once, with tables added so that its matches can keep
+    ``concurrency`` playing: under isolation = "match" an entry plays one match at a time, so the
+    batch lasts at least as long as its busiest entry's matches (``pace``: a table's seconds a match);
+    tables of the entries with the least to play, each with its nearest neighbours in ``order`` that
+    have room, are added (each to the deal set with the least to play that lacks it) while the batch's
+    matches take less than ``concurrency`` times that, and none makes an entry busier than the busiest.
+    Deterministic: a function of its arguments."""
+    size = game.table_size(len(entries))
+    fits: Apart = apart if apart is not None else (lambda _: True)
+    position = {name: i for i, name in enumerate(entries)}
+    where = {name: i for i, name in enumerate(order)}
+    tables = [list(r.tables) for r in batch]
+    cost: dict[Table, float] = {}
+
+    def seconds(table: Table) -> float:
+        if table not in cost:
+            cost[table] = pace(table) * len(game.lineups(table))
+        return cost[table]
+
+    busy: dict[str, float] = dict.fromkeys(entries, 0.0)
+    load = [0.0] * len(tables)
+    for k, chosen in enumerate(tables):
+        for table in chosen:
+            load[k] += seconds(table)
+            for name in table:
+                busy[name] += seconds(table)
+    most = max(busy.values(), default=0.0)
+    if size < 2 or most <= 0:
+        return tuple(batch)
+
+    def addition() -> tuple[Table, int] | None:
+        for name in sorted(entries, key=lambda n: (busy[n], where[n])):
+            near = sorted((n for n in entries if n != name and busy[n] < most),
+                          key=lambda n: (abs(where[n] - where[name]), where[n]))[:2 * size]
+            for others in itertools.combinations(near, size - 1):
+                table = tuple(sorted((name, *others), key=position.__getitem__))
+                if not fits(table) or any(busy[n] + seconds(table) > most + 1e-9 for n in table):
+                    continue
+                free = [k for k, chosen in enumerate(tables) if table not in chosen]
+                if free:
+                    return table, min(free, key=lambda k: (load[k], k))
+        return None
+
+    while sum(load) < concurrency * most - 1e-9 and (found := addition()) is not None:
+        table, k = found
+        tables[k].append(table)
+        load[k] += seconds(table)
+        for name in table:
+            busy[name] += seconds(table)
+    return tuple(Round(r.deal_set, tuple(chosen)) for r, chosen in zip(batch, tables))
+
+
 def _fair(game: Game, entries: Sequence[str], order: Sequence[str], history: Sequence[Counter[str]],
           chosen: list[Table], size: int, add: Callable[[Collection[str]], bool],
           capacity: Mapping[str, int] | None = None) -> None:
@@ -455,10 +542,17 @@ class Planner:
             stop = verdict(self.rule, posterior, entries, len(rounds), len(rows))
             if stop is None:  # the next deal set, or the next ``ahead`` of them, chosen from the same results
                 fresh = 1 + max([r.deal_set for r in chosen] + list(config.retired), default=-1)
+                batch: tuple[Round, ...] = ()
                 for _ in range(max(1, min(self.rule.ahead, self.rule.max_deal_sets - len(rounds)))):
-                    tables = next_tables(self.game, entries, rounds, posterior, self.rule, config.seed, apart)
-                    rounds = (*rounds, Round(fresh, tables))
+                    tables = next_tables(self.game, entries, (*rounds, *batch), posterior, self.rule, config.seed,
+                                         apart)
+                    batch = (*batch, Round(fresh, tables))
                     fresh += 1
+                if self.rule.fill and len(batch) > 1 and config.isolation == Isolation.MATCH:
+                    ranked = [n for n in posterior.names if n in entries] if posterior is not None else []
+                    order = ranked + [n for n in entries if n not in ranked]
+                    batch = filled(self.game, batch, entries, order, Paces(rows), config.concurrency, apart)
+                rounds = (*rounds, *batch)
                 seatings = seatings_of(self.game, rounds, entries, config.seed, config.later_seeds, apart)
         note = f"adaptive ({self.rule.describe()}): {len(rounds)} deal set(s) chosen" + \
             teams.note(entries, apart is not None)

@@ -20,6 +20,7 @@
     tie_elo = 75                # adaptive: a pair shown within ±tie_elo is settled too (0: ordered only)
     max_deal_sets = 400         # adaptive: the cap (instead of deal_sets)
     plan_ahead = 1              # adaptive: deal sets chosen at once (their matches may play at once)
+    plan_fill = false           # adaptive: such a batch filled with tables until it keeps every match slot busy
 
     [tournament.options]        # the game's rule options
     promise = "table"
@@ -207,9 +208,9 @@ _TOP = {"tournament", "clock", "limits", "bots", "executor", "pool"}
 _POOL = {"file", "bots"}
 _TOURNAMENT = {"game", "options", "deal_sets", "seed", "concurrency", "output", "max_groups", "isolation",
                "release", "startup_s", "title", "description", "absent", "data", "schedule", "stop", "confidence",
-               "max_deal_sets", "tie_elo", "plan_ahead", ALLOW_KEY}
+               "max_deal_sets", "tie_elo", "plan_ahead", "plan_fill", ALLOW_KEY}
 #: the keys of an adaptive tournament's stopping rule (and how far it plans ahead)
-_RULE_KEYS = ("stop", "confidence", "max_deal_sets", "tie_elo", "plan_ahead")
+_RULE_KEYS = ("stop", "confidence", "max_deal_sets", "tie_elo", "plan_ahead", "plan_fill")
 #: the longest title and description (characters)
 TITLE_MAX, DESCRIPTION_MAX = 120, 4000
 #: control characters (C0, DEL, C1); a description may hold newlines and tabs
@@ -375,7 +376,10 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[ScheduleKind, Rule]:
     except RuleError as err:
         raise loc.error(f"tournament.stop {err}", "tournament", "stop") from None
     ahead = loc.integer("tournament", "plan_ahead", t.get("plan_ahead", 1), 1, maximum=64)
-    return schedule, dataclasses.replace(rule, ahead=ahead)
+    fill = t.get("plan_fill", False)
+    if not isinstance(fill, bool):
+        raise loc.error(f"tournament.plan_fill must be true or false, got {fill!r}", "tournament", "plan_fill")
+    return schedule, dataclasses.replace(rule, ahead=ahead, fill=fill)
 
 
 def _text(loc: ConfigFile, t: dict[str, Any], key: str, longest: int, control: re.Pattern[str],

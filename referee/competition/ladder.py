@@ -85,6 +85,8 @@ class LadderRules:
     tie_elo: float = 0.0
     fault_count: int = 50
     fault_share: float = 0.10
+    #: a round's deal sets filled with tables until their matches keep every match slot busy (``plan_fill``)
+    fill: bool = True
 
 
 @dataclass(frozen=True)
@@ -148,12 +150,12 @@ class CompetitionSpec:
 
 _TOP = {"competition", "ladder", "finals", "uploads"}
 _COMPETITION = {"title", "state", "deadline"}
-_LADDER = {"deal_sets_per_round", "confidence", "tie_elo", "fault_count", "fault_share"}
+_LADDER = {"deal_sets_per_round", "confidence", "tie_elo", "fault_count", "fault_share", "fill"}
 _FINALS = {"stop", "confidence", "max_deal_sets", "tie_elo"}
 _UPLOADS = {"upload_mb", "unpacked_mb", "files", "depth", "per_hour", "build_s"}
 #: what the coordinator decides for every tournament it plays: a competition file may not set them
 _SET_HERE = {"schedule", "stop", "confidence", "max_deal_sets", "tie_elo", "deal_sets", "output", "absent",
-             "plan_ahead"}
+             "plan_ahead", "plan_fill"}
 
 
 def load(path: str | Path) -> CompetitionSpec:
@@ -211,7 +213,14 @@ def _ladder(loc: tconfig.ConfigFile, t: dict[str, Any]) -> LadderRules:
                        _number(loc, "ladder", "confidence", t.get("confidence", d.confidence), 0.5, 0.999999),
                        _number(loc, "ladder", "tie_elo", t.get("tie_elo", d.tie_elo), 0, 1000),
                        loc.integer("ladder", "fault_count", t.get("fault_count", d.fault_count), 1),
-                       _number(loc, "ladder", "fault_share", t.get("fault_share", d.fault_share), 0, 1))
+                       _number(loc, "ladder", "fault_share", t.get("fault_share", d.fault_share), 0, 1),
+                       _flag(loc, "ladder", "fill", t.get("fill", d.fill)))
+
+
+def _flag(loc: tconfig.ConfigFile, table: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise loc.error(f"{table}.{key} must be true or false, got {value!r}", table, key)
+    return value
 
 
 def _finals(loc: tconfig.ConfigFile, t: dict[str, Any]) -> Rule:
@@ -271,7 +280,7 @@ def ladder_config(spec: CompetitionSpec, contenders: Sequence[Contender], deal_s
     return _tournament(spec, [c.table() for c in contenders], spec.state / "ladder",
                        {"schedule": "adaptive", "stop": "order", "confidence": spec.ladder.confidence,
                         "tie_elo": spec.ladder.tie_elo, "max_deal_sets": max(2, deal_sets), "absent": str(absent),
-                        "plan_ahead": spec.ladder.deal_sets_per_round},
+                        "plan_ahead": spec.ladder.deal_sets_per_round, "plan_fill": spec.ladder.fill},
                        pool=True)
 
 

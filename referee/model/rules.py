@@ -28,13 +28,16 @@ class Rule:
     at ``confidence``, a pair settled when ordered or within ``±tie_elo`` (0: ordered only); and
     the cap, ``max_deal_sets``, always there. ``ahead``: how many deal sets are chosen at once (from
     the results so far; the rule is looked at between batches), so that their matches can be played
-    at the same time (a deal set's matches never are, under isolation = "match")."""
+    at the same time (a deal set's matches never are, under isolation = "match"). ``fill``: such a
+    batch's deal sets get more tables, until its matches can keep every match slot busy
+    (:func:`referee.competition.adaptive.filled`)."""
 
     top: int | None = None
     confidence: float = CONFIDENCE
     max_deal_sets: int = MAX_DEAL_SETS
     tie_elo: float = TIE_ELO
     ahead: int = 1
+    fill: bool = False
 
     @classmethod
     def parse(cls, text: str, confidence: float = CONFIDENCE, max_deal_sets: int = MAX_DEAL_SETS,

@@ -213,7 +213,8 @@ class TournamentConfig:
             return {}
         return {"schedule": self.schedule, "stop": self.rule.name, "confidence": self.rule.confidence,
                 "max_deal_sets": self.rule.max_deal_sets, "tie_elo": self.rule.tie_elo,
-                **({"plan_ahead": self.rule.ahead} if self.rule.ahead > 1 else {})}
+                **({"plan_ahead": self.rule.ahead} if self.rule.ahead > 1 else {}),
+                **({"plan_fill": True} if self.rule.fill else {})}
 
     @property
     def adaptive(self) -> bool:
