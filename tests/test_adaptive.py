@@ -682,13 +682,16 @@ def test_a_balanced_batch_is_left_as_it_is_and_teams_stay_apart():
     assert all(frozenset(t) not in apart for r in out for t in r.tables)
 
 
-def test_paces_come_from_the_stored_matches_of_the_table_then_of_its_entries():
-    rows = [MatchRow("k1", 0, ("a", "b"), {}, 2.0), MatchRow("k2", 0, ("b", "a"), {}, 4.0),
-            MatchRow("k3", 0, ("c", "d"), {}, 1.0)]
+def test_paces_come_from_the_stored_matches_of_the_table_then_from_each_entrys_share():
+    """a and b think (2 s a match each), c and d answer at once (0.5 s): a table never seen is the sum
+    of its entries' shares, so two thinkers together take about twice as long as one."""
+    rows = [MatchRow("k1", 0, ("a", "c"), {}, 2.5), MatchRow("k2", 0, ("c", "a"), {}, 2.5),
+            MatchRow("k3", 0, ("b", "d"), {}, 2.5), MatchRow("k4", 0, ("c", "d"), {}, 1.0),
+            MatchRow("k5", 0, ("a", "d"), {}, 2.5), MatchRow("k6", 0, ("b", "c"), {}, 2.5)]
     pace = adaptive.Paces(rows)
-    assert pace(("a", "b")) == 3.0  # its own matches
-    assert pace(("a", "c")) == 2.0  # a's (3.0) and c's (1.0)
-    assert pace(("e", "f")) == 7.0 / 3  # every match's
+    assert pace(("a", "c")) == 2.5  # its own matches
+    assert pace(("a", "b")) == pytest.approx(4.0, abs=0.05)  # never played: 2 + 2
+    assert pace(("c", "e")) == pytest.approx(0.5 + 1.25, abs=0.05)  # e unknown: the mean share
     assert adaptive.Paces([])(("a", "b")) == 1.0
 
 

@@ -369,27 +369,35 @@ def _doubt(diff: float, variance: float) -> float:
 
 
 class Paces:
-    """How long a table's matches take, from the stored ones (seconds a match): its own entries'
-    matches together, else the mean of each entry's, else every match's, else 1."""
+    """How long a table's matches take (seconds a match), from the stored ones: its own entries'
+    matches together; else the sum of each entry's share, fitted to every stored match as the sum
+    of its entries' (the time each takes to think adds up: a table of two slow thinkers takes about
+    twice as long as one of them with a quick one); else 1."""
 
-    def __init__(self, rows: Iterable[MatchRow]) -> None:
+    def __init__(self, rows: Iterable[MatchRow], sweeps: int = 20) -> None:
         together: dict[frozenset[str], list[float]] = {}
-        alone: dict[str, list[float]] = {}
-        every: list[float] = []
-        for row in rows:
-            together.setdefault(frozenset(row.lineup), []).append(row.seconds)
-            for name in set(row.lineup):
-                alone.setdefault(name, []).append(row.seconds)
-            every.append(row.seconds)
+        matches = [(tuple(row.lineup), row.seconds) for row in rows]
+        for lineup, seconds in matches:
+            together.setdefault(frozenset(lineup), []).append(seconds)
         self.together = {k: statistics.fmean(v) for k, v in together.items()}
-        self.alone = {k: statistics.fmean(v) for k, v in alone.items()}
-        self.every = statistics.fmean(every) if every else 1.0
+        self.share: dict[str, float] = {}
+        if not matches:
+            return
+        share = dict.fromkeys((n for lineup, _ in matches for n in lineup), 0.0)
+        for _ in range(sweeps):  # each entry's share: what its matches leave once the others' are taken
+            for name in share:
+                left = [(seconds - sum(share[o] for o in lineup if o != name)) / lineup.count(name)
+                        for lineup, seconds in matches if name in lineup]
+                share[name] = max(0.0, statistics.fmean(left))
+        self.share = share
 
     def __call__(self, table: Table) -> float:
         if (seconds := self.together.get(frozenset(table))) is not None:
             return seconds
-        known = [self.alone[n] for n in table if n in self.alone]
-        return statistics.fmean(known) if known else self.every
+        if not self.share:
+            return 1.0
+        known = statistics.fmean(self.share.values())
+        return sum(self.share.get(name, known) for name in table)
 
 
 def filled(game: Game, batch: Sequence[Round], entries: Sequence[str], order: Sequence[str],
