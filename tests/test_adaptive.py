@@ -693,6 +693,8 @@ def test_paces_come_from_the_stored_matches_of_the_table_then_from_each_entrys_s
     assert pace(("a", "b")) == pytest.approx(4.0, abs=0.05)  # never played: 2 + 2
     assert pace(("c", "e")) == pytest.approx(0.5 + 1.25, abs=0.05)  # e unknown: the mean share
     assert adaptive.Paces([])(("a", "b")) == 1.0
+    quick = adaptive.Paces([MatchRow("k1", 0, ("a", "b"), {}, 4.0), MatchRow("k2", 0, ("c", "d"), {}, 0.0)])
+    assert quick(("c", "d")) == 0.2  # never taken as free: a tenth of the mean match
 
 
 def test_plan_fill_is_for_an_adaptive_tournament_and_true_or_false(tmp_path):

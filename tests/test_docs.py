@@ -97,6 +97,13 @@ def test_the_example_files_are_valid(name):
     assert cfg is not None
 
 
+def test_the_example_competition_file_is_valid():
+    from referee.competition import ladder
+
+    spec = ladder.load(ROOT / "examples" / "competition.toml")
+    assert spec.ladder.fill and spec.house.bots
+
+
 # --- every file a doc names is in the repository ---------------------------------------------
 #
 # What counts as naming a file of the repository, and what does not (a rule each, not a list of

@@ -368,11 +368,16 @@ def _doubt(diff: float, variance: float) -> float:
     return 0.5 * math.erfc(abs(diff) / math.sqrt(2.0 * variance))
 
 
+#: the least a table's match is taken to last, as a share of the mean stored match (:class:`Paces`)
+PACE_FLOOR = 0.1
+
+
 class Paces:
     """How long a table's matches take (seconds a match), from the stored ones: its own entries'
     matches together; else the sum of each entry's share, fitted to every stored match as the sum
     of its entries' (the time each takes to think adds up: a table of two slow thinkers takes about
-    twice as long as one of them with a quick one); else 1."""
+    twice as long as one of them with a quick one); else 1. Never under a tenth of the mean match
+    (:data:`PACE_FLOOR`): a match costs its processes' start, however quick its bots."""
 
     def __init__(self, rows: Iterable[MatchRow], sweeps: int = 20) -> None:
         together: dict[frozenset[str], list[float]] = {}
@@ -381,6 +386,7 @@ class Paces:
             together.setdefault(frozenset(lineup), []).append(seconds)
         self.together = {k: statistics.fmean(v) for k, v in together.items()}
         self.share: dict[str, float] = {}
+        self.floor = PACE_FLOOR * statistics.fmean(seconds for _, seconds in matches) if matches else 1.0
         if not matches:
             return
         share = dict.fromkeys((n for lineup, _ in matches for n in lineup), 0.0)
@@ -392,12 +398,10 @@ class Paces:
         self.share = share
 
     def __call__(self, table: Table) -> float:
-        if (seconds := self.together.get(frozenset(table))) is not None:
-            return seconds
-        if not self.share:
-            return 1.0
-        known = statistics.fmean(self.share.values())
-        return sum(self.share.get(name, known) for name in table)
+        if (seconds := self.together.get(frozenset(table))) is None:
+            known = statistics.fmean(self.share.values()) if self.share else 1.0
+            seconds = sum(self.share.get(name, known) for name in table) if self.share else 1.0
+        return max(self.floor, seconds)
 
 
 def filled(game: Game, batch: Sequence[Round], entries: Sequence[str], order: Sequence[str],
