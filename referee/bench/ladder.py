@@ -1,14 +1,14 @@
 """The competition server's bench: the ladder's games per minute, and its pages' latency under load.
 
-    python -m referee.bench.ladder [--entries 6] [--field thinking] [--deal-sets 8] [--per-round 4]
-                                   [--no-fill] [--tournament-deal-sets N] [--clients 200] [--seconds 20]
+    python -m referee.bench.ladder [--entries 6] [--field thinking] [--deal-sets 16] [--per-round 4]
+                                   [--no-fill] [--tournament-deal-sets 4] [--clients 200] [--seconds 20]
 
 1. **Games per minute.** ``--entries`` uploaded bots (the sample bots: search thinking 40 ms a
    decision, random with different seeds, the heuristic) are checked, then the ladder plays rounds of
    ``--per-round`` deal sets (filled, unless ``--no-fill``: ``[ladder] fill``) until ``--deal-sets``
    are dealt, with the sandbox and ``isolation = "match"`` as strangers need. Then, with ``isolation =
    "tournament"`` (long-lived processes): the same entries in ``referee tournament``'s round robin on
-   as many deal sets (or ``--tournament-deal-sets``), and the very matches the ladder played, again.
+   ``--tournament-deal-sets``, and the very matches the ladder played, again.
    Each is printed in games (matches) per minute, and the ladder's rate as a share of each: the round
    robin's is the issue's measure, but its matches are another mix (more or fewer with the thinking
    bots); the same matches' is like for like. The ladder's and the same matches' runs also print how
@@ -341,11 +341,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--entries", type=int, default=6)
     parser.add_argument("--field", choices=sorted(FIELDS), default="thinking",
                         help="bots that think 40 ms a decision (search) beside quick ones, or only quick ones")
-    parser.add_argument("--deal-sets", type=int, default=8)
+    parser.add_argument("--deal-sets", type=int, default=16,
+                        help="the ladder's deal sets: four rounds of four, the first a warm-up (no ranking yet)")
     parser.add_argument("--per-round", type=int, default=ladder.LadderRules.deal_sets_per_round,
                         help="the ladder's deal_sets_per_round")
     parser.add_argument("--no-fill", action="store_true", help="the ladder's rounds unfilled ([ladder] fill = false)")
-    parser.add_argument("--tournament-deal-sets", type=int, help="the round robin's deal sets (default: --deal-sets)")
+    parser.add_argument("--tournament-deal-sets", type=int, default=4,
+                        help="the round robin's deal sets (its rate does not change with its length)")
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--period", type=float, default=POLL_S,
@@ -355,8 +357,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.load:
         print(json.dumps(load(args.load, args.clients, args.seconds, args.period)))
         return
-    if args.entries < 2 or args.deal_sets < 2 or args.clients < 1 or args.seconds <= 0:
-        parser.error("--entries and --deal-sets at least 2, --clients at least 1, --seconds above 0")
+    if args.entries < 2 or args.deal_sets < 2 or args.tournament_deal_sets < 1 or args.clients < 1 or args.seconds <= 0:
+        parser.error("--entries and --deal-sets at least 2, --tournament-deal-sets and --clients at least 1, "
+                     "--seconds above 0")
     with tempfile.TemporaryDirectory(prefix="referee-bench-ladder-") as tmp:
         root = Path(tmp)
         coordinator = setup(root, args.entries, args.field, args.per_round, not args.no_fill)
@@ -366,7 +369,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{args.entries} entries ({args.field}); ladder, isolation = \"match\", sandbox {box}: "
                   f"{matches} matches in {seconds:.1f} s = {60 * matches / seconds:.1f} games/min, "
                   f"{at_once:.2f} playing at once on average")
-            t_matches, t_seconds = tournament_rate(coordinator, args.tournament_deal_sets or args.deal_sets,
+            t_matches, t_seconds = tournament_rate(coordinator, args.tournament_deal_sets,
                                                    root / "tournament")
             print(f"referee tournament, isolation = \"tournament\": {t_matches} matches in {t_seconds:.1f} s = "
                   f"{60 * t_matches / t_seconds:.1f} games/min")
