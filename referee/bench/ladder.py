@@ -35,9 +35,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from referee.bench import served
 from referee.competition import ladder, service
@@ -45,6 +45,8 @@ from referee.competition.ladder import Phase
 from referee.hosting import uploads
 from referee.model import Isolation, ScheduleKind, Seating, deal_set_seed
 from referee.results.store import Store
+
+T = TypeVar("T")
 
 #: how often an open page asks again (the site's polling, referee/server/app.py)
 POLL_S = 5.0
@@ -151,23 +153,21 @@ def ladder_rate(coordinator: Any, deal_sets: int) -> tuple[int, float, float]:
 
 def _match_seconds(coordinator: Any) -> float:
     """The seconds of every match the ladder has stored (each from when it began to play)."""
-    out = coordinator.spec.state / "ladder"
-    if not (out / "results.sqlite").exists():
-        return 0.0
-    store = Store(out, create=False)
-    try:
-        return sum(row.seconds for row in store.matches(every=True))
-    finally:
-        store.close()
+    return _in_ladder(coordinator, lambda store: sum(row.seconds for row in store.matches(every=True)), 0.0)
 
 
 def _dealt(coordinator: Any) -> int:
+    return _in_ladder(coordinator, Store.deal_sets_dealt, 0)
+
+
+def _in_ladder(coordinator: Any, read: Callable[[Store], T], before: T) -> T:
+    """``read`` of the ladder's store (``before``: none yet)."""
     out = coordinator.spec.state / "ladder"
     if not (out / "results.sqlite").exists():
-        return 0
+        return before
     store = Store(out, create=False)
     try:
-        return store.deal_sets_dealt()
+        return read(store)
     finally:
         store.close()
 
