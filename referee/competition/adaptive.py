@@ -370,30 +370,35 @@ def _doubt(diff: float, variance: float) -> float:
 
 #: the least a table's match is taken to last, as a share of the mean stored match (:class:`Paces`)
 PACE_FLOOR = 0.1
+#: the latest stored matches that :class:`Paces` learns from (the bots' versions change over a ladder)
+PACE_MATCHES = 2000
 
 
 class Paces:
     """How long a table's matches take (seconds a match), from the stored ones: its own entries'
     matches together; else the sum of each entry's share, fitted to every stored match as the sum
     of its entries' (the time each takes to think adds up: a table of two slow thinkers takes about
-    twice as long as one of them with a quick one); else 1. Never under a tenth of the mean match
-    (:data:`PACE_FLOOR`): a match costs its processes' start, however quick its bots."""
+    twice as long as one of them with a quick one); else 1. From the latest :data:`PACE_MATCHES`
+    matches; never under a tenth of their mean (:data:`PACE_FLOOR`): a match costs its processes'
+    start, however quick its bots."""
 
-    def __init__(self, rows: Iterable[MatchRow], sweeps: int = 20) -> None:
+    def __init__(self, rows: Iterable[MatchRow], sweeps: int = 20, last: int = PACE_MATCHES) -> None:
         together: dict[frozenset[str], list[float]] = {}
-        matches = [(tuple(row.lineup), row.seconds) for row in rows]
+        matches = [(tuple(row.lineup), row.seconds) for row in rows][-last:]  # the latest (rows: by deal set)
         for lineup, seconds in matches:
             together.setdefault(frozenset(lineup), []).append(seconds)
         self.together = {k: statistics.fmean(v) for k, v in together.items()}
         self.share: dict[str, float] = {}
         self.floor = PACE_FLOOR * statistics.fmean(seconds for _, seconds in matches) if matches else 1.0
-        if not matches:
-            return
-        share = dict.fromkeys((n for lineup, _ in matches for n in lineup), 0.0)
+        of: dict[str, list[tuple[tuple[str, ...], float]]] = {}
+        for match in matches:
+            for name in set(match[0]):
+                of.setdefault(name, []).append(match)
+        share = dict.fromkeys(of, 0.0)
         for _ in range(sweeps):  # each entry's share: what its matches leave once the others' are taken
-            for name in share:
+            for name, its in of.items():
                 left = [(seconds - sum(share[o] for o in lineup if o != name)) / lineup.count(name)
-                        for lineup, seconds in matches if name in lineup]
+                        for lineup, seconds in its]
                 share[name] = max(0.0, statistics.fmean(left))
         self.share = share
 
