@@ -383,29 +383,27 @@ class Paces:
     start, however quick its bots."""
 
     def __init__(self, rows: Iterable[MatchRow], sweeps: int = 20, last: int = PACE_MATCHES) -> None:
-        together: dict[frozenset[str], list[float]] = {}
         matches = [(tuple(row.lineup), row.seconds) for row in rows][-last:]  # the latest (rows: by deal set)
+        together: dict[frozenset[str], list[float]] = {}
+        of: dict[str, list[tuple[tuple[str, ...], float]]] = {}  # each entry's matches
         for lineup, seconds in matches:
             together.setdefault(frozenset(lineup), []).append(seconds)
+            for name in set(lineup):
+                of.setdefault(name, []).append((lineup, seconds))
         self.together = {k: statistics.fmean(v) for k, v in together.items()}
-        self.share: dict[str, float] = {}
         self.floor = PACE_FLOOR * statistics.fmean(seconds for _, seconds in matches) if matches else 1.0
-        of: dict[str, list[tuple[tuple[str, ...], float]]] = {}
-        for match in matches:
-            for name in set(match[0]):
-                of.setdefault(name, []).append(match)
-        share = dict.fromkeys(of, 0.0)
+        self.share = dict.fromkeys(of, 0.0)
         for _ in range(sweeps):  # each entry's share: what its matches leave once the others' are taken
             for name, its in of.items():
-                left = [(seconds - sum(share[o] for o in lineup if o != name)) / lineup.count(name)
+                left = [(seconds - sum(self.share[o] for o in lineup if o != name)) / lineup.count(name)
                         for lineup, seconds in its]
-                share[name] = max(0.0, statistics.fmean(left))
-        self.share = share
+                self.share[name] = max(0.0, statistics.fmean(left))
+        self.unknown = statistics.fmean(self.share.values()) if self.share else 1.0  # an entry with no match
 
     def __call__(self, table: Table) -> float:
-        if (seconds := self.together.get(frozenset(table))) is None:
-            known = statistics.fmean(self.share.values()) if self.share else 1.0
-            seconds = sum(self.share.get(name, known) for name in table) if self.share else 1.0
+        seconds = self.together.get(frozenset(table))
+        if seconds is None:
+            seconds = sum(self.share.get(name, self.unknown) for name in table) if self.share else 1.0
         return max(self.floor, seconds)
 
 

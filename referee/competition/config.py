@@ -165,6 +165,12 @@ class ConfigFile:
             raise self.error(f"{table}.{key} must be at most {maximum}, got {value}", table, key, index)
         return value
 
+    def flag(self, table: str, key: str, value: Any) -> bool:
+        """``value`` (of ``table.key``) checked: true or false."""
+        if not isinstance(value, bool):
+            raise self.error(f"{table}.{key} must be true or false, got {value!r}", table, key)
+        return value
+
     def check_keys(self, data: dict[str, Any], allowed: set[str], table: str | None, index: int = 0) -> None:
         """No key of ``data`` (``table``, or the top level) outside ``allowed``."""
         for key in data:
@@ -331,9 +337,7 @@ def parse(loc: ConfigFile) -> TournamentConfig:
             raise loc.error(f"pool bot {names[i]!r}: {why}", "pool", "file")
         raise loc.error(f"bot {names[i]!r}: {why}", "bots", key if key in raw_bots[i] else "name", i)
     entries = [b.name for b, _ in bots if not b.withdrawn]
-    allow = t.get(ALLOW_KEY, False)
-    if not isinstance(allow, bool):
-        raise loc.error(f"tournament.{ALLOW_KEY} must be true or false, got {allow!r}", "tournament", ALLOW_KEY)
+    allow = loc.flag("tournament", ALLOW_KEY, t.get(ALLOW_KEY, False))
     if rule.top is not None and rule.top >= len(entries):
         raise loc.error(f"tournament.stop = \"top:{rule.top}\" needs more than {rule.top} entries in play, the file "
                         f"has {len(entries)} (stop = \"order\" settles the whole order)", "tournament", "stop")
@@ -376,9 +380,7 @@ def _schedule(loc: ConfigFile, t: dict[str, Any]) -> tuple[ScheduleKind, Rule]:
     except RuleError as err:
         raise loc.error(f"tournament.stop {err}", "tournament", "stop") from None
     ahead = loc.integer("tournament", "plan_ahead", t.get("plan_ahead", 1), 1, maximum=64)
-    fill = t.get("plan_fill", False)
-    if not isinstance(fill, bool):
-        raise loc.error(f"tournament.plan_fill must be true or false, got {fill!r}", "tournament", "plan_fill")
+    fill = loc.flag("tournament", "plan_fill", t.get("plan_fill", False))
     return schedule, dataclasses.replace(rule, ahead=ahead, fill=fill)
 
 

@@ -214,13 +214,7 @@ def _ladder(loc: tconfig.ConfigFile, t: dict[str, Any]) -> LadderRules:
                        _number(loc, "ladder", "tie_elo", t.get("tie_elo", d.tie_elo), 0, 1000),
                        loc.integer("ladder", "fault_count", t.get("fault_count", d.fault_count), 1),
                        _number(loc, "ladder", "fault_share", t.get("fault_share", d.fault_share), 0, 1),
-                       _flag(loc, "ladder", "fill", t.get("fill", d.fill)))
-
-
-def _flag(loc: tconfig.ConfigFile, table: str, key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise loc.error(f"{table}.{key} must be true or false, got {value!r}", table, key)
-    return value
+                       loc.flag("ladder", "fill", t.get("fill", d.fill)))
 
 
 def _finals(loc: tconfig.ConfigFile, t: dict[str, Any]) -> Rule:
