@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from harness import ROOT, run_cli
 
+from referee.competition import config, gauntlet, ladder
+
 RULE_BOOK = ROOT / "docs" / "rules.md"
 
 
@@ -90,16 +92,12 @@ def test_rule_book_check_fails_without_a_heading():
 
 @pytest.mark.parametrize("name", ["aegis.toml", "confirmation.toml", "gauntlet.toml", "kits.toml", "adaptive.toml"])
 def test_the_example_files_are_valid(name):
-    from referee.competition import config, gauntlet
-
     path = ROOT / "examples" / name
     cfg = gauntlet.load(path) if name in ("gauntlet.toml", "kits.toml") else config.load(path)
     assert cfg is not None
 
 
 def test_the_example_competition_file_is_valid():
-    from referee.competition import ladder
-
     spec = ladder.load(ROOT / "examples" / "competition.toml")
     assert spec.ladder.fill and spec.house.bots
 
