@@ -143,7 +143,13 @@ def test_an_entrant_registers_uploads_and_is_validated_ranked_and_replayed(world
     assert subs["bob"].status == Status.ACCEPTED
     assert subs["alice"].version == subs["bob"].version  # the same files, zip or tar: one content-addressed version
     me = alice.get("/me").text
-    assert "accepted" in me and "validation match(es) against random, heuristic" in me
+    assert "4 validation match(es) against random, heuristic" in me and "accepted" in me
+    store = Store(Path(subs["alice"].validation_dir), create=False)
+    try:  # a gauntlet: alice against each house bot, in each seat; no match between house bots
+        lineups = sorted(row.lineup for row in store.matches())
+    finally:
+        store.close()
+    assert lineups == [("alice", "heuristic"), ("alice", "random"), ("heuristic", "alice"), ("random", "alice")]
 
     played = world.coordinator.ladder_round()
     assert played > 0

@@ -30,7 +30,7 @@ opponents in its validation match::
 
 The coordinator (``referee/server``) plays three kinds of tournament through the competition service
 (:mod:`referee.competition.service`), each built here from the file and the contenders:
-:func:`validation_config` (a new version against the house bots, every seat, one deal set),
+:func:`validation_config` (a gauntlet: a new version against each house bot, every seat, one deal set),
 :func:`ladder_config` (the adaptive planner over the accepted versions, one round at a time) and
 :func:`finals_config` (the frozen versions on fresh deal sets from a new secret seed, until the
 stated rule).
@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from referee.competition import config as tconfig
-from referee.model import Absent, BotProtocol, ConfigError, TournamentConfig
+from referee.competition.gauntlet import GauntletConfig
+from referee.model import Absent, BotProtocol, ConfigError, Lineup, TournamentConfig
 from referee.model.rules import Rule, RuleError
 from referee.results.store import MatchRow
 
@@ -256,13 +257,16 @@ def _tournament(spec: CompetitionSpec, bots: Sequence[dict[str, Any]], output: P
     return tconfig.parse(dataclasses.replace(spec.file, data=data))
 
 
-def validation_config(spec: CompetitionSpec, candidate: Contender, output: Path) -> TournamentConfig:
-    """A new version against the house bots: a round robin of one deal set (so it sits in every seat),
-    its bots withdrawn rather than the run stopped when one does not start (the outcome says so)."""
+def validation_config(spec: CompetitionSpec, candidate: Contender, output: Path) -> GauntletConfig:
+    """A new version against the house bots: a gauntlet of one deal set, the candidate against each house
+    bot in every seat rotation (so it sits in every seat; no match between house bots, which would tell
+    nothing of it), its bots withdrawn rather than the run stopped when one does not start (the outcome
+    says so)."""
     house = [b for b in spec.file.data.get("bots", []) if not b.get("withdrawn")]
-    return _tournament(spec, [candidate.table(), *house], output,
-                       {"deal_sets": 1, "absent": "withdraw", "title": f"validation of {candidate.name}"},
-                       pool=False)
+    config = _tournament(spec, [candidate.table(), *house], output,
+                         {"deal_sets": 1, "absent": "withdraw", "title": f"validation of {candidate.name}"},
+                         pool=False)
+    return GauntletConfig(config, candidate.name, Lineup.DUEL)
 
 
 def ladder_config(spec: CompetitionSpec, contenders: Sequence[Contender], deal_sets: int,

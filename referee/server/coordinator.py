@@ -24,7 +24,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,16 @@ from referee.files import WriteFailed
 from referee.hosting import build as tbuild
 from referee.hosting import uploads
 from referee.hosting.launcher import tail_of
-from referee.model import Absent, BotProtocol, ConfigError, ExecutorKind, ExecutorSpec, Schedule, TournamentConfig
+from referee.model import (
+    Absent,
+    BotProtocol,
+    ConfigError,
+    EntryStatus,
+    ExecutorKind,
+    ExecutorSpec,
+    Schedule,
+    TournamentConfig,
+)
 from referee.play.executors import BotsNotReady, ClusterError
 from referee.results import standings
 from referee.results.standings import Standings
@@ -233,13 +242,18 @@ class Coordinator:
             shutil.rmtree(out)
         lines: list[str] = []
         try:
-            config = ladder.validation_config(self.spec, self.contender(sub), out)
-            config = self.prepared(config, local=True)
-            outcome = service.run_tournament(service.TournamentRequest(config, bootstrap=200),
-                                             Quiet(lines.append))
+            trial = ladder.validation_config(self.spec, self.contender(sub), out)
+            trial = replace(trial, tournament=self.prepared(trial.tournament, local=True))
+            outcome = service.run_gauntlet(service.GauntletRequest(trial, bootstrap=200), Quiet(lines.append))
         except (ConfigError, StoreError) as err:
             self.db.job_done(sub.id, Status.FAILED, "it cannot be played (see the validation log)",
                              validation_log="\n".join([*lines, escaped(str(err), one_line=True)]),
+                             validation_dir=str(out))
+            return
+        except BotsNotReady as err:  # the candidate did not start: no match is played without it
+            failures = [f"{name}: {EntryStatus.DID_NOT_START} ({why})" for name, why in sorted(err.reasons.items())]
+            self.db.job_done(sub.id, Status.FAILED, f"validation failed: {failures[0]}",
+                             validation_log="\n".join([*lines, *failures, *self._own_log(out, sub.name)]),
                              validation_dir=str(out))
             return
         failures = []
