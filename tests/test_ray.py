@@ -258,8 +258,12 @@ def test_embedded_ray_survives_a_dead_worker_and_resumes_with_the_local_executor
 @pytest.mark.e2e
 def test_ctrl_c_stops_the_ray_run_cleanly_and_a_rerun_resumes(tmp_path):
     require_ray()
-    path = write_tournament(tmp_path / "t.toml", BOTS + '\n[executor]\nkind = "ray"\ncpus = 1\n', game="aegis",
-                            deal_sets=15, seed=7, concurrency=2)
+    # a bot that sleeps 10 ms a decision: the run lasts seconds even on an idle machine, so the Ctrl-C
+    # comes while matches are left (random bots alone finish 30 matches in a second there)
+    slow = sample_bots(slow=f"python {ROOT / 'tests' / 'bots' / 'slow.py'} --sleep-ms 10",
+                       random1="python -m sample_bots.random --seed 1")
+    path = write_tournament(tmp_path / "t.toml", slow + '\n[executor]\nkind = "ray"\ncpus = 1\n', game="aegis",
+                            deal_sets=6, seed=7, concurrency=2)
     out = tmp_path / "out"
     proc = start_cli("tournament", path)
     wait_for(out, 3, proc)
@@ -269,13 +273,13 @@ def test_ctrl_c_stops_the_ray_run_cleanly_and_a_rerun_resumes(tmp_path):
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     saved = stored(out)
-    assert f"interrupted: {saved} of 30 matches are saved; run the same command to resume" in stderr
+    assert f"interrupted: {saved} of 12 matches are saved; run the same command to resume" in stderr
     assert saved <= before + 6, "the matches being played were stopped, no new one started"
     assert not left_running(started), "the embedded Ray, its workers and their bots are gone"
     rerun = subprocess.run([sys.executable, "-m", "referee", "tournament", path], capture_output=True, text=True,
                            cwd=ROOT, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"played {30 - saved} match(es) now, 30 in all" in rerun.stderr
+    assert f"played {12 - saved} match(es) now, 12 in all" in rerun.stderr
 
 
 @pytest.mark.e2e
