@@ -223,8 +223,11 @@ def real_field(roles: dict[str, str]) -> str:
 
 def flagged_pairs(tmp_path: Path, roles: dict[str, str]) -> tuple[list[tuple[str, str]], dict]:
     tmp_path.mkdir()
+    # six rounds a match, not eight: three quarters of the decisions; the colluding run's pair still has
+    # p = 0.0005 against Holm's 0.0025 (0.00005 at eight rounds), and the games are the same every run
+    # (each bot's draws are seeded by its game)
     path = write_tournament(tmp_path / "t.toml", real_field(roles), game="confirmation", deal_sets=10, seed=35,
-                            concurrency=3)
+                            concurrency=3, options="rounds = 6")
     done = run_cli("tournament", path, "--quiet", timeout=3600)
     assert done.returncode == 0, done.stderr
     result = invoke_cli("ratings", tmp_path / "out", "--collusion", "--format", "json")
