@@ -30,6 +30,7 @@ from referee.hosting import build as tbuild  # noqa: E402
 from referee.model import BotProtocol, SandboxMode  # noqa: E402
 from referee.results import history  # noqa: E402
 from referee.results.store import Store  # noqa: E402
+from referee.server import auth  # noqa: E402
 from referee.server import main as server_main  # noqa: E402
 from referee.server.app import create_app  # noqa: E402
 from referee.server.coordinator import Coordinator  # noqa: E402
@@ -268,6 +269,39 @@ def test_failed_logins_are_rate_limited(world: World) -> None:
     assert codes[:5] == [401] * 5 and codes[5] == 429
     right = client.post("/login", data={"csrf": csrf(client), "name": "alice", "password": PASSWORD})
     assert right.status_code == 429  # even the right password waits: the guesser cannot tell
+
+
+def test_a_password_is_changed_with_the_current_one_and_the_other_sessions_end(world: World) -> None:
+    alice, _ = register(world, "alice")
+    elsewhere = world.client()  # alice logged in on another machine too
+    assert elsewhere.post("/login", data={"csrf": csrf(elsewhere), "name": "alice", "password": PASSWORD}
+                          ).status_code == 200
+    assert elsewhere.get("/me", follow_redirects=False).status_code == 200
+    new = "a new password, long enough"
+    assert alice.post("/me/password", data={"current": PASSWORD, "new": new}).status_code == 403  # no CSRF token
+    short = alice.post("/me/password", data={"csrf": csrf(alice, "/me"), "current": PASSWORD, "new": "short"})
+    assert short.status_code == 400 and "at least 10 characters: the password is unchanged" in short.text
+    changed = alice.post("/me/password", data={"csrf": csrf(alice, "/me"), "current": PASSWORD, "new": new})
+    assert changed.status_code == 200 and "password changed; 1 other session(s) logged out" in changed.text
+    assert alice.get("/me", follow_redirects=False).status_code == 200  # this session stays
+    assert elsewhere.get("/me", follow_redirects=False).status_code == 303  # the other one is gone
+    for password, code in ((PASSWORD, 401), (new, 200)):
+        client = world.client()
+        assert client.post("/login", data={"csrf": csrf(client), "name": "alice", "password": password}
+                           ).status_code == code
+
+
+def test_a_wrong_current_password_changes_nothing_and_counts_as_a_failed_login(world: World) -> None:
+    """A session left open (a stolen cookie) cannot set a password without knowing the current one, nor
+    guess it faster than the login form lets anyone."""
+    alice, _ = register(world, "alice")
+    codes = [alice.post("/me/password", data={"csrf": csrf(alice, "/me"), "current": "wrong password!",
+                                              "new": "a new password, long enough"}).status_code for _ in range(6)]
+    assert codes[:5] == [401] * 5 and codes[5] == 429
+    client = world.client()  # the name's limit is the login form's too
+    assert client.post("/login", data={"csrf": csrf(client), "name": "alice", "password": PASSWORD}
+                       ).status_code == 429
+    assert world.db.password_of("alice") is not None and auth.password_ok(world.db.password_of("alice"), PASSWORD)
 
 
 def test_uploads_are_refused_outside_the_open_phase(world: World) -> None:

@@ -104,6 +104,12 @@ def test_a_newcomer_registers_uploads_is_ranked_and_watches_a_replay(browser, tm
         narrow.fill("#password", password.group(1))
         narrow.click("#submit")
         narrow.wait_for_url("**/me")  # logged in: the session cookie is set
+        narrow.click("#password-change summary")  # the generated password is changed for the organiser's own
+        narrow.fill("#current", password.group(1))
+        narrow.fill("#new", "the organiser's own password")
+        narrow.click("#change-password")
+        assert "password changed" in narrow.inner_text("#flash")
+        assert no_sideways_scroll(narrow)
         narrow.goto(server.url + "/organiser")
         assert narrow.locator("#invite").count() == 1, narrow.content()[:3000]
         narrow.click("#invite")

@@ -90,6 +90,7 @@ def create_app(coordinator: Coordinator, secret: bytes, secure_cookies: bool = F
         route("/register", register_form), route("/register", register, ("POST",)),
         route("/login", login_form), route("/login", login, ("POST",)), route("/logout", logout, ("POST",)),
         route("/me", me_page), route("/fragment/me", me_fragment), route("/me/token", new_token, ("POST",)),
+        route("/me/password", new_password, ("POST",)),
         route("/upload", upload_form, ("POST",)),
         route("/organiser", organiser_page), route("/organiser/phase", organiser_phase, ("POST",)),
         route("/organiser/invite", organiser_invite, ("POST",)),
@@ -525,6 +526,41 @@ async def new_token(site: Site, request: Request) -> Response:
     token = auth.new_secret()
     site.db.set_token(user.name, auth.token_hash(token))
     return await _me(site, request, user, token=token)
+
+
+async def new_password(site: Site, request: Request) -> Response:
+    """A new password, given the current one (a session left open on another machine cannot change it): its
+    failures count as failed logins of the name (the same limit), and every other session of the account
+    ends (the new password is what logs in from now on)."""
+    user = current_user(site, request)
+    if user is None:
+        return RedirectResponse("/login", 303)
+    form = await checked_form(site, request)
+    if isinstance(form, Response):
+        return form
+    named = f"name:{auth.skeleton(user.name)}"
+    wait = site.by_name.retry_after(named)
+    if wait > 0:
+        response = await _me(site, request, user, flash=f"too many wrong passwords: try again in {int(wait) + 1} s",
+                             error=True, status=429)
+        response.headers["Retry-After"] = str(int(wait) + 1)
+        return response
+    async with site.hashing:
+        ok = await asyncio.to_thread(auth.password_ok, site.db.password_of(user.name), form.get("current", "")[:300])
+    if not ok:
+        site.by_name.failed(named)
+        return await _me(site, request, user, flash="the current password is wrong: the password is unchanged",
+                         error=True, status=401)
+    site.by_name.succeeded(named)
+    new = form.get("new", "")
+    try:
+        auth.check_password(new)
+    except auth.PasswordRefused as err:
+        return await _me(site, request, user, flash=f"{err}: the password is unchanged", error=True, status=400)
+    async with site.hashing:
+        site.db.set_password(user.name, await asyncio.to_thread(auth.hash_password, new))
+    ended = site.db.end_other_sessions(user.name, auth.token_hash(request.cookies.get(SESSION_COOKIE, "")))
+    return await _me(site, request, user, flash=f"password changed; {ended} other session(s) logged out")
 
 
 async def me_page(site: Site, request: Request) -> Response:

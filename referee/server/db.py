@@ -214,6 +214,11 @@ class ServerDB:
         with self.tx() as db:
             db.execute("DELETE FROM sessions WHERE id = ?", (sid_hash,))
 
+    def end_other_sessions(self, name: str, keep_hash: str) -> int:
+        """End every session of ``name`` but the one ``keep_hash`` names; how many were ended."""
+        with self.tx() as db:
+            return db.execute("DELETE FROM sessions WHERE name = ? AND id != ?", (name, keep_hash)).rowcount
+
     # --- submissions ------------------------------------------------------------
 
     def uploads_since(self, name: str, since: float) -> list[float]:
