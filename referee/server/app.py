@@ -139,6 +139,16 @@ async def checked_form(site: Site, request: Request) -> dict[str, Any] | Respons
     return {k: v for k, v in form.items() if isinstance(v, str)}
 
 
+async def entrants_form(site: Site, request: Request) -> tuple[User, dict[str, Any]] | Response:
+    """A form an entrant posts from its own page: who is logged in and the form's fields (:func:`checked_form`),
+    or where to go instead (the login page; a 403 page)."""
+    user = current_user(site, request)
+    if user is None:
+        return RedirectResponse("/login", 303)
+    form = await checked_form(site, request)
+    return form if isinstance(form, Response) else (user, form)
+
+
 def render(site: Site, request: Request, template: str, status: int = 200, **values: Any) -> Response:
     coordinator = site.coordinator
     spec = coordinator.spec
@@ -517,12 +527,10 @@ async def logout(site: Site, request: Request) -> Response:
 
 
 async def new_token(site: Site, request: Request) -> Response:
-    user = current_user(site, request)
-    if user is None:
-        return RedirectResponse("/login", 303)
-    form = await checked_form(site, request)
-    if isinstance(form, Response):
-        return form
+    posted = await entrants_form(site, request)
+    if isinstance(posted, Response):
+        return posted
+    user, _ = posted
     token = auth.new_secret()
     site.db.set_token(user.name, auth.token_hash(token))
     return await _me(site, request, user, token=token)
@@ -532,12 +540,10 @@ async def new_password(site: Site, request: Request) -> Response:
     """A new password, given the current one (a session left open on another machine cannot change it): its
     failures count as failed logins of the name (the same limit), and every other session of the account
     ends (the new password is what logs in from now on)."""
-    user = current_user(site, request)
-    if user is None:
-        return RedirectResponse("/login", 303)
-    form = await checked_form(site, request)
-    if isinstance(form, Response):
-        return form
+    posted = await entrants_form(site, request)
+    if isinstance(posted, Response):
+        return posted
+    user, form = posted
     named = f"name:{auth.skeleton(user.name)}"
     wait = site.by_name.retry_after(named)
     if wait > 0:
