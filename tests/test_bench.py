@@ -194,7 +194,11 @@ def test_the_isolation_section_keeps_the_rule_of_before_in_the_bench_only():
     with isolation.rule("match, before"):
         assert executor._holds(seating) == {("deal set", 3)}
     assert executor._holds(seating) == now
-    rows = [{"tournament": "t", "way": way, "concurrency": 4, "matches": 6, "seconds": s, "games_per_minute": g}
-            for way, s, g in (("tournament", 1.0, 360.0), ("match, before", 3.0, 120.0), ("match", 6.0, 60.0))]
-    table, _ = isolation.table({"rows": rows, "sandbox": "bwrap"})
-    assert [row[-1] for row in table] == ["3.00", "1.00", "0.50"]
+    rows = [{"tournament": "t", "way": way, "concurrency": 4, "matches": 6, "seconds": s, "games_per_minute": g,
+             "cpu_s_per_match": c}
+            for way, s, g, c in (("tournament", 1.0, 360.0, 0.1), ("match, before", 3.0, 120.0, 0.4),
+                                 ("match", 6.0, 60.0, 0.38))]
+    table, headers = isolation.table({"rows": rows, "sandbox": "bwrap"})
+    assert headers[-2:] == ["vs match, before", "machine CPU s/match"]
+    assert [row[-2:] for row in table] == [["3.00", 0.1], ["1.00", 0.4], ["0.50", 0.38]]
+    assert 0 < isolation.machine_cpu() <= isolation.machine_cpu()  # CPU-seconds so far: they only grow

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -67,12 +68,23 @@ async def measure(workdir: Path) -> dict[str, Any]:
     for name, change in tournaments():
         for way in WAYS:
             isolation = Isolation.TOURNAMENT if way == Isolation.TOURNAMENT else Isolation.MATCH
+            before = machine_cpu()
             with rule(way):
                 row = await served.tournament(path, workdir / f"{len(rows)}",
                                               lambda cfg: dataclasses.replace(change(cfg), isolation=isolation))  # noqa: B023 (called in this iteration)
-            rows.append({"tournament": name, "way": way, **row})
+            cpu = machine_cpu() - before
+            rows.append({"tournament": name, "way": way, **row,
+                         "cpu_s_per_match": round(cpu / row["matches"], 3) if row["matches"] else None})
     unavailable = sandbox.probe()  # examples/aegis.toml: sandbox = "auto"
     return {"rows": rows, "sandbox": "bwrap" if unavailable is None else f"none ({unavailable})"}
+
+
+def machine_cpu() -> float:
+    """The CPU-seconds the whole machine has spent so far (``/proc/stat``: user, nice, system, irq and softirq
+    of every core), so that what a bot's processes cost, sandbox and kernel included, is counted wherever it
+    ran; the machine must be otherwise idle for a difference of two readings to be a run's."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return sum(int(fields[i]) for i in (1, 2, 3, 6, 7)) / os.sysconf("SC_CLK_TCK")
 
 
 def table(result: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
@@ -82,6 +94,6 @@ def table(result: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
     for r in result["rows"]:
         ratio = r["games_per_minute"] / before[r["tournament"]] if before.get(r["tournament"]) else None
         out.append([r["tournament"], r["way"], r["concurrency"], r["matches"], r["seconds"], r["games_per_minute"],
-                    f"{ratio:.2f}" if ratio is not None else ""])
+                    f"{ratio:.2f}" if ratio is not None else "", r.get("cpu_s_per_match", "")])
     return out, ["tournament", "isolation", "at once (asked)", "matches", "seconds", "games/minute",
-                 "vs match, before"]
+                 "vs match, before", "machine CPU s/match"]
