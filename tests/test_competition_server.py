@@ -198,6 +198,9 @@ def test_a_bot_that_faults_in_validation_is_refused_with_its_log(world: World) -
     page = erin.get("/me").text
     assert "validation failed" in page
     assert "about to crash &lt;b&gt;here&lt;/b&gt;" in page  # what its bot printed, escaped: why it failed
+    assert "did not start (ended before it connected (exit code 7))" in sub.validation_log
+    assert str(world.spec.state) not in sub.validation_log  # none of the server's own paths
+    assert sub.validation_log.count("about to crash") == 1  # its log's tail once, under its own heading
 
 
 def test_forms_without_the_csrf_token_are_refused(world: World) -> None:

@@ -84,6 +84,13 @@ class Board:
     errors: list[str] = field(default_factory=list)
 
 
+def _for_entrant(line: str) -> bool:
+    """Whether a line the validation's run says may go into the entrant's validation log: not the tails of
+    bots' logs that go with a bot that did not start (``  last lines of PATH:`` and the lines under it, which
+    name the server's own paths and may be a house bot's: the entrant gets its own log's tail apart)."""
+    return not line.startswith(("  last lines of ", "    "))
+
+
 class Quiet:
     """The service's observer for a run nobody watches in a terminal: announcements to the log."""
 
@@ -244,7 +251,8 @@ class Coordinator:
         try:
             trial = ladder.validation_config(self.spec, self.contender(sub), out)
             trial = replace(trial, tournament=self.prepared(trial.tournament, local=True))
-            outcome = service.run_gauntlet(service.GauntletRequest(trial, bootstrap=200), Quiet(lines.append))
+            outcome = service.run_gauntlet(service.GauntletRequest(trial, bootstrap=200),
+                                           Quiet(lambda line: lines.append(line) if _for_entrant(line) else None))
         except (ConfigError, StoreError) as err:
             self.db.job_done(sub.id, Status.FAILED, "it cannot be played (see the validation log)",
                              validation_log="\n".join([*lines, escaped(str(err), one_line=True)]),
