@@ -84,21 +84,21 @@ class Board:
     errors: list[str] = field(default_factory=list)
 
 
-def _for_entrant(line: str) -> bool:
-    """Whether a line the validation's run says may go into the entrant's validation log: not the tails of
-    bots' logs that go with a bot that did not start (``  last lines of PATH:`` and the lines under it, which
-    name the server's own paths and may be a house bot's: the entrant gets its own log's tail apart)."""
-    return not line.startswith(("  last lines of ", "    "))
+def _failure(name: str, status: str, why: str | None) -> str:
+    """A line of a validation log for a bot out of the run: its name, its status, and why."""
+    return f"{name}: {status}" + (f" ({why})" if why else "")
 
 
 class Quiet:
-    """The service's observer for a run nobody watches in a terminal: announcements to the log."""
+    """The service's observer for a run nobody watches in a terminal: announcements to the log (and to
+    ``say``, if given)."""
 
-    def __init__(self, say: Callable[[str], None], progress: Progress | None = None) -> None:
+    def __init__(self, say: Callable[[str], None] | None = None, progress: Progress | None = None) -> None:
         self._say, self._progress = say, progress
 
     def say(self, line: str) -> None:
-        self._say(line)
+        if self._say is not None:
+            self._say(line)
         log.info("%s", line)
 
     def started(self, config: TournamentConfig, out: set[str], schedule: Schedule) -> None:
@@ -247,26 +247,23 @@ class Coordinator:
         out = self.validations / str(sub.id)
         if out.exists():  # a validation cut short: from the start (a fresh seed, a fresh directory)
             shutil.rmtree(out)
-        lines: list[str] = []
         try:
             trial = ladder.validation_config(self.spec, self.contender(sub), out)
             trial = replace(trial, tournament=self.prepared(trial.tournament, local=True))
-            outcome = service.run_gauntlet(service.GauntletRequest(trial, bootstrap=200),
-                                           Quiet(lambda line: lines.append(line) if _for_entrant(line) else None))
+            # what the run announces is the organiser's (the server's log: it names the server's files, and
+            # quotes the logs of bots that did not start, house bots' among them); the entrant's log is made here
+            outcome = service.run_gauntlet(service.GauntletRequest(trial, bootstrap=200), Quiet())
         except (ConfigError, StoreError) as err:
             self.db.job_done(sub.id, Status.FAILED, "it cannot be played (see the validation log)",
-                             validation_log="\n".join([*lines, escaped(str(err), one_line=True)]),
-                             validation_dir=str(out))
+                             validation_log=escaped(str(err), one_line=True), validation_dir=str(out))
             return
         except BotsNotReady as err:  # the candidate did not start: no match is played without it
-            failures = [f"{name}: {EntryStatus.DID_NOT_START} ({why})" for name, why in sorted(err.reasons.items())]
+            failures = [_failure(name, EntryStatus.DID_NOT_START, why) for name, why in sorted(err.reasons.items())]
             self.db.job_done(sub.id, Status.FAILED, f"validation failed: {failures[0]}",
-                             validation_log="\n".join([*lines, *failures, *self._own_log(out, sub.name)]),
+                             validation_log="\n".join([*failures, *self._own_log(out, sub.name)]),
                              validation_dir=str(out))
             return
-        failures = []
-        for w in outcome.withdrawn:
-            failures.append(f"{w.name}: {w.status}" + (f" ({w.why})" if w.why else ""))
+        failures = [_failure(w.name, w.status, w.why) for w in outcome.withdrawn]
         for name, missed in outcome.incomplete.items():
             failures.append(f"{name}: did not play all its matches ({missed})")
         store = Store(out, create=False)
@@ -276,7 +273,7 @@ class Coordinator:
             summary = [f"{len(rows)} validation match(es) against {', '.join(self.house_names())}"]
         finally:
             store.close()
-        text = "\n".join([*summary, *lines, *failures, *self._own_log(out, sub.name)])
+        text = "\n".join([*summary, *failures, *self._own_log(out, sub.name)])
         if failures or not rows:
             self.db.job_done(sub.id, Status.FAILED, f"validation failed: {failures[0] if failures else 'no match'}",
                              validation_log=text, validation_dir=str(out))
