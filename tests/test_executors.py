@@ -195,6 +195,9 @@ class Launching(Scripted):
     async def _restart(self, lineup):
         return []
 
+    def _prepare(self, seating):
+        pass  # its 'processes' are counted in _play_fresh; prepared ones: tests/test_prepared.py
+
     async def _play_fresh(self, seating, match_id):
         launched = {b.name for b in self.bots if not b.external} & set(seating.lineup)
         self.alive.update(launched)

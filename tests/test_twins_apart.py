@@ -10,16 +10,21 @@ processes to the next, in a real tournament under bubblewrap, two ways that work
   outlive their publisher; held by a process playing another deal set meanwhile, they reached
   the twin. Before the defence (one match of a deal set at a time was the only rule) it learned
   hands in every run at concurrency 2 (12 of 39 deals on 4 deal sets), none wrong. The defence:
-  no two processes of one bot are alive at once (no two matches sharing a launched bot play
-  together, ``Executor._holds``, and the next process starts only once the last and its sandbox
-  are gone).
+  no two processes of one bot run it at once (no two matches sharing a launched bot play
+  together, ``Executor._holds``, and the next process runs the bot only once the last and its
+  sandbox are gone: prepared meanwhile, it runs only the referee's starter).
 - **a run-wide count** (attack 2): in the first match of a deal set it opens as many extra
   sessions as encode the first card it was dealt; in the twin it reads the count in its own
   ``session_id`` (``s{N}``). Before the defence: 4 of 4 twins, every card right. The defence:
   session ids (and every other id a bot sees) are random; and since (issue 35) a process's
   sessions may offer no more seats than it plays, so that its extra sessions are not let in at all.
 
-Both must learn nothing here, though the attack ran (it published, relayed and sent); a control
+A third attack (tests/bots/hostile/early.py) plants code where a Python start-up runs it, so
+that the process prepared for the bot's next match (started while its last one plays,
+referee/hosting/starter.py) would run it before its turn: it must run only once the last process
+is gone, in every process.
+
+The first two must learn nothing here, though the attack ran (it published, relayed and sent); a control
 run, where the same bot plays honestly (its play is the same: always the first legal action),
 must give the victim exactly the same results."""
 
@@ -27,6 +32,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from harness import ROOT, require_sandbox, run_cli, victim_hands, write_tournament
@@ -124,3 +132,86 @@ def test_the_victims_results_equal_the_control_runs(attack, control):
     # a process per match of each bot, and the start-up check's: none died
     for run in (attack, control):
         assert run["starts"]["victim"]["starts"] == 2 * DEAL_SETS + 1 and not run["starts"]["victim"]["exits"]
+
+
+# --- the attack: code planted to run in the prepared process before its token -------------------
+
+EARLY_TABLES = """
+[clock]
+decision_ms = 3000
+bank_ms = 10000
+
+[limits]
+sandbox = "bwrap"
+
+[[bots]]
+name = "early"
+command = ["python", "early.py"]
+cwd = "attacker"
+{env}
+
+[[bots]]
+name = "victim"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{root}"
+"""
+
+
+def early_run(tmp: Path, attack: str | None) -> tuple[list[dict], dict]:
+    """A tournament of the early bot (``attack``: "files", planted; "env": planted and PYTHONPATH=.;
+    None: the control, nothing planted) against a random victim: its reports, and the victim's results."""
+    require_sandbox()
+    (tmp / "attacker").mkdir(parents=True)
+    bot = ROOT / "tests" / "bots" / "hostile" / "early.py"
+    (tmp / "attacker" / "early.py").write_text(bot.read_text())
+    if attack is not None:
+        subprocess.run([sys.executable, bot, "--plant", tmp / "attacker"], check=True)
+    env = 'env = { PYTHONPATH = "." }' if attack == "env" else ""
+    path = write_tournament(tmp / "t.toml", EARLY_TABLES.format(env=env, root=ROOT), game="aegis", deal_sets=3,
+                            seed=9, concurrency=2, extra='isolation = "match"')
+    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400)
+    assert run.returncode == 0, run.stderr
+    store = Store(tmp / "out", create=False)
+    try:
+        victim = {row.key: (row.lineup.index("victim"), row.scores, row.placing, row.faults)
+                  for row in store.matches()}
+    finally:
+        store.close()
+    lines = (tmp / "out" / "logs" / "early.log").read_text().splitlines()
+    reports = [{"kind": line.split(" ", 1)[0], **json.loads(line.split(" ", 1)[1])} for line in lines
+               if line.split(" ", 1)[0] in ("EARLY", "FIRST", "LAST")]
+    return reports, victim
+
+
+def processes_began(processes: dict[tuple[float, int], dict[str, list[float]]], process: dict) -> list[float]:
+    """When ``process`` (one of ``processes``) began."""
+    return [began for (began, _), p in processes.items() if p is process]
+
+
+@pytest.fixture(scope="module")
+def early_control(tmp_path_factory):
+    return early_run(tmp_path_factory.mktemp("control"), None)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("attack", ["files", "env"])
+def test_code_planted_to_run_before_the_token_runs_only_once_the_last_process_is_gone(tmp_path, attack, early_control):
+    reports, victim = early_run(tmp_path, attack)
+    processes: dict[tuple[float, int], dict[str, list[float]]] = {}
+    for r in reports:
+        processes.setdefault((r["began"], r["pid"]), {}).setdefault(r["kind"], []).append(r["at"])
+    runs = sorted(processes.values(), key=lambda p: min(p.get("FIRST", [float("inf")])))
+    assert all("FIRST" in p for p in runs), "a planted file ran in a process where the bot never did"
+    early = [at for p in runs for at in p.get("EARLY", [])]
+    assert early, "the attack ran: planted code did run (after its token)"
+    if attack == "env":
+        assert all("EARLY" in p for p in runs), "with PYTHONPATH=. every process ran sitecustomize"
+    # the start-up check's process is stopped once connected: it says no LAST
+    assert "LAST" not in runs[0] and all("LAST" in p for p in runs[1:])
+    prepared = [after for before, after in zip(runs[1:], runs[2:])
+                if min(processes_began(processes, after)) < max(before["LAST"])]
+    assert prepared, "no process was prepared while the last one played: the test proves nothing"
+    for before, after in zip(runs[1:], runs[2:]):
+        assert min(after["EARLY"] + after["FIRST"] if "EARLY" in after else after["FIRST"]) > max(before["LAST"]), \
+            "planted code ran in a process of the bot while the last one still played"
+    assert victim == early_control[1], "the victim's results are the control run's"

@@ -16,7 +16,8 @@ JSON with ``--json FILE``):
 4. **concurrency**: 1, 4, 16 and 64 games at once over four bot sessions;
 5. **tournament**: the demo tournaments, whole, through the code of
    ``referee tournament``;
-6. **sandbox**: a bot's start-up with and without bubblewrap, and (6b) what masking
+6. **sandbox**: a bot's start-up with and without bubblewrap (and prepared beforehand,
+   from its release), and (6b) what masking
    the ``__pycache__`` of a bot's own directory costs its start (:mod:`referee.bench.sandbox`);
 7. **flood**: ``ListGames`` latency on a ``referee serve`` while hostile
    clients flood it with batched replies, beside control matches on a tight

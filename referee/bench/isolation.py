@@ -1,8 +1,9 @@
 """Section 8 of the bench: what ``isolation = "match"`` costs, in games per minute.
 
 Under ``"match"`` every launched bot plays each match in a process of its own, and no two
-processes of one bot are alive at once (docs/security.md): no two matches that share a
-launched bot play together. The same tournaments are played, whole, through the code of
+processes of one bot run it at once (docs/security.md): no two matches that share a
+launched bot play together (its next process is prepared meanwhile, running only the
+referee's starter until the last one is gone). The same tournaments are played, whole, through the code of
 ``referee tournament`` (launching and sandboxing included), three ways:
 
 - ``tournament``: long-lived bots, ``concurrency`` matches at once;
@@ -42,8 +43,9 @@ def _before(self: LocalExecutor, seating: Seating) -> set[tuple[str, Any]]:
 @contextlib.contextmanager
 def rule(way: str) -> Iterator[None]:
     """The executor's rule for ``way`` while it plays."""
-    if way == "match, before":
-        with mock.patch.object(LocalExecutor, "_holds", _before):
+    if way == "match, before":  # nor were processes prepared then (two of a bot may play at once here)
+        with mock.patch.object(LocalExecutor, "_holds", _before), \
+                mock.patch.object(LocalExecutor, "_prepare", lambda self, seating: None):
             yield
     else:
         yield

@@ -2,7 +2,10 @@
 
 - **start-up**: a launched bot's process from its start to its session at the
   referee (interpreter, bot kit, gRPC connect), with and without bubblewrap;
-  the difference is what the sandbox adds to every start.
+  the difference is what the sandbox adds to every start. And a process
+  prepared beforehand (as the next match's is under isolation = "match",
+  :mod:`referee.hosting.starter`), from its release to its session: what is
+  left of a start on the match's way.
 - **__pycache__ masked** (6b): the sandbox masks the ``__pycache__`` of a bot's own
   directory (its version leaves them out), so Python compiles the bot's modules from source
   at every start. Measured on the search sample bot's modules copied into a bot's own
@@ -38,20 +41,29 @@ from referee.runner import Clock
 BOT = BotSpec("probe", ("python", "-m", "sample_bots.random"), str(served.ROOT))
 
 
+#: how long a prepared process waits before it is released, in the bench: time enough to be ready
+PREPARED_S = 0.5
+
+
 async def startups(modes: list[SandboxMode], starts: int, logs: Path) -> list[dict[str, Any]]:
-    """Per sandbox mode: median and range of ``starts`` starts, in ms, from the process's start to
-    its session; the modes take turns, so that the machine's drift weighs on each alike."""
+    """Per sandbox mode, and per mode for a process prepared beforehand (isolation = "match": the
+    next match's, started held while the last one plays, :mod:`referee.hosting.starter`): median
+    and range of ``starts`` starts, in ms, from the process's start (the prepared one's release,
+    :data:`PREPARED_S` after its start) to its session; all take turns, so that the machine's drift
+    weighs on each alike."""
     executors = [LocalExecutor("aegis", {}, Clock(), [BOT], {BOT.name: 1}, log_dir=logs / mode, sandbox=mode,
                                isolation=Isolation.MATCH) for mode in modes]
-    times: list[list[float]] = [[] for _ in modes]
+    ways = [(executor, prepared) for executor in executors for prepared in (False, True)]
+    times: list[list[float]] = [[] for _ in ways]
     async with contextlib.AsyncExitStack() as stack:
         for executor in executors:
             await stack.enter_async_context(executor)
         for i in range(starts):
-            for executor, measured in zip(executors, times):
-                measured.append(await _start_once(executor, f"probe#{i}"))
-    return [{"sandbox": _kind(ex), "starts": starts, "median_ms": round(statistics.median(t), 1),
-             "min_ms": round(min(t), 1), "max_ms": round(max(t), 1)} for ex, t in zip(executors, times)]
+            for (executor, prepared), measured in zip(ways, times):
+                measured.append(await _start_once(executor, f"probe#{i}", prepared))
+    return [{"sandbox": _kind(ex) + (", prepared (from its release)" if prepared else ""), "starts": starts,
+             "median_ms": round(statistics.median(t), 1), "min_ms": round(min(t), 1), "max_ms": round(max(t), 1)}
+            for (ex, prepared), t in zip(ways, times)]
 
 
 def _kind(executor: LocalExecutor) -> str:
@@ -60,12 +72,18 @@ def _kind(executor: LocalExecutor) -> str:
     return executor.sandbox.kind
 
 
-async def _start_once(executor: LocalExecutor, name: str) -> float:
+async def _start_once(executor: LocalExecutor, name: str, prepared: bool = False) -> float:
     arena, launcher = executor.referee.arena, executor.launcher
     assert arena is not None and launcher is not None  # the executor is entered
-    started = time.perf_counter()
     executor._admit(name, name, 1)
-    launcher.start_for_match(BOT.name, name, name, 1)
+    if prepared:
+        launcher.start_for_match(BOT.name, name, name, 1, held=True)
+        await asyncio.sleep(PREPARED_S)
+        started = time.perf_counter()
+        launcher.release(name)
+    else:
+        started = time.perf_counter()
+        launcher.start_for_match(BOT.name, name, name, 1)
     while not arena.connected(name):
         if launcher.gone(name):
             raise RuntimeError(f"the probe bot did not start ({_kind(executor)}): see its log")

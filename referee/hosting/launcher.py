@@ -67,6 +67,10 @@ LOG_LINE_CHARS = 300
 #: from the bot's directory, whatever modules it holds), in the bot's sandbox; the bot's command follows
 STDIO_RELAY = (sys.executable, "-P", "-m", "referee.hosting.stdio")
 
+#: what a process prepared for a bot's next match runs until its token comes (isolation = "match"):
+#: the referee's own code, isolated from everything of the bot's (-I), :mod:`referee.hosting.starter`
+STARTER = (sys.executable, "-I", "-m", "referee.hosting.starter", "--")
+
 #: seconds a bot's process has, once the referee has sent its last GameEnd and ended its session,
 #: to end by itself before it is stopped (after each match with isolation = "match", at the end
 #: of the run otherwise); the bot kit ends at once
@@ -98,6 +102,8 @@ class Launched:
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     waiting: bool = False            # started for a match that waits for its turn (its CPU share the least)
     ended: str | None = None         # how the current process ended, once known
+    released: bool = True            # False: a prepared process whose token is withheld (the bot has not run)
+    withheld: int | None = None      # a prepared process's token's pipe, until it is released
     retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
     finished: bool = False           # the referee ended its session: its end from now on is no death
     _pump: threading.Thread | None = None
@@ -163,6 +169,8 @@ class Launcher:
                    "--capacity", str(bot.capacity)]
         own = [_program(spec), *spec.command[1:]]
         command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == BotProtocol.STDIO else [*own, *connect]
+        if not bot.released:
+            command = [*STARTER, *command]
         if not self.box.isolated:
             return command
         others = versions.apart(spec, [b.spec for b in self.bots.values()])
@@ -197,10 +205,10 @@ class Launcher:
             bot.process = None
             bot.exits.append(f"cannot start: cannot open its log ({err.strerror or err})")
             return
-        if self.log_dir is not None:
-            self._write(log, f"--- {bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: "
-                             f"{' '.join(bot.spec.command)}\n".encode())
-        bot.starts += 1
+        if bot.released:  # a prepared process's start is its release's
+            if self.log_dir is not None:
+                self._write(log, f"--- {self._start_line(bot)}\n".encode())
+            bot.starts += 1
         bot.process_seen = False
         bot.ended = None
         limits = bot.spec.limits
@@ -208,8 +216,11 @@ class Launcher:
                                     bot.capacity, bot.waiting) if self.box.cgroups or self.box.cpu else None
         token_fd, writer = os.pipe()  # the token, in a pipe only the bot inherits
         try:
-            os.write(writer, f"{bot.token}\n".encode())
-            os.close(writer)
+            if bot.released:
+                os.write(writer, f"{bot.token}\n".encode())
+                os.close(writer)
+            else:  # written when it is released
+                bot.withheld = writer
             _check_program(_program(bot.spec), bot.spec.cwd)
             command = self.command(bot)
             _check_program(command[0], bot.spec.cwd)
@@ -220,10 +231,14 @@ class Launcher:
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            start_new_session=True, pass_fds=(token_fd,))
         except (OSError, subprocess.SubprocessError, sandbox.PathRefused) as err:
-            self._write(log, f"--- cannot start: {err}\n".encode())
+            if bot.released:  # a prepared one is not needed: the match starts its bot as it would have
+                self._write(log, f"--- cannot start: {err}\n".encode())
             with contextlib.suppress(OSError):
                 log.close()
             bot.process = None
+            if bot.withheld is not None:
+                os.close(bot.withheld)
+                bot.withheld = None
             why = getattr(err, 'strerror', None) or err
             if isinstance(err, CommandNotFound):
                 why = f"command not found: {bot.spec.command[0]}"
@@ -237,6 +252,12 @@ class Launcher:
         bot._pump.start()
         if self.on_exit is not None:
             threading.Thread(target=self._watch, args=(bot.name, bot.process), daemon=True).start()
+
+    @staticmethod
+    def _start_line(bot: Launched) -> str:
+        """What a process's start writes in its bot's log, after ``--- ``."""
+        return f"{bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: " \
+               f"{' '.join(bot.spec.command)}"
 
     def _watch(self, name: str, process: subprocess.Popen[bytes]) -> None:
         assert self.on_exit is not None  # watched only with one
@@ -271,7 +292,9 @@ class Launcher:
             if bot.dropped_bytes:
                 note += f"; {bot.dropped_bytes} bytes of output past the {bot.spec.limits.log_kb} KB cap not kept"
             tail = escaper.end()
-            if self.log_dir is not None or not (bot.retired or bot.finished):
+            if not bot.released:  # prepared and never released: the bot never ran, nothing to say
+                pass
+            elif self.log_dir is not None or not (bot.retired or bot.finished):
                 tail += (note + "\n").encode()
             self._write(log, tail)
         finally:
@@ -452,17 +475,60 @@ class Launcher:
         """Those of these bots that died too often to be started again."""
         return sorted(name for name in set(names) if name in self.bots and self.bots[name].dead is not None)
 
-    def start_for_match(self, bot: str, name: str, token: str, capacity: int, waiting: bool = False) -> None:
+    def start_for_match(self, bot: str, name: str, token: str, capacity: int, waiting: bool = False,
+                        held: bool = False) -> None:
         """A new process of ``bot`` for one match, with a fresh scratch: it connects as ``name``
         with ``token`` for ``capacity`` seats; :meth:`retire` ends it. ``waiting``: the match waits
         for its turn while others play, and until :meth:`playing` the process has the least CPU share
-        (where the bots have one): only what the bots playing leave, so that it slows none of them."""
+        (where the bots have one): only what the bots playing leave, so that it slows none of them.
+        ``held``: a process prepared for the bot's next match, which may start while another of the
+        bot's plays: it runs only the referee's starter (:mod:`referee.hosting.starter`: the
+        interpreter and the kit) until :meth:`release` gives it its token; :meth:`discard` ends it
+        unreleased. Its start (in the log, in the counts) is its release."""
         owner = self.bots[bot]
-        one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts, waiting=waiting)
+        one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts, waiting=waiting,
+                       released=not held)
         self.for_match[name] = one
         self._start(one)
-        owner.starts = one.starts
-        owner.exits += one.exits  # a process that could not start
+        if not held:
+            owner.starts = one.starts
+            owner.exits += one.exits  # a process that could not start
+
+    def release(self, name: str) -> None:
+        """Give the prepared process ``name`` its token: from now on it runs the bot. Only once no
+        other process of its bot is there but prepared ones (the caller's to see to: raises
+        RuntimeError otherwise), so that no two processes of one bot ever run the bot at once."""
+        one = self.for_match[name]
+        if one.withheld is None:
+            raise RuntimeError(f"{name} was not started held, or is released already")
+        running = sorted(n for n, b in list(self.for_match.items())  # (others start in threads)
+                         if n != name and b.spec is one.spec and b.released)
+        if running:
+            raise RuntimeError(f"{name} released while {', '.join(running)} of its bot is there")
+        owner = self.bots[one.spec.name]
+        one.released, writer, one.withheld = True, one.withheld, None
+        one.starts = owner.starts
+        self._mark(one.spec.name, self._start_line(one))
+        one.starts = owner.starts = owner.starts + 1
+        try:
+            os.write(writer, f"{one.token}\n".encode())
+        except OSError:
+            pass  # it has ended: the match finds it not connected, and its end is a death
+        finally:
+            os.close(writer)
+
+    def discard(self, name: str) -> None:
+        """End a prepared process that was never released (the bot never ran in it): no start, no
+        death, nothing in its bot's log. Its token's pipe closes (its starter ends with code 0) and
+        it is stopped with everything it started."""
+        one = self.for_match.pop(name)
+        if one.released:
+            raise RuntimeError(f"{name} was released: retire it")
+        if one.withheld is not None:
+            os.close(one.withheld)
+            one.withheld = None
+        self._stop(one, "prepared, not needed")
+        self._clear(one)
 
     def playing(self, name: str) -> None:
         """The match of the process started for it as ``name`` plays now: its CPU share as any bot's."""
@@ -476,7 +542,11 @@ class Launcher:
         """End the process started for one match (``why``, for its log) and everything it left: when
         this returns, none of its processes is alive (in bubblewrap: its pid namespace is gone;
         with cgroups: its groups are empty). If it had died during the match, that death is the
-        bot's (past ``max_restarts`` deaths it is started no more)."""
+        bot's (past ``max_restarts`` deaths it is started no more). A prepared process never
+        released is discarded (:meth:`discard`)."""
+        if not self.for_match[name].released:
+            self.discard(name)
+            return
         one = self.for_match.pop(name)
         owner = self.bots[one.spec.name]
         if one.process is not None:
@@ -484,16 +554,23 @@ class Launcher:
                 if not one.finished:
                     owner.exits.append(self._ended(one, one.process))
             else:
-                one.retired = why
-                init = sandbox.namespace_init(one.process.pid) if self.box.isolated else None
-                _signal_group(one.process, signal.SIGKILL)
-                one.process.wait()
-                if init is not None:  # its pid namespace: gone once its init has exited
-                    sandbox.wait_exited(init)
+                self._stop(one, why)
         self._clear(one)
         limit = owner.spec.limits.max_restarts
         if owner.dead is None and len(owner.exits) > limit:
             owner.dead = f"died {len(owner.exits)} times (last: {owner.exits[-1]}); not started again"
+
+    def _stop(self, one: Launched, why: str) -> None:
+        """Kill a running process started for one match (``why``, for its log) and wait until its
+        sandbox's pid namespace is gone."""
+        if one.process is None or one.process.poll() is not None:
+            return
+        one.retired = why
+        init = sandbox.namespace_init(one.process.pid) if self.box.isolated else None
+        _signal_group(one.process, signal.SIGKILL)
+        one.process.wait()
+        if init is not None:  # its pid namespace: gone once its init has exited
+            sandbox.wait_exited(init)
 
     def status(self) -> dict[str, BotStatus]:
         """Per bot: starts, deaths (with the current process if it has ended), why it is dead, dropped output."""

@@ -9,7 +9,7 @@ Twins (the default): one process of a bot tells the next, in the twin match, und
 With ``--entries 2``: two entries of one author (one directory) at one Confirmation table with two
 random bots tell each other the hand each was dealt, in every round, while the match plays.
 
-No two processes of one bot are alive at once (docs/security.md), but the machine's kernel
+No two processes of one bot run it at once (docs/security.md), but the machine's kernel
 keeps things between them: here, which pages of a file both may read are in the page cache.
 The hostile bot of ``tests/bots/hostile/pagecache.py`` plays a real tournament (Aegis, itself
 against a random bot, ``sandbox = "bwrap"``, one match at a time): in the first match of each

@@ -136,7 +136,7 @@ class Executor(ABC):
         self.absent: dict[str, str] = {}
         self._absent_logs: dict[str, tuple[Path | None, Sequence[str]]] = {}
         #: "match": every launched bot plays each match in a fresh process of its own (see :meth:`play`),
-        #: and no two processes of one bot are alive at once (:meth:`play_all`)
+        #: and no two processes of one bot run it at once (:meth:`play_all`)
         self.isolation = isolation
         self.bots = list(bots)
         self.capacity = dict(capacity)
@@ -152,6 +152,11 @@ class Executor(ABC):
         self._held: dict[str, str] = {}  # match id as given to play -> its game id at the referee
         #: while :meth:`play_all` prepares matches ahead (isolation = "match"): the matches that may play at once
         self._gate: asyncio.Semaphore | None = None
+        #: while :meth:`play_all` plays (isolation = "match"): per launched bot, the process prepared for its
+        #: next match (:meth:`_prepare`), by the name it connects under, and the seats it was made for
+        self._spares: dict[str, tuple[str, int, asyncio.Future[None]]] = {}
+        #: while :meth:`play_all` plays: the seatings read that wait for what matches being played hold
+        self._pending: list[Seating] = []
         #: the host's load while this executor plays, and the timeouts marked as its fault
         self.host = hostload.HostWatch()
 
@@ -271,7 +276,7 @@ class Executor(ABC):
             return
         deadline = time.monotonic() + GAME_END_GRACE_S
         while any(self.launcher.not_running(n) is None for n in names) and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.005)
 
     async def _check_started(self) -> None:
         """Every bot running and connected within ``startup_s``, or :class:`BotsNotReady` naming
@@ -428,11 +433,18 @@ class Executor(ABC):
         Under :meth:`play_all`'s gate the processes start at once and the match waits for its turn to
         play (they start and connect while others play). Returns its results, record and when it began."""
         assert self.launcher is not None, "use the executor in 'async with'"
-        names = {bot: instance_name(bot) for bot in dict.fromkeys(seating.lineup) if bot in self.launcher.bots}
+        names: dict[str, str] = {}
         over = False
         try:
-            for bot, name in names.items():
-                token, seats = secrets.token_hex(16), seating.lineup.count(bot)
+            for bot in dict.fromkeys(seating.lineup):
+                if bot not in self.launcher.bots:
+                    continue
+                seats = seating.lineup.count(bot)
+                if (spare := await self._spare(bot, seats)) is not None:
+                    names[bot] = spare
+                    continue
+                names[bot] = name = instance_name(bot)
+                token = secrets.token_hex(16)
                 self._admit(name, token, seats)
                 self.launcher.start_for_match(bot, name, token, seats, waiting=self._gate is not None)
             outcome = await self._in_turn(seating, match_id, [names.get(bot, bot) for bot in seating.lineup],
@@ -447,6 +459,55 @@ class Executor(ABC):
             for name in names.values():
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
+
+    def _prepare(self, seating: Seating) -> None:
+        """A match of ``seating`` waits for what matches being played hold: prepare, for each launched
+        bot of it that has none, a process for its next match (:meth:`_spare`). It starts now, with
+        the least CPU share, in a sandbox of its own, but runs only the referee's starter (the
+        interpreter and the kit) until it is released, once every other process of its bot is gone:
+        the start that bot's next match would wait for is done meanwhile. (Started in a thread: a
+        start takes some ms, which the matches playing on this event loop need.)"""
+        if self.launcher is None or self.isolation != Isolation.MATCH:
+            return
+        for bot in dict.fromkeys(seating.lineup):
+            if bot in self.launcher.bots and bot not in self._spares and self.launcher.bots[bot].dead is None:
+                name, token, seats = instance_name(bot), secrets.token_hex(16), seating.lineup.count(bot)
+                self._admit(name, token, seats)
+                started = asyncio.to_thread(self.launcher.start_for_match, bot, name, token, seats, True, True)
+                self._spares[bot] = (name, seats, asyncio.ensure_future(started))
+
+    async def _spare(self, bot: str, seats: int) -> str | None:
+        """The process prepared for ``bot``, released now to play a match of ``seats`` seats (by the name
+        it connects under); None if there is none, or none that fits (it is then discarded)."""
+        assert self.launcher is not None, "use the executor in 'async with'"
+        if (spare := self._spares.pop(bot, None)) is None:
+            return None
+        name, made_for, started = spare
+        await started
+        if made_for != seats or self.launcher.not_running(name) is not None:
+            self._discard(name)
+            return None
+        self.launcher.release(name)
+        if (waiting := next((s for s in self._pending if bot in s.lineup), None)) is not None:
+            self._prepare(waiting)  # for the match after
+        return name
+
+    def _discard(self, name: str) -> None:
+        """End a prepared process that will not be released."""
+        assert self.launcher is not None, "use the executor in 'async with'"
+        self._dismiss(name)
+        if name in self.launcher.for_match:
+            self.launcher.discard(name)
+
+    async def _discard_spares(self) -> None:
+        """Discard every prepared process not released (at the end of :meth:`play_all`), each once
+        its start is done. (A run cancelled meanwhile leaves the rest to the launcher's
+        ``stop_all``; one whose start is still under way ends with the runner: its token's pipe closes.)"""
+        spares, self._spares = list(self._spares.values()), {}
+        for name, _, started in spares:
+            with contextlib.suppress(Exception):
+                await started
+            self._discard(name)
 
     async def _in_turn(self, seating: Seating, match_id: str, sessions: Sequence[str],
                        launched: Iterable[str] = ()) -> tuple[dict[str, Any], dict[str, Any], float]:
@@ -478,7 +539,7 @@ class Executor(ABC):
         or, without one, stops everything and is raised. ``seatings`` may be a generator:
         it is read as workers become free (a little ahead, see below).
 
-        With isolation = "match" no two processes of one launched bot are alive at once, so
+        With isolation = "match" no two processes of one launched bot run the bot at once, so
         that none can tell another what it was dealt (locks, or any object two processes can
         share through a file both see: docs/security.md): no two matches that share a launched
         bot play at the same time, and a match's processes, and all they left, are gone before
@@ -486,10 +547,13 @@ class Executor(ABC):
         same cards). A free worker takes the first seating, within :data:`LOOKAHEAD` of the
         next, that holds nothing a match being played holds (:meth:`_holds`). With isolation =
         "match" the next ``concurrency`` matches are prepared meanwhile (:meth:`_ahead`): they
-        hold what they will play with, and their processes start, while these play."""
+        hold what they will play with, and their processes start, while these play. And a bot
+        whose next match waits for it gets a process prepared meanwhile (:meth:`_prepare`), which
+        runs only the referee's starter until that match takes it, once the last one is gone."""
         todo = iter(seatings)
         stopped = False
         pending: list[Seating] = []  # read from ``todo``, waiting for what they hold to be free
+        self._pending = pending
         held: collections.Counter[tuple[str, Any]] = collections.Counter()  # what the matches playing hold
 
         def free(seating: Seating) -> bool:
@@ -505,6 +569,7 @@ class Executor(ABC):
                 if free(seating):
                     return seating
                 pending.append(seating)
+                self._prepare(seating)
             return None
 
         async def next_seating() -> Seating | None:
@@ -553,6 +618,8 @@ class Executor(ABC):
         finally:
             stopped = True
             self._gate = None
+            self._pending = []
+            await self._discard_spares()
 
     def _ahead(self, concurrency: int) -> int:
         """How many matches :meth:`play_all` prepares while ``concurrency`` play: with isolation =

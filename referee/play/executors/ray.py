@@ -396,7 +396,7 @@ class RayExecutor(Executor):
     @property
     def _checked_apart(self) -> bool:
         """With isolation = "match" the workers' start-up checks run one after another (one
-        worker per node: no two processes of a bot alive at once), and a worker started in place
+        worker per node: no two processes of a bot running at once), and a worker started in place
         of a dead one skips it; otherwise each worker checks its bots as it starts."""
         return self.isolation == Isolation.MATCH
 

@@ -1,6 +1,6 @@
 """A hostile Aegis entrant of the red team's fourth round: what it tries (``--attack``, repeatable).
 
-Under isolation = "match" no two processes of one bot are alive at once. Two things outlive a
+Under isolation = "match" no two processes of one bot run it at once. Two things outlive a
 process all the same, and its next process, the twin of its match (the same deals, the seats
 swapped: what it held is its opponent's hand there), reads them:
 

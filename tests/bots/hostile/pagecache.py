@@ -1,6 +1,6 @@
 """A hostile Aegis bot that passes its hands to its twin through the page cache (what remains open).
 
-Under isolation = "match" no two processes of one bot are alive at once, but one process can
+Under isolation = "match" no two processes of one bot run it at once, but one process can
 leave marks that the next one reads in what the machine's kernel keeps between them. Here, the
 page cache of a file both can read (its own directory is read-only, and so is /usr; a read-only
 file is enough): each bit is a pair of pages of ``--file``, one cached and one not.
