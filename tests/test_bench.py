@@ -113,7 +113,8 @@ def test_the_sandbox_section_times_a_bot_start_in_each_mode(tmp_path):
 
     modes = ["none"] + (["bwrap"] if sandbox.probe() is None else [])
     rows = asyncio.run(bench_sandbox.startups(modes, 2, tmp_path))
-    assert [r["sandbox"] for r in rows] == [way for mode in modes for way in (mode, f"{mode}, prepared (from its release)")]
+    ways = [way for mode in modes for way in (mode, f"{mode}, prepared (from its release)")]
+    assert [r["sandbox"] for r in rows] == ways
     assert all(r["starts"] == 2 and 0 < r["min_ms"] <= r["median_ms"] <= r["max_ms"] for r in rows)
     assert not list(tmp_path.rglob("*.log")) or all("stopped after its match" in p.read_text()
                                                      for p in tmp_path.rglob("*.log"))
