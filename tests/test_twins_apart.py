@@ -53,15 +53,31 @@ bank_ms = 10000
 sandbox = "bwrap"
 
 [[bots]]
-name = "channels"
+name = "{name}"
 command = {command}
 cwd = "attacker"
+{env}
 
 [[bots]]
 name = "victim"
 command = ["python", "-m", "sample_bots.random", "--seed", "1"]
 cwd = "victim"
 """
+
+
+def play(tmp: Path, name: str, command: list[str], env: str = "") -> Store:
+    """A tournament of the attacker (``name``, its ``command`` run in ``tmp/attacker``, ``env``: a line
+    of its table) against the victim; its store."""
+    path = write_tournament(tmp / "t.toml", BOTS.format(name=name, command=json.dumps(command), env=env),
+                            game="aegis", deal_sets=DEAL_SETS, seed=8, concurrency=2, extra='isolation = "match"')
+    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400)
+    assert run.returncode == 0, run.stderr
+    return Store(tmp / "out", create=False)
+
+
+def victim_results(store: Store) -> dict:
+    """The victim's seat, scores, placing and faults in each match, by the match's key."""
+    return {row.key: (row.lineup.index("victim"), row.scores, row.placing, row.faults) for row in store.matches()}
 
 
 def tournament(tmp, honest: bool) -> dict:
@@ -72,14 +88,10 @@ def tournament(tmp, honest: bool) -> dict:
         (tmp / name).mkdir(parents=True)
     shutil.copy(ROOT / "tests" / "bots" / "hostile" / "channels.py", tmp / "attacker")
     command = ["python", "channels.py", *(["--honest"] if honest else ["--attack", "locks", "--attack", "sessions"])]
-    path = write_tournament(tmp / "t.toml", BOTS.format(command=json.dumps(command)), game="aegis",
-                            deal_sets=DEAL_SETS, seed=8, concurrency=2, extra='isolation = "match"')
-    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400)
-    assert run.returncode == 0, run.stderr
+    store = play(tmp, "channels", command)
     lines = [line for log in (tmp / "out" / "logs").glob("channels*.log") for line in log.read_text().splitlines()]
-    store = Store(tmp / "out", create=False)
     try:
-        victim = {row.key: (row.lineup.index("victim"), row.scores, row.placing, row.faults) for row in store.matches()}
+        victim = victim_results(store)
         # by the game id the bots are told (the record's), which names no bot
         hands = {(record := store.record(row.key))["meta"]["game_id"]: victim_hands(record) for row in store.matches()}
         starts = json.loads(store.meta("launcher"))
@@ -136,45 +148,19 @@ def test_the_victims_results_equal_the_control_runs(attack, control):
 
 # --- the attack: code planted to run in the prepared process before its token -------------------
 
-EARLY_TABLES = """
-[clock]
-decision_ms = 3000
-bank_ms = 10000
-
-[limits]
-sandbox = "bwrap"
-
-[[bots]]
-name = "early"
-command = ["python", "early.py"]
-cwd = "attacker"
-{env}
-
-[[bots]]
-name = "victim"
-command = ["python", "-m", "sample_bots.random", "--seed", "1"]
-cwd = "{root}"
-"""
-
-
 def early_run(tmp: Path, attack: str | None) -> tuple[list[dict], dict]:
     """A tournament of the early bot (``attack``: "files", planted; "env": planted and PYTHONPATH=.;
     None: the control, nothing planted) against a random victim: its reports, and the victim's results."""
     require_sandbox()
-    (tmp / "attacker").mkdir(parents=True)
+    for name in ("attacker", "victim"):
+        (tmp / name).mkdir(parents=True)
     bot = ROOT / "tests" / "bots" / "hostile" / "early.py"
     (tmp / "attacker" / "early.py").write_text(bot.read_text())
     if attack is not None:
         subprocess.run([sys.executable, bot, "--plant", tmp / "attacker"], check=True)
-    env = 'env = { PYTHONPATH = "." }' if attack == "env" else ""
-    path = write_tournament(tmp / "t.toml", EARLY_TABLES.format(env=env, root=ROOT), game="aegis", deal_sets=3,
-                            seed=9, concurrency=2, extra='isolation = "match"')
-    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400)
-    assert run.returncode == 0, run.stderr
-    store = Store(tmp / "out", create=False)
+    store = play(tmp, "early", ["python", "early.py"], 'env = { PYTHONPATH = "." }' if attack == "env" else "")
     try:
-        victim = {row.key: (row.lineup.index("victim"), row.scores, row.placing, row.faults)
-                  for row in store.matches()}
+        victim = victim_results(store)
     finally:
         store.close()
     lines = (tmp / "out" / "logs" / "early.log").read_text().splitlines()
@@ -193,7 +179,6 @@ def early_control(tmp_path_factory):
     return early_run(tmp_path_factory.mktemp("control"), None)
 
 
-@pytest.mark.e2e
 @pytest.mark.parametrize("attack", ["files", "env"])
 def test_code_planted_to_run_before_the_token_runs_only_once_the_last_process_is_gone(tmp_path, attack, early_control):
     reports, victim = early_run(tmp_path, attack)

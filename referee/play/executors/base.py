@@ -483,7 +483,11 @@ class Executor(ABC):
         if (spare := self._spares.pop(bot, None)) is None:
             return None
         name, made_for, started = spare
-        await started
+        try:
+            await started
+        except Exception:  # it could not be started (no descriptor left...): the match starts its own
+            self._dismiss(name)
+            return None
         if made_for != seats or self.launcher.not_running(name) is not None:
             self._discard(name)
             return None
