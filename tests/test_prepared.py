@@ -200,3 +200,50 @@ def test_no_two_processes_of_a_bot_run_its_code_at_once_though_the_next_is_prepa
     assert prepared, "no process was prepared while the last one played: the test proves nothing"
     assert all(runs[i][2] for i in prepared), "a process prepared meanwhile had the kit imported (warm)"
 
+
+
+KINDS = """
+[clock]
+decision_ms = 3000
+bank_ms = 10000
+
+[limits]
+sandbox = "{sandbox}"
+
+[[bots]]
+name = "stdio"
+command = ["python", "-m", "sample_bots.stdio_random"]
+protocol = "stdio"
+cwd = "{root}"
+
+[[bots]]
+name = "cold"
+command = ["python", "-u", "-m", "sample_bots.random", "--seed", "3"]
+cwd = "{root}"
+
+[[bots]]
+name = "b"
+command = ["python", "-m", "sample_bots.random", "--seed", "1"]
+cwd = "{root}"
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_a_stdio_bot_and_a_command_run_cold_play_every_match_from_prepared_processes(tmp_path, sandbox):
+    """The stdio relay runs in its prepared process (warm), and a command the starter cannot run in
+    place (``python -u``) is exec'd after its token: every match played, no fault, no death."""
+    if sandbox == "bwrap":
+        require_sandbox()
+    path = write_tournament(tmp_path / "t.toml", KINDS.format(sandbox=sandbox, root=ROOT), game="aegis",
+                            deal_sets=3, seed=6, concurrency=2, extra='isolation = "match"')
+    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400, env=clean_environment())
+    assert run.returncode == 0, run.stderr
+    store = Store(tmp_path / "out", create=False)
+    try:
+        rows = list(store.matches())
+        launcher = json.loads(store.meta("launcher"))
+    finally:
+        store.close()
+    assert len(rows) == 18 and sum(n for row in rows for seat in row.faults for n in seat.values()) == 0
+    for bot in ("stdio", "cold", "b"):
+        assert launcher[bot]["starts"] == 12 + 1 and launcher[bot]["exits"] == [], launcher[bot]
