@@ -19,8 +19,11 @@ processes to the next, in a real tournament under bubblewrap, two ways that work
   session ids (and every other id a bot sees) are random; and since (issue 35) a process's
   sessions may offer no more seats than it plays, so that its extra sessions are not let in at all.
 
-A third attack (tests/bots/hostile/early.py) plants code where a Python start-up runs it, so
-that the process prepared for the bot's next match (started while its last one plays,
+A third attack (tests/bots/hostile/early.py) plants code where a Python start-up runs it, or the
+dynamic loader (a library named by LD_PRELOAD in its ``env``, the red team's: it ran in the
+prepared process before its token, and carried a hand's checksum to the twin's process through
+the machine's thread count, before the bot's ``env`` was kept for its own command), so that the
+process prepared for the bot's next match (started while its last one plays,
 referee/hosting/starter.py) would run it before its turn: it must run only once the last process
 is gone, in every process.
 
@@ -37,7 +40,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import ROOT, require_sandbox, run_cli, victim_hands, write_tournament
+from harness import ROOT, require_kit, require_sandbox, run_cli, victim_hands, write_tournament
 
 from referee.results.store import Store
 
@@ -150,15 +153,23 @@ def test_the_victims_results_equal_the_control_runs(attack, control):
 
 def early_run(tmp: Path, attack: str | None) -> tuple[list[dict], dict]:
     """A tournament of the early bot (``attack``: "files", planted; "env": planted and PYTHONPATH=.;
-    None: the control, nothing planted) against a random victim: its reports, and the victim's results."""
+    "native": planted, and early.so built and preloaded through LD_PRELOAD; None: the control,
+    nothing planted) against a random victim: its reports, and the victim's results."""
     require_sandbox()
     for name in ("attacker", "victim"):
         (tmp / name).mkdir(parents=True)
     bot = ROOT / "tests" / "bots" / "hostile" / "early.py"
     (tmp / "attacker" / "early.py").write_text(bot.read_text())
-    if attack is not None:
+    env = ""
+    if attack == "native":
+        compiler = next((c for c in ("cc", "gcc", "g++") if shutil.which(c)), None)
+        require_kit(None if compiler is not None else "no C compiler (cc, gcc or g++) to build early.so")
+        subprocess.run([sys.executable, bot, "--plant", tmp / "attacker", "--native", compiler], check=True)
+        env = f'env = {{ LD_PRELOAD = "{tmp / "attacker" / "early.so"}" }}'
+    elif attack is not None:
         subprocess.run([sys.executable, bot, "--plant", tmp / "attacker"], check=True)
-    store = play(tmp, "early", ["python", "early.py"], 'env = { PYTHONPATH = "." }' if attack == "env" else "")
+        env = 'env = { PYTHONPATH = "." }' if attack == "env" else ""
+    store = play(tmp, "early", ["python", "early.py"], env)
     try:
         victim = victim_results(store)
     finally:
@@ -179,7 +190,7 @@ def early_control(tmp_path_factory):
     return early_run(tmp_path_factory.mktemp("control"), None)
 
 
-@pytest.mark.parametrize("attack", ["files", "env"])
+@pytest.mark.parametrize("attack", ["files", "env", "native"])
 def test_code_planted_to_run_before_the_token_runs_only_once_the_last_process_is_gone(tmp_path, attack, early_control):
     reports, victim = early_run(tmp_path, attack)
     processes: dict[tuple[float, int], dict[str, list[float]]] = {}
@@ -189,8 +200,8 @@ def test_code_planted_to_run_before_the_token_runs_only_once_the_last_process_is
     assert all("FIRST" in p for p in runs), "a planted file ran in a process where the bot never did"
     early = [at for p in runs for at in p.get("EARLY", [])]
     assert early, "the attack ran: planted code did run (after its token)"
-    if attack == "env":
-        assert all("EARLY" in p for p in runs), "with PYTHONPATH=. every process ran sitecustomize"
+    if attack in ("env", "native"):
+        assert all("EARLY" in p for p in runs), "every process ran what its environment preloads"
     # the start-up check's process is stopped once connected: it says no LAST
     assert "LAST" not in runs[0] and all("LAST" in p for p in runs[1:])
     prepared = [after for before, after in zip(runs[1:], runs[2:])

@@ -67,8 +67,9 @@ LOG_LINE_CHARS = 300
 #: from the bot's directory, whatever modules it holds), in the bot's sandbox; the bot's command follows
 STDIO_RELAY = (sys.executable, "-P", "-m", "referee.hosting.stdio")
 
-#: what a process prepared for a bot's next match runs until its token comes (isolation = "match"):
-#: the referee's own code, isolated from everything of the bot's (-I), :mod:`referee.hosting.starter`
+#: what a process started for one match (isolation = "match") runs until its token comes: the referee's
+#: own code, isolated from everything of the bot's (-I), :mod:`referee.hosting.starter`; a prepared
+#: process's token comes once the last process of its bot is gone, any other's at once
 STARTER = (sys.executable, "-I", "-m", "referee.hosting.starter", "--")
 
 #: seconds a bot's process has, once the referee has sent its last GameEnd and ended its session,
@@ -102,6 +103,7 @@ class Launched:
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     waiting: bool = False            # started for a match that waits for its turn (its CPU share the least)
     ended: str | None = None         # how the current process ended, once known
+    fresh: bool = False              # started for one match (isolation = "match"): through the starter
     released: bool = True            # False: a prepared process whose token is withheld (the bot has not run)
     withheld: int | None = None      # a prepared process's token's pipe, until it is released
     retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
@@ -169,7 +171,8 @@ class Launcher:
                    "--capacity", str(bot.capacity)]
         own = [_program(spec), *spec.command[1:]]
         command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == BotProtocol.STDIO else [*own, *connect]
-        if not bot.released:
+        command = sandbox.with_env(command, spec.env)  # its env for its command alone
+        if bot.fresh:  # every process for one match starts the same way, prepared or not
             command = [*STARTER, *command]
         if not self.box.isolated:
             return command
@@ -177,17 +180,18 @@ class Launcher:
         door = self.socket_dir / spec.name if self.socket_dir is not None else None  # the bot's own socket
         snapshot = self.snapshots.trees.get(spec.name) if self.snapshots is not None else None
         return sandbox.bwrap_command(command, cwd=Path(spec.cwd or os.getcwd()), socket_dir=door, hide=self.hide,
-                                     apart=others, env=spec.env, scratch_mb=spec.limits.file_mb,
+                                     apart=others, scratch_mb=spec.limits.file_mb,
                                      staged=self.box.staged, data=[Path(p) for p in spec.data], programs=own[:1],
                                      files=spec.files, command=spec.command, exclude=spec.exclude, snapshot=snapshot)
 
     def environment(self, spec: BotSpec) -> dict[str, str]:
         """What the bot's process starts with: bubblewrap sets the sandbox's own environment
-        (only the locale here); without one, the runner's minus its secrets, plus the bot's ``env``."""
+        (only the locale here); without one, the runner's minus its secrets. The bot's ``env`` is
+        set just before its command (:func:`~referee.hosting.sandbox.with_env`), so that no step of
+        the referee's before it (the prelude, a prepared process's starter) runs with it."""
         if self.box.isolated:
             return {"LANG": "C.UTF-8"}
-        inherited = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-        return {**inherited, **spec.env}
+        return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
 
     def _log(self, bot: Launched) -> BinaryIO:
         """Its log file; without a log directory, this process's stderr (where only its own output
@@ -487,7 +491,7 @@ class Launcher:
         unreleased. Its start (in the log, in the counts) is its release."""
         owner = self.bots[bot]
         one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts, waiting=waiting,
-                       released=not held)
+                       fresh=True, released=not held)
         self.for_match[name] = one
         self._start(one)
         if not held:

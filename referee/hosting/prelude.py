@@ -38,6 +38,11 @@ step where ``user`` was given: as root of that namespace it becomes ``uid``/``gi
 uid outside), keeping of its capabilities only ``keep`` (in that namespace: reading the files
 the sandbox shows, whatever their mode, as root did), closes ``close`` and execs ARGV.
 
+``python -I -S prelude.py '{"env": {NAME: VALUE, ...}}' ARGV...`` sets the bot's ``env`` table and
+execs ARGV: the last step before the bot's own command, so that what the bot's environment says
+(``LD_PRELOAD``, ``OPENSSL_CONF``...) reaches its command alone, never a step of the referee's
+(this prelude's ``become``, the starter of a prepared process).
+
 Anything that fails stops it with one line on stderr and exit code 125 (127: ARGV cannot
 be run): the bot never runs without its walls.
 """
@@ -280,6 +285,8 @@ def main() -> None:
         setup = json.loads(sys.argv[1])
         if "become" in setup:
             become(**setup["become"])
+        elif "env" in setup:
+            os.environ.update(setup["env"])
         else:
             prepare(setup)
     except (OSError, ValueError) as err:

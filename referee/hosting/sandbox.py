@@ -403,6 +403,12 @@ def bwrap_command(argv: Sequence[str], *, cwd: Path, socket_dir: Path | None, hi
     return [*args, "--", *argv]
 
 
+def with_env(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """``argv`` with the variables of ``env`` set by the prelude just before it (none: ``argv``):
+    a bot's ``env`` reaches its own command, never a step of the referee's before it."""
+    return [sys.executable, "-I", "-S", str(PRELUDE), json.dumps({"env": dict(env)}), *argv] if env else list(argv)
+
+
 def _tmpfs(point: str, staged_name: str, mb: int, staged: bool) -> list[str]:
     """One of the bot's two writable places: bound from the prelude's mounts, or a tmpfs of bubblewrap's."""
     if staged:

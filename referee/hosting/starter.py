@@ -1,21 +1,24 @@
-"""A process prepared for a bot's next match: ``python -I -m referee.hosting.starter -- ARGV...``.
+"""How a process for one match starts: ``python -I -m referee.hosting.starter -- ARGV...``.
 
-With ``isolation = "match"`` a bot's next process may be started while its last one still
-plays (:meth:`~referee.hosting.launcher.Launcher.start_for_match` with ``held=True``), in its
-own sandbox, with its limits, but it runs only this module, the referee's own code, until the
-launcher writes its token into descriptor 3, which it does once every other process of that
-bot is gone (:meth:`~referee.hosting.launcher.Launcher.release`). Meanwhile it does what
-every start of a Python bot on the kit does: the interpreter starts and imports the kit
-(:data:`PRELOAD`: gRPC, protobuf, the generated messages), the slow part of a start
-(docs/benchmarks.md). Then, once the token has come:
+With ``isolation = "match"`` every process started for one match begins here, and a bot's next
+one may be started while its last one still plays (a prepared process:
+:meth:`~referee.hosting.launcher.Launcher.start_for_match` with ``held=True``), in its own
+sandbox, with its limits. It runs only this module, the referee's own code, until the launcher
+writes its token into descriptor 3: at once for a process not prepared, and for a prepared one
+once every other process of that bot is gone (:meth:`~referee.hosting.launcher.Launcher.release`).
+Meanwhile it does what every start of a Python bot on the kit does: the interpreter starts and
+imports the kit (:data:`PRELOAD`: gRPC, protobuf, the generated messages), the slow part of a
+start (docs/benchmarks.md). Then, once the token has come:
 
 - it hands the token on in a pipe of its own at descriptor 3, as the launcher would have;
 - **warm**: where ARGV is ``python [-P] -m MODULE ARGS...`` or ``python [-P] SCRIPT ARGS...``
   with this interpreter, it runs the bot in this process as that command would (``sys.argv``,
   ``sys.path[0]``, ``__main__``), the kit already imported;
-- **cold** otherwise (another program, other interpreter options, a ``PYTHON*`` variable in
-  the environment, a user site that exists, or a module of :data:`PRELOAD`'s that the bot's
-  first path would give otherwise): it execs ARGV, as if this had not been.
+- **cold** otherwise (another program, other interpreter options, the bot's ``env`` table
+  (ARGV is then the prelude that sets it, :func:`~referee.hosting.sandbox.with_env`), a
+  ``PYTHON*`` variable in the environment, a user site that exists, or a module of
+  :data:`PRELOAD`'s that the bot's first path would give otherwise): it execs ARGV, as if this
+  had not been.
 
 It runs isolated (``-I``: no ``PYTHON*`` variable, no user site, no current directory on the
 path), so nothing of the bot's (its files, its environment) runs before its token comes; it

@@ -9,7 +9,10 @@ still plays (and could take over what it knows):
 - ``sitecustomize.py`` and ``usercustomize.py`` in its directory, which ``site`` imports at
   start-up when its directory is on the path (``--env``: the test gives it ``PYTHONPATH=.``);
 - ``typing_extensions.py`` in its directory, a module the kit's own imports load (the starter
-  imports the kit before the token comes): a shim that marks, then loads the real one.
+  imports the kit before the token comes): a shim that marks, then loads the real one;
+- ``early.so`` (``--plant DIR --native``, built with the C compiler), a library whose constructor
+  marks, for ``LD_PRELOAD`` in its ``env`` (the red team's: the dynamic loader runs it in every
+  process started with that variable, before any of its code, whatever the interpreter's options).
 
 Each planted file, when it runs, logs ``EARLY {"what", "began", "pid", "at"}`` (``began``: when its
 process began, from ``/proc/self/stat``; ``at``: the boot clock). The bot itself logs ``FIRST``
@@ -17,7 +20,7 @@ process began, from ``/proc/self/stat``; ``at``: the boot clock). The bot itself
 first legal action (its opponent's results are the same whatever it does). ``--plant DIR``
 writes the planted files into DIR (the test's set-up).
 
-    python early.py (the kit's arguments)       python early.py --plant DIR
+    python early.py (the kit's arguments)       python early.py --plant DIR [--native COMPILER]
 """
 
 from __future__ import annotations
@@ -48,7 +51,46 @@ sys.modules[__name__] = _real
 '''
 
 
-def plant(directory: str) -> None:
+NATIVE = r"""
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+__attribute__((constructor)) static void early(void) {
+    char stat[1024] = {0};
+    FILE *f = fopen("/proc/self/stat", "r");
+    size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f) fclose(f);
+    stat[n] = 0;
+    char *p = stat;
+    for (char *q = stat; *q; q++) if (*q == ')') p = q + 1;  /* after "pid (comm)" */
+    unsigned long long start = 0;
+    /* fields 3 (state) to 22 (starttime): skip 19 */
+    for (int field = 0; field < 20; field++) {
+        while (*p == ' ') p++;
+        if (field == 19) sscanf(p, "%llu", &start);
+        while (*p && *p != ' ') p++;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    printf("EARLY {\"what\": \"ld_preload\", \"began\": %.17g, \"pid\": %d, \"at\": %.17g}\n",
+           (double)start / sysconf(_SC_CLK_TCK), (int)getpid(), now.tv_sec + now.tv_nsec / 1e9);
+    fflush(stdout);
+}
+"""
+
+
+def plant(directory: str, compiler: str | None = None) -> None:
+    """The planted files in ``directory``; with ``compiler``, ``early.so`` too."""
+    if compiler is not None:
+        source = os.path.join(directory, "early.c")
+        with open(source, "w") as out:
+            out.write(NATIVE)
+        import subprocess  # late: only to build the library
+
+        subprocess.run([compiler, "-shared", "-fPIC", "-x", "c", "-o", os.path.join(directory, "early.so"), source],
+                       check=True)
+        os.unlink(source)
     for name in ("sitecustomize", "usercustomize"):
         with open(os.path.join(directory, f"{name}.py"), "w") as out:
             out.write(MARK.format(kind="EARLY", what=name))
@@ -62,7 +104,7 @@ def mark(kind: str) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--plant"]:
-        plant(sys.argv[2])
+        plant(sys.argv[2], sys.argv[4] if sys.argv[3:4] == ["--native"] else None)
         sys.exit(0)
     mark("FIRST")
     from referee.bot import run_bot
