@@ -95,6 +95,19 @@ def test_a_prepared_process_runs_nothing_of_the_bot_before_its_token_then_runs_i
     assert warm["token"] == "t0k\n"
 
 
+def test_a_directory_run_as_a_script_runs_cold_as_its_command_would(tmp_path):
+    bot = probe_dir(tmp_path)
+    (bot / "app").mkdir()
+    (bot / "app" / "__main__.py").write_text(PROBE)
+    env = clean_environment(OUT=str(tmp_path))
+    argv = [sys.executable, "app", "x"]
+    process, writer = start(argv, bot, env)
+    give(writer, "t0k")
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert json.loads(out) == direct(argv, bot, env) and json.loads(out)["warm"] is False
+
+
 def test_a_prepared_process_without_its_token_ends_having_run_nothing(tmp_path):
     bot = probe_dir(tmp_path)
     process, writer = start([sys.executable, "probe.py"], bot, clean_environment(OUT=str(tmp_path)))

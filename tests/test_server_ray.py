@@ -29,11 +29,13 @@ def test_a_worker_node_lost_mid_ladder_loses_and_doubles_nothing(tmp_path: Path)
     with LoopbackCluster(nodes=2, cpus=2) as cluster:
         server = Server(tmp_path)
         try:
-            printed = server.start("--open", "--invites", "2", "--executor", "ray", "--address", cluster.address,
+            # four entries: two matches of disjoint pairs play at once (an entry plays one match at a time
+            # under isolation = "match"), so that both nodes' workers are playing when one node dies
+            printed = server.start("--open", "--invites", "4", "--executor", "ray", "--address", cluster.address,
                                    env=cluster.env())
             invites = re.findall(r"invite code: (\S+)", printed)
             good = bot_dir(tmp_path / "good", "from sample_bots.random import main\nmain()\n")
-            for name, invite in zip(("alice", "bob"), invites):
+            for name, invite in zip(("alice", "bob", "carol", "dave"), invites):
                 done = submit(server, register(server.url, invite, name), good)
                 assert done.returncode == 0, done.stdout + done.stderr
             deadline = time.monotonic() + 300

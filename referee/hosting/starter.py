@@ -11,8 +11,8 @@ imports the kit (:data:`PRELOAD`: gRPC, protobuf, the generated messages), the s
 start (docs/benchmarks.md). Then, once the token has come:
 
 - it hands the token on in a pipe of its own at descriptor 3, as the launcher would have;
-- **warm**: where ARGV is ``python [-P] -m MODULE ARGS...`` or ``python [-P] SCRIPT ARGS...``
-  with this interpreter, it runs the bot in this process as that command would (``sys.argv``,
+- **warm**: where ARGV is ``python [-P] -m MODULE ARGS...`` or ``python [-P] SCRIPT.py ARGS...``
+  (a file) with this interpreter, it runs the bot in this process as that command would (``sys.argv``,
   ``sys.path[0]``, ``__main__``), the kit already imported;
 - **cold** otherwise (another program, other interpreter options, the bot's ``env`` table
   (ARGV is then the prelude that sets it, :func:`~referee.hosting.sandbox.with_env`), a
@@ -82,7 +82,7 @@ def warm_form(argv: list[str]) -> tuple[str, str, list[str]] | None:
         rest = rest[1:]
     if len(rest) >= 2 and rest[0] == "-m" and rest[1] and not rest[1].startswith("-"):
         return "module", rest[1], rest[2:]
-    if rest and rest[0] and not rest[0].startswith("-"):
+    if rest and rest[0].endswith(".py") and os.path.isfile(rest[0]):  # not a directory or a zip to run
         return "script", rest[0], rest[1:]
     return None
 
