@@ -335,8 +335,13 @@ def test_a_stdio_bot_misbehaving_is_treated_as_a_grpc_bot_doing_the_same(twin_ma
     played, logs = twin_matches
     grpc_bot, stdio_bot = played[f"grpc-{mode}"], played[f"stdio-{mode}"]
     log = (logs / f"stdio-{mode}.log").read_text(errors="replace")
-    assert {kind for _, kind, _ in faults(stdio_bot)} == CASES[mode][1], faults(stdio_bot)
-    assert {kind for _, kind, _ in faults(grpc_bot)} == CASES[mode][1], faults(grpc_bot)
+    for bot in (stdio_bot, grpc_bot):
+        kinds = {kind for _, kind, _ in faults(bot)}
+        if mode == "flood":  # its junk lands on open requests (wrong_id) or past the allowance of strays
+            # (disconnect): which, as it arrives; the session closing is the chatter test's, below
+            assert "wrong_id" in kinds and kinds <= CASES[mode][1], faults(bot)
+        else:
+            assert kinds == CASES[mode][1], faults(bot)
     assert all(seat == 0 for seat, _, _ in faults(stdio_bot))  # the opponent (seat 1) is never charged
     if mode != "flood":
         assert stdio_bot.record["actions"] == grpc_bot.record["actions"], log[-2000:]
