@@ -158,14 +158,27 @@ def test_a_bot_run_in_place_ends_with_its_own_exit_code_and_traceback(tmp_path):
 
 # --- in real tournaments -------------------------------------------------------------------
 
-TABLES = """
+def play(tmp: Path, tables: str, deal_sets: int, seed: int) -> Store:
+    """A tournament of Aegis (``tables``), isolation = "match", two matches at once; its store. Unsandboxed,
+    the bots inherit this environment: without PYTHON* variables, as a sandbox's."""
+    path = write_tournament(tmp / "t.toml", tables, game="aegis", deal_sets=deal_sets, seed=seed, concurrency=2,
+                            extra='isolation = "match"')
+    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400, env=clean_environment())
+    assert run.returncode == 0, run.stderr
+    return Store(tmp / "out", create=False)
+
+
+#: the clock and the sandbox of the tournaments below
+HEADER = """
 [clock]
 decision_ms = 3000
 bank_ms = 10000
 
 [limits]
 sandbox = "{sandbox}"
+"""
 
+TABLES = HEADER + """
 [[bots]]
 name = "lifetime"
 command = ["python", "lifetime.py"]
@@ -189,12 +202,7 @@ def test_no_two_processes_of_a_bot_run_its_code_at_once_though_the_next_is_prepa
         require_sandbox()
     (tmp_path / "lifetime").mkdir()
     (tmp_path / "lifetime" / "lifetime.py").write_text((ROOT / "tests" / "bots" / "lifetime.py").read_text())
-    path = write_tournament(tmp_path / "t.toml", TABLES.format(sandbox=sandbox, root=ROOT), game="aegis",
-                            deal_sets=3, seed=5, concurrency=2, extra='isolation = "match"')
-    # unsandboxed, the bots inherit this environment: without PYTHON* variables, as a sandbox's
-    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400, env=clean_environment())
-    assert run.returncode == 0, run.stderr
-    store = Store(tmp_path / "out", create=False)
+    store = play(tmp_path, TABLES.format(sandbox=sandbox, root=ROOT), deal_sets=3, seed=5)
     try:
         played = sum(1 for row in store.matches() if "lifetime" in row.lineup)
     finally:
@@ -215,14 +223,7 @@ def test_no_two_processes_of_a_bot_run_its_code_at_once_though_the_next_is_prepa
 
 
 
-KINDS = """
-[clock]
-decision_ms = 3000
-bank_ms = 10000
-
-[limits]
-sandbox = "{sandbox}"
-
+KINDS = HEADER + """
 [[bots]]
 name = "stdio"
 command = ["python", "-m", "sample_bots.stdio_random"]
@@ -245,12 +246,7 @@ def test_a_stdio_bot_and_a_command_run_cold_play_every_match_from_prepared_proce
     """The stdio relay runs in its prepared process (warm), and a command the starter cannot run in
     place (``python -u``) is exec'd after its token, in bubblewrap: every match played, no fault, no death."""
     require_sandbox()
-    sandbox = "bwrap"
-    path = write_tournament(tmp_path / "t.toml", KINDS.format(sandbox=sandbox, root=ROOT), game="aegis",
-                            deal_sets=2, seed=6, concurrency=2, extra='isolation = "match"')
-    run = run_cli("tournament", path, "--quiet", "--bootstrap", "20", timeout=400, env=clean_environment())
-    assert run.returncode == 0, run.stderr
-    store = Store(tmp_path / "out", create=False)
+    store = play(tmp_path, KINDS.format(sandbox="bwrap", root=ROOT), deal_sets=2, seed=6)
     try:
         rows = list(store.matches())
         launcher = json.loads(store.meta("launcher"))
