@@ -103,7 +103,6 @@ class Launched:
     tree: ProcessTree | None = None  # the current process's cgroups, if any
     waiting: bool = False            # started for a match that waits for its turn (its CPU share the least)
     ended: str | None = None         # how the current process ended, once known
-    fresh: bool = False              # started for one match (isolation = "match"): through the starter
     released: bool = True            # False: a prepared process whose token is withheld (the bot has not run)
     withheld: int | None = None      # a prepared process's token's pipe, until it is released
     retired: str | None = None       # why the launcher stopped it (isolation = "match": its match is over)
@@ -172,7 +171,7 @@ class Launcher:
         own = [_program(spec), *spec.command[1:]]
         command = [*STDIO_RELAY, *connect, "--", *own] if spec.protocol == BotProtocol.STDIO else [*own, *connect]
         command = sandbox.with_env(command, spec.env)  # its env for its command alone
-        if bot.fresh:  # every process for one match starts the same way, prepared or not
+        if self.for_match.get(bot.name) is bot:  # every process for one match starts the same way, prepared or not
             command = [*STARTER, *command]
         if not self.box.isolated:
             return command
@@ -211,7 +210,7 @@ class Launcher:
             return
         if bot.released:  # a prepared process's start is its release's
             if self.log_dir is not None:
-                self._write(log, f"--- {self._start_line(bot)}\n".encode())
+                self._write(log, f"--- {self._start_line(bot.spec, bot.starts + 1)}\n".encode())
             bot.starts += 1
         bot.process_seen = False
         bot.ended = None
@@ -258,10 +257,9 @@ class Launcher:
             threading.Thread(target=self._watch, args=(bot.name, bot.process), daemon=True).start()
 
     @staticmethod
-    def _start_line(bot: Launched) -> str:
-        """What a process's start writes in its bot's log, after ``--- ``."""
-        return f"{bot.spec.name} start #{bot.starts + 1} at {time.strftime('%Y-%m-%d %H:%M:%S')}: " \
-               f"{' '.join(bot.spec.command)}"
+    def _start_line(spec: BotSpec, number: int) -> str:
+        """What a bot's ``number``-th start writes in its log, after ``--- ``."""
+        return f"{spec.name} start #{number} at {time.strftime('%Y-%m-%d %H:%M:%S')}: {' '.join(spec.command)}"
 
     def _watch(self, name: str, process: subprocess.Popen[bytes]) -> None:
         assert self.on_exit is not None  # watched only with one
@@ -491,7 +489,7 @@ class Launcher:
         unreleased. Its start (in the log, in the counts) is its release."""
         owner = self.bots[bot]
         one = Launched(owner.spec, name=name, token=token, capacity=capacity, starts=owner.starts, waiting=waiting,
-                       fresh=True, released=not held)
+                       released=not held)
         self.for_match[name] = one
         self._start(one)
         if not held:
@@ -511,9 +509,8 @@ class Launcher:
             raise RuntimeError(f"{name} released while {', '.join(running)} of its bot is there")
         owner = self.bots[one.spec.name]
         one.released, writer, one.withheld = True, one.withheld, None
-        one.starts = owner.starts
-        self._mark(one.spec.name, self._start_line(one))
         one.starts = owner.starts = owner.starts + 1
+        self._mark(one.spec.name, self._start_line(one.spec, one.starts))
         try:
             os.write(writer, f"{one.token}\n".encode())
         except OSError:

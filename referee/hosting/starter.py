@@ -33,6 +33,7 @@ import os
 import runpy
 import site
 import sys
+from typing import NamedTuple
 
 #: what a prepared process imports before its token comes: the bot kit, and with it gRPC and protobuf
 PRELOAD = "referee.bot"
@@ -73,28 +74,26 @@ def hand_on(token: str) -> None:
     os.close(reader)
 
 
-def warm_form(argv: list[str]) -> tuple[str, str, list[str]] | None:
-    """``("module" | "script", target, args)`` for a command this process can run in place; None otherwise."""
+class Warm(NamedTuple):
+    """A command this process can run in place: ``python [-P] -m MODULE ARGS`` or ``python [-P] SCRIPT.py ARGS``."""
+
+    module: bool
+    target: str
+    args: list[str]
+    path: str | None  # what it puts first on ``sys.path``: the script's directory, or for -m the current one
+
+
+def warm_form(argv: list[str]) -> Warm | None:
+    """The command ``argv`` as one this process can run in place; None if it cannot."""
     if len(argv) < 2 or argv[0] != sys.executable:
         return None
-    rest = argv[1:]
-    if rest[0] == "-P":
-        rest = rest[1:]
+    safe = argv[1] == "-P"  # nothing put first on the path
+    rest = argv[2:] if safe else argv[1:]
     if len(rest) >= 2 and rest[0] == "-m" and rest[1] and not rest[1].startswith("-"):
-        return "module", rest[1], rest[2:]
+        return Warm(True, rest[1], rest[2:], None if safe else os.getcwd())
     if rest and rest[0].endswith(".py") and os.path.isfile(rest[0]):  # not a directory or a zip to run
-        return "script", rest[0], rest[1:]
+        return Warm(False, rest[0], rest[1:], None if safe else os.path.dirname(os.path.realpath(rest[0])))
     return None
-
-
-def first_path(argv: list[str], kind: str, target: str) -> str | None:
-    """What the command puts first on ``sys.path``: the script's directory, or for ``-m`` the
-    current one; nothing with ``-P``."""
-    if argv[1] == "-P":
-        return None
-    if kind == "module":
-        return os.getcwd()
-    return os.path.dirname(os.path.realpath(target))
 
 
 def shadowed(path: str, names: set[str]) -> bool:
@@ -115,21 +114,20 @@ def shadowed(path: str, names: set[str]) -> bool:
     return False
 
 
-def run_warm(kind: str, target: str, args: list[str], path: str | None) -> None:
-    """Run the bot here, as ``python [-m] target args`` would."""
-    if path is not None:
-        sys.path.insert(0, path)
+def run_warm(warm: Warm) -> None:
+    """Run the bot here, as its command would."""
+    if warm.path is not None:
+        sys.path.insert(0, warm.path)
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         sys.dont_write_bytecode = True
     if os.environ.get("PYTHONUNBUFFERED"):
         for stream in (sys.stdout, sys.stderr):
             stream.reconfigure(write_through=True)  # type: ignore[union-attr]
-    if kind == "module":
-        sys.argv = [target, *args]  # run_module puts the module's file in argv[0]
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
+    sys.argv = [warm.target, *warm.args]  # run_module puts the module's file in argv[0]
+    if warm.module:
+        runpy.run_module(warm.target, run_name="__main__", alter_sys=True)
     else:
-        sys.argv = [target, *args]
-        runpy.run_path(target, run_name="__main__")
+        runpy.run_path(warm.target, run_name="__main__")
 
 
 def main() -> None:
@@ -147,12 +145,9 @@ def main() -> None:
     if not token:
         sys.exit(0)  # not needed: nothing of the bot's has run
     hand_on(token)
-    if form is not None and loaded:
-        kind, target, args = form
-        path = first_path(argv, kind, target)
-        if path is None or not shadowed(path, loaded):
-            run_warm(kind, target, args, path)
-            return
+    if form is not None and loaded and (form.path is None or not shadowed(form.path, loaded)):
+        run_warm(form)
+        return
     try:
         os.execvp(argv[0], argv)
     except OSError as err:

@@ -289,9 +289,7 @@ class Executor(ABC):
         trial = {}
         if self.isolation == Isolation.MATCH:
             for bot in self.launcher.bots:
-                trial[bot] = instance_name(bot)
-                token = secrets.token_hex(16)
-                self._admit(trial[bot], token, 1)
+                trial[bot], token = self._instance(bot, 1)
                 self.launcher.start_for_match(bot, trial[bot], token, 1)
         try:
             for spec in self.bots:
@@ -443,10 +441,8 @@ class Executor(ABC):
                 if (spare := await self._spare(bot, seats)) is not None:
                     names[bot] = spare
                     continue
-                names[bot] = name = instance_name(bot)
-                token = secrets.token_hex(16)
-                self._admit(name, token, seats)
-                self.launcher.start_for_match(bot, name, token, seats, waiting=self._gate is not None)
+                names[bot], token = self._instance(bot, seats)
+                self.launcher.start_for_match(bot, names[bot], token, seats, waiting=self._gate is not None)
             outcome = await self._in_turn(seating, match_id, [names.get(bot, bot) for bot in seating.lineup],
                                           names.values())
             over = True
@@ -460,6 +456,13 @@ class Executor(ABC):
                 if name in self.launcher.for_match:
                     self.launcher.retire(name)
 
+    def _instance(self, bot: str, seats: int) -> tuple[str, str]:
+        """A name and a token of their own for a process of ``bot`` for one match (or the start-up
+        check), let in at the referee for ``seats`` seats (:meth:`_admit`)."""
+        name, token = instance_name(bot), secrets.token_hex(16)
+        self._admit(name, token, seats)
+        return name, token
+
     def _prepare(self, seating: Seating) -> None:
         """A match of ``seating`` waits for what matches being played hold: prepare, for each launched
         bot of it that has none, a process for its next match (:meth:`_spare`). It starts now, with
@@ -471,8 +474,8 @@ class Executor(ABC):
             return
         for bot in dict.fromkeys(seating.lineup):
             if bot in self.launcher.bots and bot not in self._spares and self.launcher.bots[bot].dead is None:
-                name, token, seats = instance_name(bot), secrets.token_hex(16), seating.lineup.count(bot)
-                self._admit(name, token, seats)
+                seats = seating.lineup.count(bot)
+                name, token = self._instance(bot, seats)
                 started = asyncio.to_thread(self.launcher.start_for_match, bot, name, token, seats, True, True)
                 self._spares[bot] = (name, seats, asyncio.ensure_future(started))
 

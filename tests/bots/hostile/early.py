@@ -26,6 +26,7 @@ writes the planted files into DIR (the test's set-up).
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 MARK = '''
@@ -86,8 +87,6 @@ def plant(directory: str, compiler: str | None = None) -> None:
         source = os.path.join(directory, "early.c")
         with open(source, "w") as out:
             out.write(NATIVE)
-        import subprocess  # late: only to build the library
-
         subprocess.run([compiler, "-shared", "-fPIC", "-x", "c", "-o", os.path.join(directory, "early.so"), source],
                        check=True)
         os.unlink(source)
@@ -107,7 +106,7 @@ if __name__ == "__main__":
         plant(sys.argv[2], sys.argv[4] if sys.argv[3:4] == ["--native"] else None)
         sys.exit(0)
     mark("FIRST")
-    from referee.bot import run_bot
+    from referee.bot import run_bot  # late: after its first instant, which must come before any import of its own
 
     run_bot(lambda observation, legal, game: 0, default_name="early")
     mark("LAST")
